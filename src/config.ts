@@ -1,0 +1,118 @@
+// Environment -> validated, typed configuration. Every problem is reported at once, so an operator
+// fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2.
+
+export interface UpstreamConfig {
+  /** Origin plus optional path prefix of the analytics install, without `/api/v1`; null = sandbox. */
+  url: string | null;
+  connectTimeoutMs: number;
+  /** Time to the response headers, and the longest pause between body chunks. */
+  timeoutMs: number;
+  /** Keep-alive sockets per upstream origin. */
+  connections: number;
+  /** Attempts for an idempotent read, the first one included. */
+  maxAttempts: number;
+  maxResponseBytes: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  production: boolean;
+  upstream: UpstreamConfig;
+  /** Upstream calls one GraphQL request may have in flight at once. */
+  maxConcurrency: number;
+  /** Overall budget of one GraphQL request, retries included. */
+  requestDeadlineMs: number;
+  graphiql: boolean;
+  introspection: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads variables one by one, collecting problems instead of stopping at the first. */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === '' ? undefined : value;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+    if (['0', 'false', 'no', 'off'].includes(value)) return false;
+    this.problems.push(`${name} must be true or false, got "${value}"`);
+    return fallback;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  url(name: string): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return null;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      this.problems.push(`${name} must be an absolute http(s) URL, got "${value}"`);
+      return null;
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      this.problems.push(`${name} must use http or https, got "${parsed.protocol}"`);
+      return null;
+    }
+    if (parsed.search || parsed.hash || parsed.username || parsed.password) {
+      this.problems.push(`${name} must not carry credentials, a query or a fragment`);
+      return null;
+    }
+    // Accept the install's base URL with or without a trailing /api/v1: both are common in docs.
+    const prefix = parsed.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    return `${parsed.origin}${prefix}`;
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = new EnvReader(env);
+  const production = read.string('NODE_ENV', 'development') === 'production';
+  const config: Config = {
+    host: read.string('HOST', '127.0.0.1'),
+    port: read.int('PORT', 4000, 0, 65535),
+    production,
+    upstream: {
+      url: read.url('UPSTREAM_URL'),
+      connectTimeoutMs: read.int('UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
+      timeoutMs: read.int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
+      connections: read.int('UPSTREAM_CONNECTIONS', 64, 1, 4096),
+      maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
+      maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
+    },
+    maxConcurrency: read.int('MAX_CONCURRENCY', 8, 1, 256),
+    requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
+    graphiql: read.bool('GRAPHIQL', !production),
+    introspection: read.bool('INTROSPECTION', !production),
+  };
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return config;
+}

@@ -1,0 +1,50 @@
+// One context per GraphQL request: the caller's key, fresh loaders and a bound upstream sender.
+// Nothing here outlives the request, which is what keeps one key's data away from another key.
+import pLimit from 'p-limit';
+import type { Config } from './config.js';
+import { GatewayError } from './errors.js';
+import type { Send } from './upstream/api.js';
+import type { UpstreamClient } from './upstream/client.js';
+import { createLoaders, type Loaders } from './upstream/loaders.js';
+
+export interface GatewayContext {
+  loaders: Loaders;
+  send: Send;
+  /** Upstream calls made for this request (retries not counted). */
+  readonly upstreamCalls: () => number;
+}
+
+// RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** The header to forward, or an error saying what is wrong with it. */
+export function readAuthorization(header: string | null): { authorization: string } | { problem: string } {
+  if (header === null || header.trim() === '') {
+    return { problem: 'Send your analytics API key as "Authorization: Bearer <key>".' };
+  }
+  if (!BEARER.test(header)) {
+    return { problem: 'The Authorization header must be "Bearer <key>", the key from your analytics account page.' };
+  }
+  return { authorization: header };
+}
+
+export function createContext(
+  request: Request,
+  client: UpstreamClient,
+  config: Pick<Config, 'maxConcurrency' | 'requestDeadlineMs'>,
+): GatewayContext {
+  const auth = readAuthorization(request.headers.get('authorization'));
+  const deadline = Date.now() + config.requestDeadlineMs;
+  const limit = pLimit(config.maxConcurrency);
+  let calls = 0;
+
+  const send: Send = (call) => {
+    if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
+    return limit(() => {
+      calls++;
+      return client.send({ ...call, authorization: auth.authorization, signal: request.signal, deadline });
+    });
+  };
+
+  return { loaders: createLoaders(send), send, upstreamCalls: () => calls };
+}

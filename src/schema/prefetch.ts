@@ -1,0 +1,51 @@
+// Look-ahead for `website(id) { stats(...) }`: the stats only need the id, which is already in the
+// arguments, so they are started together with the website instead of after it. That turns two
+// upstream round trips into one. Website.stats later finds the same promises in the loader cache.
+import {
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  getArgumentValues,
+  getDirectiveValues,
+  isObjectType,
+  type GraphQLResolveInfo,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Loaders } from '../upstream/loaders.js';
+import { statsQuery, type StatsArgs } from './arguments.js';
+
+function included(node: SelectionNode, variables: GraphQLResolveInfo['variableValues']): boolean {
+  const skip = getDirectiveValues(GraphQLSkipDirective, node, variables);
+  const include = getDirectiveValues(GraphQLIncludeDirective, node, variables);
+  return skip?.if !== true && include?.if !== false;
+}
+
+export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, loaders: Loaders): void {
+  const websiteType = info.schema.getType('Website');
+  const statsField = isObjectType(websiteType) ? websiteType.getFields().stats : undefined;
+  if (!statsField) return;
+
+  const visit = (selectionSet: SelectionSetNode | undefined): void => {
+    for (const node of selectionSet?.selections ?? []) {
+      if (!included(node, info.variableValues)) continue;
+      if (node.kind === Kind.FIELD) {
+        if (node.name.value !== 'stats') continue;
+        let query;
+        try {
+          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as unknown as StatsArgs);
+        } catch {
+          continue; // Invalid arguments: Website.stats will report them when it runs.
+        }
+        // Errors surface when Website.stats awaits the same cached promise; here they are only
+        // caught so that an unknown website does not also raise an unhandled rejection.
+        loaders.statPage.load(query).catch(() => undefined);
+      } else if (node.kind === Kind.INLINE_FRAGMENT) {
+        visit(node.selectionSet);
+      } else {
+        visit(info.fragments[node.name.value]?.selectionSet);
+      }
+    }
+  };
+  for (const fieldNode of info.fieldNodes) visit(fieldNode.selectionSet);
+}

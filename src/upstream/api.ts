@@ -1,0 +1,152 @@
+// The six REST operations of CONTRACT.md as typed functions: domain values in, domain values out.
+// Request building (query strings, forms) is pure and exported for tests; decoding is in wire.ts.
+import type { Deletion, Page, Privacy, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { UpstreamRequest, UpstreamResponse } from './client.js';
+import {
+  WireDecodeError,
+  decodeDeletion,
+  decodeStatPage,
+  decodeWebsiteEnvelope,
+  decodeWebsitePage,
+} from './wire.js';
+
+/** An upstream call already bound to the caller's key, cancellation and deadline. */
+export type Send = (request: Omit<UpstreamRequest, 'authorization' | 'signal' | 'deadline'>) => Promise<UpstreamResponse>;
+
+const PRIVACY_CODES: Record<Privacy, string> = { PUBLIC: '0', PRIVATE: '1', PASSWORD: '2' };
+
+/** Upstream form/query names -> the names our schema gives them, for error messages. */
+export const UPSTREAM_FIELD_NAMES: Record<string, string> = {
+  domain: 'domain',
+  privacy: 'privacy',
+  password: 'password',
+  email: 'emailReports',
+  exclude_bots: 'excludeBots',
+  exclude_params: 'excludeParams',
+  exclude_ips: 'excludeIps',
+  favorite: 'favorite',
+  name: 'name',
+  from: 'from',
+  to: 'to',
+  search: 'search',
+  search_by: 'search',
+  sort_by: 'sortBy',
+  sort: 'sort',
+  per_page: 'perPage',
+  page: 'page',
+};
+
+/** Sends, and renames the fields of an upstream 422 to the names our schema uses. */
+async function call(send: Send, request: Parameters<Send>[0]): Promise<unknown> {
+  try {
+    return (await send(request)).body;
+  } catch (error) {
+    if (error instanceof GatewayError && error.details.fieldErrors) {
+      const renamed = Object.fromEntries(
+        Object.entries(error.details.fieldErrors).map(([field, messages]) => [UPSTREAM_FIELD_NAMES[field] ?? field, messages]),
+      );
+      throw new GatewayError(error.code, error.message, { ...error.details, fieldErrors: renamed });
+    }
+    throw error;
+  }
+}
+
+function decoded<T>(decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    if (error instanceof WireDecodeError) {
+      // The detail names a path in the upstream body, which helps an operator and leaks no data.
+      throw new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service sent an unexpected answer (${error.message}).`);
+    }
+    throw error;
+  }
+}
+
+const flag = (value: boolean): string => (value ? '1' : '0');
+
+export function websiteListParams(query: WebsiteListQuery): Record<string, string | undefined> {
+  return {
+    search: query.search,
+    search_by: query.search === undefined ? undefined : 'domain',
+    favorite: query.favorite === undefined ? undefined : flag(query.favorite),
+    sort_by: query.sortBy,
+    sort: query.sort,
+    per_page: String(query.perPage),
+    page: String(query.page),
+  };
+}
+
+export function statsParams(query: StatsQuery): Record<string, string | undefined> {
+  return {
+    name: query.name,
+    from: query.from,
+    to: query.to,
+    search: query.search,
+    search_by: query.search === undefined ? undefined : 'value',
+    sort_by: query.sortBy,
+    sort: query.sort,
+    per_page: String(query.perPage),
+    page: String(query.page),
+  };
+}
+
+/**
+ * A website write as the upstream's form. Only fields the caller gave are sent, so the upstream's
+ * defaults apply on create and nothing else changes on update; an empty list clears the field.
+ */
+export function toWebsiteForm(write: WebsiteWrite): Record<string, string> {
+  const form: Record<string, string> = {};
+  if (write.domain !== undefined) form.domain = write.domain;
+  if (write.privacy !== undefined) form.privacy = PRIVACY_CODES[write.privacy];
+  if (write.password !== undefined) form.password = write.password;
+  if (write.emailReports !== undefined) form.email = flag(write.emailReports);
+  if (write.excludeBots !== undefined) form.exclude_bots = flag(write.excludeBots);
+  if (write.excludeParams !== undefined) form.exclude_params = write.excludeParams.join('\n');
+  if (write.excludeIps !== undefined) form.exclude_ips = write.excludeIps.join('\n');
+  if (write.favorite !== undefined) form.favorite = flag(write.favorite);
+  return form;
+}
+
+const notFound = (id: string): string => `No website with id ${id}.`;
+
+export async function fetchWebsite(send: Send, id: string): Promise<Website> {
+  const body = await call(send, { method: 'GET', path: `/websites/${id}`, notFoundMessage: notFound(id) });
+  return decoded(() => decodeWebsiteEnvelope(body));
+}
+
+export async function fetchWebsitePage(send: Send, query: WebsiteListQuery): Promise<Page<Website>> {
+  const body = await call(send, { method: 'GET', path: '/websites', query: websiteListParams(query) });
+  return decoded(() => decodeWebsitePage(body, query));
+}
+
+export async function fetchStatPage(send: Send, query: StatsQuery): Promise<Page<Stat>> {
+  const body = await call(send, {
+    method: 'GET',
+    path: `/stats/${query.websiteId}`,
+    query: statsParams(query),
+    notFoundMessage: notFound(query.websiteId),
+  });
+  return decoded(() => decodeStatPage(body, query));
+}
+
+export async function storeWebsite(send: Send, write: WebsiteWrite): Promise<Website> {
+  const body = await call(send, { method: 'POST', path: '/websites', form: toWebsiteForm(write) });
+  return decoded(() => decodeWebsiteEnvelope(body));
+}
+
+export async function patchWebsite(send: Send, id: string, write: WebsiteWrite): Promise<Website> {
+  const body = await call(send, {
+    method: 'PATCH',
+    path: `/websites/${id}`,
+    form: toWebsiteForm(write),
+    notFoundMessage: notFound(id),
+  });
+  return decoded(() => decodeWebsiteEnvelope(body));
+}
+
+export async function destroyWebsite(send: Send, id: string): Promise<Deletion> {
+  const body = await call(send, { method: 'DELETE', path: `/websites/${id}`, notFoundMessage: notFound(id) });
+  return decoded(() => decodeDeletion(body, id));
+}

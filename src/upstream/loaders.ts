@@ -1,0 +1,43 @@
+// Per-request DataLoaders. They are created with each GraphQL request's context and dropped with
+// it, so their caches can never answer one key with data read by another. The upstream has no batch
+// endpoints, so "batching" here means deduplication: every distinct read happens once per request
+// and concurrent loads of the same key share one promise.
+import DataLoader from 'dataloader';
+import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
+import { fetchStatPage, fetchWebsite, fetchWebsitePage, type Send } from './api.js';
+
+export interface Loaders {
+  website: DataLoader<string, Website>;
+  websitePage: DataLoader<WebsiteListQuery, Page<Website>, string>;
+  statPage: DataLoader<StatsQuery, Page<Stat>, string>;
+  /** Makes a website read elsewhere (a list, a mutation) answer later loads of its id. */
+  prime(website: Website): void;
+}
+
+/** A cache key that is the same for the same parameter set, whatever order fields came in. */
+export function queryKey(query: object): string {
+  return JSON.stringify(Object.entries(query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+// With no batch endpoint there is nothing to gain from waiting a tick to collect keys, so each load
+// is dispatched at once (batch: false) and the cache does the deduplication.
+function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K) => C): DataLoader<K, V, C> {
+  return new DataLoader<K, V, C>(async ([key]) => [await load(key as K)], {
+    batch: false,
+    ...(cacheKeyFn ? { cacheKeyFn } : {}),
+  });
+}
+
+export function createLoaders(send: Send): Loaders {
+  const website = perKey((id: string) => fetchWebsite(send, id));
+  const prime = (site: Website): void => {
+    website.clear(site.id).prime(site.id, site);
+  };
+  const websitePage = perKey(async (query: WebsiteListQuery) => {
+    const page = await fetchWebsitePage(send, query);
+    page.nodes.forEach(prime);
+    return page;
+  }, queryKey);
+  const statPage = perKey((query: StatsQuery) => fetchStatPage(send, query), queryKey);
+  return { website, websitePage, statPage, prime };
+}
