@@ -25,6 +25,8 @@ export interface Config {
   requestDeadlineMs: number;
   graphiql: boolean;
   introspection: boolean;
+  /** Most upstream calls one operation may be able to make (see cost.ts). */
+  maxCost: number;
 }
 
 export class ConfigError extends Error {
@@ -112,6 +114,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
+    maxCost: read.int('MAX_COST', 100, 1, 100_000),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

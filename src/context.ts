@@ -12,6 +12,8 @@ export interface GatewayContext {
   send: Send;
   /** Upstream calls made for this request (retries not counted). */
   readonly upstreamCalls: () => number;
+  /** The operation's cost as counted before it ran (see cost.ts); null until then. */
+  cost: number | null;
 }
 
 // RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
@@ -46,5 +48,5 @@ export function createContext(
     });
   };
 
-  return { loaders: createLoaders(send), send, upstreamCalls: () => calls };
+  return { loaders: createLoaders(send), send, upstreamCalls: () => calls, cost: null };
 }

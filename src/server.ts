@@ -1,11 +1,13 @@
 // createGateway(config): yoga with our schema and plugins, served by a node:http server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, type GraphiQLOptions, type Plugin } from 'graphql-yoga';
+import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
+import { costExtensions, costLimit } from './plugins.js';
 import { schema } from './schema/index.js';
 import { createUpstreamClient } from './upstream/client.js';
 
@@ -51,21 +53,6 @@ query Dashboard {
 `;
 }
 
-/** Reports how many upstream calls a request made, in the response's `extensions`. */
-function upstreamCallsExtension(): Plugin<GatewayContext> {
-  return {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (Symbol.asyncIterator in result) return;
-        setResult({
-          ...result,
-          extensions: { ...result.extensions, upstreamCalls: args.contextValue.upstreamCalls() },
-        });
-      },
-    }),
-  };
-}
-
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
   const client = createUpstreamClient({
@@ -91,7 +78,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     graphiql: config.graphiql ? graphiql : false,
     renderGraphiQL: (opts) => (graphiqlPage ??= renderGraphiQL(opts)),
     context: ({ request }) => createContext(request, client, config),
-    plugins: [upstreamCallsExtension()],
+    plugins: [
+      costExtensions(config.maxCost),
+      costLimit(config.maxCost),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+    ],
   });
 
   const server = createServer(yoga);

@@ -20,9 +20,17 @@ export function queryKey(query: object): string {
 }
 
 // With no batch endpoint there is nothing to gain from waiting a tick to collect keys, so each load
-// is dispatched at once (batch: false) and the cache does the deduplication.
+// is dispatched at once (batch: false) and the cache does the deduplication. A failure is returned
+// as a value, not thrown: DataLoader drops the cache entry of a rejected batch, which would let a
+// second field send the same failing read again.
 function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K) => C): DataLoader<K, V, C> {
-  return new DataLoader<K, V, C>(async ([key]) => [await load(key as K)], {
+  return new DataLoader<K, V, C>(async ([key]) => {
+    try {
+      return [await load(key as K)];
+    } catch (error) {
+      return [error instanceof Error ? error : new Error(String(error))];
+    }
+  }, {
     batch: false,
     ...(cacheKeyFn ? { cacheKeyFn } : {}),
   });

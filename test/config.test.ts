@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('has sensible defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, production: false, maxConcurrency: 8, graphiql: true, introspection: true });
+    expect(config.upstream).toMatchObject({ url: null, maxAttempts: 3, maxResponseBytes: 4 * 1024 * 1024 });
+  });
+
+  it('reads the upstream URL with or without /api/v1 and a path prefix', () => {
+    expect(loadConfig({ UPSTREAM_URL: 'https://stats.example.com' }).upstream.url).toBe('https://stats.example.com');
+    expect(loadConfig({ UPSTREAM_URL: 'https://stats.example.com/api/v1/' }).upstream.url).toBe('https://stats.example.com');
+    expect(loadConfig({ UPSTREAM_URL: 'https://example.com/analytics/' }).upstream.url).toBe('https://example.com/analytics');
+  });
+
+  it('turns GraphiQL and introspection off in production unless asked', () => {
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, graphiql: false, introspection: false });
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+  });
+
+  it('reports every bad value at once', () => {
+    try {
+      loadConfig({ PORT: '70000', UPSTREAM_URL: 'ftp://x', MAX_CONCURRENCY: 'lots', GRAPHIQL: 'maybe' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems).toEqual([
+        'PORT must be an integer from 0 to 65535, got "70000"',
+        'UPSTREAM_URL must use http or https, got "ftp:"',
+        'MAX_CONCURRENCY must be an integer from 1 to 256, got "lots"',
+        'GRAPHIQL must be true or false, got "maybe"',
+      ]);
+    }
+  });
+
+  it('refuses credentials in the upstream URL', () => {
+    expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
+  });
+});
