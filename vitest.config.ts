@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // Node loads graphql's CommonJS build for every importer; vite would give our code the .mjs build
+    // while Pothos and yoga get the CommonJS one: two realms, and "another module or realm" errors.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,

@@ -12,6 +12,8 @@ export interface UpstreamConfig {
   /** Attempts for an idempotent read, the first one included. */
   maxAttempts: number;
   maxResponseBytes: number;
+  /** How long an open circuit breaker fails fast before it lets a trial call through. */
+  breakerResetMs: number;
 }
 
 export interface Config {
@@ -27,6 +29,10 @@ export interface Config {
   introspection: boolean;
   /** Most upstream calls one operation may be able to make (see cost.ts). */
   maxCost: number;
+  limits: { depth: number; aliases: number; tokens: number; directives: number; bodyBytes: number };
+  /** Origins allowed by CORS; empty: no CORS headers at all; ['*']: any origin. */
+  corsOrigins: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
 export class ConfigError extends Error {
@@ -71,6 +77,24 @@ class EnvReader {
     return this.raw(name) ?? fallback;
   }
 
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+    return fallback;
+  }
+
+  origins(name: string): string[] {
+    const entries = (this.raw(name) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+    for (const entry of entries) {
+      if (entry !== '*' && !/^https?:\/\/[^/\s]+$/.test(entry)) {
+        this.problems.push(`${name} entries must be origins such as https://app.example.com (or *), got "${entry}"`);
+      }
+    }
+    return entries;
+  }
+
   url(name: string): string | null {
     const value = this.raw(name);
     if (value === undefined) return null;
@@ -109,12 +133,22 @@ export function loadConfig(env: Env = process.env): Config {
       connections: read.int('UPSTREAM_CONNECTIONS', 64, 1, 4096),
       maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
       maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
+      breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', 5_000, 100, 600_000),
     },
     maxConcurrency: read.int('MAX_CONCURRENCY', 8, 1, 256),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', 100, 1, 100_000),
+    limits: {
+      depth: read.int('MAX_DEPTH', 15, 2, 100),
+      aliases: read.int('MAX_ALIASES', 30, 1, 1_000),
+      tokens: read.int('MAX_TOKENS', 2_000, 100, 100_000),
+      directives: read.int('MAX_DIRECTIVES', 20, 1, 1_000),
+      bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    },
+    corsOrigins: read.origins('CORS_ORIGINS'),
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

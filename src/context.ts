@@ -10,8 +10,16 @@ import { createLoaders, type Loaders } from './upstream/loaders.js';
 export interface GatewayContext {
   loaders: Loaders;
   send: Send;
+  /**
+   * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
+   * into its own context object, so a field assigned later would not be seen through this one.
+   */
+  readonly usage: Usage;
+}
+
+export interface Usage {
   /** Upstream calls made for this request (retries not counted). */
-  readonly upstreamCalls: () => number;
+  upstreamCalls: number;
   /** The operation's cost as counted before it ran (see cost.ts); null until then. */
   cost: number | null;
 }
@@ -38,15 +46,15 @@ export function createContext(
   const auth = readAuthorization(request.headers.get('authorization'));
   const deadline = Date.now() + config.requestDeadlineMs;
   const limit = pLimit(config.maxConcurrency);
-  let calls = 0;
+  const usage: Usage = { upstreamCalls: 0, cost: null };
 
   const send: Send = (call) => {
     if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
     return limit(() => {
-      calls++;
+      usage.upstreamCalls++;
       return client.send({ ...call, authorization: auth.authorization, signal: request.signal, deadline });
     });
   };
 
-  return { loaders: createLoaders(send), send, upstreamCalls: () => calls, cost: null };
+  return { loaders: createLoaders(send), send, usage };
 }

@@ -1,13 +1,19 @@
 // createGateway(config): yoga with our schema and plugins, served by a node:http server.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
+import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
-import { costExtensions, costLimit } from './plugins.js';
+import { costExtensions, costLimit, requestLog, securityHeaders } from './plugins.js';
 import { schema } from './schema/index.js';
 import { createUpstreamClient } from './upstream/client.js';
 
@@ -18,6 +24,8 @@ export interface GatewayOptions {
   demoKey?: string;
   /** "Today" of the example query's date range, YYYY-MM-DD. */
   today?: string;
+  /** Where request log lines go; default: pino to stdout at config.logLevel. */
+  logger?: Logger;
 }
 
 export interface Gateway {
@@ -53,6 +61,26 @@ query Dashboard {
 `;
 }
 
+function bodyRefusal(req: IncomingMessage, limit: number): { status: number; message: string } | null {
+  if (req.method !== 'POST') return null;
+  const length = req.headers['content-length'];
+  if (length === undefined) {
+    return req.headers['transfer-encoding']
+      ? { status: 411, message: 'Send the request body with a Content-Length header.' }
+      : null;
+  }
+  return Number(length) > limit
+    ? { status: 413, message: `The request body is larger than the ${limit}-byte limit.` }
+    : null;
+}
+
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] }));
+  // Read and drop what the client is still sending, so it gets to read this answer.
+  req.resume();
+}
+
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
   const client = createUpstreamClient({
@@ -69,23 +97,55 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // The GraphiQL bundle is ~9 MB of inlined JavaScript: render it once, not per page view.
   let graphiqlPage: string | undefined;
 
+  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
+  const contexts = new WeakMap<Request, GatewayContext>();
+  const { limits } = config;
+
   const yoga = createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
+    batching: false,
     maskedErrors: { isDev: !config.production },
     graphiql: config.graphiql ? graphiql : false,
     renderGraphiQL: (opts) => (graphiqlPage ??= renderGraphiQL(opts)),
-    context: ({ request }) => createContext(request, client, config),
+    cors:
+      config.corsOrigins.length === 0
+        ? false
+        : {
+            origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+            methods: ['GET', 'POST'],
+            allowedHeaders: ['authorization', 'content-type', 'x-graphql-yoga-csrf'],
+            credentials: false,
+            maxAge: 600,
+          },
+    context: ({ request }) => {
+      const context = createContext(request, client, config);
+      contexts.set(request, context);
+      return context;
+    },
     plugins: [
+      useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }),
+      maxTokensPlugin({ n: limits.tokens }),
+      // Introspection counts too: the schema has no cycles, so it is the only way to nest deeply.
+      maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
+      maxAliasesPlugin({ n: limits.aliases }),
+      maxDirectivesPlugin({ n: limits.directives }),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
       costExtensions(config.maxCost),
       costLimit(config.maxCost),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      securityHeaders(),
+      requestLog((line) => logger.info(line, 'graphql request'), (request) => contexts.get(request)),
     ],
   });
 
-  const server = createServer(yoga);
+  // The body cap is enforced before yoga reads anything, so an oversized body is never buffered.
+  const server = createServer((req, res) => {
+    const refusal = bodyRefusal(req, limits.bodyBytes);
+    if (refusal) refuse(req, res, refusal.status, refusal.message);
+    else void yoga(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

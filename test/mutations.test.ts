@@ -154,13 +154,14 @@ describe('updateWebsite', () => {
   it('reports an unknown or foreign website as a NOT_FOUND userError', async () => {
     const foreign = await stack.gql('{ websites { nodes { id } } }', {}, KEY_2);
     const otherId = foreign.data.websites.nodes[0].id;
-    const { data } = await stack.gql(UPDATE, { id: otherId, input: { favorite: true } });
+    const before = await stack.gql(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
+    const { data } = await stack.gql(UPDATE, { id: otherId, input: { favorite: !before.data.website.favorite } });
     expect(data.updateWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['id'], message: `No website with id ${otherId}.`, code: 'NOT_FOUND' }],
     });
     const check = await stack.gql(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
-    expect(check.data.website.favorite).toBe(false);
+    expect(check.data.website.favorite).toBe(before.data.website.favorite);
   });
 
   it('refuses a malformed id before any upstream call', async () => {

@@ -54,7 +54,10 @@ describe('schema.graphql', () => {
       ...findDangerousChanges(designed, schema),
       ...findBreakingChanges(schema, designed),
       ...findDangerousChanges(schema, designed),
-    ].map((change) => change.description);
+    ]
+      .map((change) => change.description)
+      // Pothos registers every standard scalar (Float) even when unused: not part of the surface.
+      .filter((description) => !description.startsWith('Standard scalar'));
     expect(differences).toEqual([]);
   });
 });

@@ -24,7 +24,7 @@ export interface Stack {
 }
 
 export function testConfig(upstreamUrl: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, ...env });
+  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', ...env });
 }
 
 export async function postGraphQL<T>(

@@ -2,6 +2,7 @@
 // retries of idempotent reads, and turning a status or a socket error into a GatewayError.
 // Callers get a parsed JSON body for a 2xx, or a GatewayError; never an upstream error page.
 import { setTimeout as sleep } from 'node:timers/promises';
+import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config.js';
 import { GatewayError, type ErrorExtensions } from '../errors.js';
@@ -136,13 +137,31 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     throw statusError(status, headerValue(headers['retry-after']), errorBody, request);
   }
 
+  // When the upstream is down, fail fast for a while instead of piling up sockets and waiting on
+  // timeouts; after resetTimeout one trial call decides whether it closes again. Only outages count:
+  // a 404 or a 422 says nothing about the upstream's health.
+  const breaker = new CircuitBreaker(attempt, {
+    timeout: false,
+    resetTimeout: options.breakerResetMs,
+    errorThresholdPercentage: 50,
+    volumeThreshold: 10,
+    rollingCountTimeout: 10_000,
+    errorFilter: (error: unknown) => !isOutage(error),
+  });
+
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
     // Writes are never retried: the upstream may have applied the first one.
     const maxAttempts = request.method === 'GET' ? options.maxAttempts : 1;
     for (let attemptNo = 1; ; attemptNo++) {
       try {
-        return await attempt(request);
+        return await breaker.fire(request);
       } catch (error) {
+        if (errorCode(error) === 'EOPENBREAKER') {
+          throw new GatewayError(
+            'UPSTREAM_UNAVAILABLE',
+            'The analytics service is failing; the gateway pauses calls to it for a few seconds.',
+          );
+        }
         const wait = retryDelay(error, attemptNo, maxAttempts, request.deadline);
         if (wait === null || request.signal?.aborted) throw error;
         await sleep(wait, undefined, request.signal ? { signal: request.signal } : undefined);
@@ -153,10 +172,21 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   return {
     send,
     async close() {
+      breaker.shutdown();
       if (ownsDispatcher) await dispatcher.close();
     },
   };
 }
+
+/** Failures that say the upstream itself is unwell (not the caller's input, not the caller leaving). */
+function isOutage(error: unknown): boolean {
+  if (!(error instanceof GatewayError) || error instanceof ClientGoneError) return false;
+  if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') return true;
+  return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
+}
+
+/** The caller went away; its pending call was aborted. */
+class ClientGoneError extends GatewayError {}
 
 /** How long to wait before the next attempt, or null when the error is final. */
 function retryDelay(error: unknown, attemptNo: number, maxAttempts: number, deadline: number): number | null {
@@ -302,7 +332,7 @@ function transportError(error: unknown, request: UpstreamRequest): GatewayError 
   if (error instanceof GatewayError) return error;
   const code = errorCode(error);
   if (request.signal?.aborted) {
-    return new GatewayError('UPSTREAM_UNAVAILABLE', 'The request was cancelled by the client.');
+    return new ClientGoneError('UPSTREAM_UNAVAILABLE', 'The request was cancelled by the client.');
   }
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'TimeoutError' || code === 'UND_ERR_ABORTED' || code === 'AbortError') {
     return timeoutError(request);

@@ -1,0 +1,325 @@
+// Decoders from the upstream's JSON (CONTRACT.md part B, read tolerantly) to the domain types.
+// Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
+import type { Deletion, Page, PageRequest, Privacy, Stat, UpstreamErrorBody, Website } from '../domain.js';
+
+export class WireDecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WireDecodeError';
+  }
+}
+
+type JsonObject = Record<string, unknown>;
+
+/** Error messages reach API clients and logs, so only this much of an upstream string is shown. */
+const SHOWN_STRING_LIMIT = 40;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > SHOWN_STRING_LIMIT ? `${value.slice(0, SHOWN_STRING_LIMIT)}…` : value);
+  }
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
+
+function fail(path: string, expected: string, value: unknown): never {
+  throw new WireDecodeError(`${path === '' ? 'body' : path}: expected ${expected}, got ${describe(value)}`);
+}
+
+const fieldPath = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+const itemPath = (path: string, index: number): string => `${path}[${index}]`;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function readObject(value: unknown, path: string): JsonObject {
+  return isObject(value) ? value : fail(path, 'an object', value);
+}
+
+/** null counts as absent, as it does for most JSON producers. */
+function readOptionalObject(value: unknown, path: string): JsonObject | undefined {
+  return value === undefined || value === null ? undefined : readObject(value, path);
+}
+
+// A trailing ".0"/".00" is what a SQL SUM over integers can come back as.
+const INTEGER_STRING = /^\d+(?:\.0+)?$/;
+
+function readInteger(value: unknown, path: string, minimum: 0 | 1): number {
+  const parsed =
+    typeof value === 'number' ? value : typeof value === 'string' && INTEGER_STRING.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < minimum) {
+    fail(path, minimum === 0 ? 'a non-negative integer' : 'a positive integer', value);
+  }
+  // JSON may carry -0, which would otherwise leak through as a distinct value.
+  return parsed === 0 ? 0 : parsed;
+}
+
+const readId = (value: unknown, path: string): string => String(readInteger(value, path, 1));
+
+function readFlag(value: unknown, path: string): boolean {
+  switch (value) {
+    case true:
+    case 1:
+    case '1':
+    case 'true':
+      return true;
+    case false:
+    case 0:
+    case '0':
+    case 'false':
+    case null:
+      return false;
+    default:
+      return fail(path, 'a flag (0/1 or true/false)', value);
+  }
+}
+
+const readOptionalFlag = (value: unknown, path: string): boolean =>
+  value === undefined ? false : readFlag(value, path);
+
+const PRIVACY_BY_CODE = new Map<unknown, Privacy>([
+  [0, 'PUBLIC'],
+  [1, 'PRIVATE'],
+  [2, 'PASSWORD'],
+  ['0', 'PUBLIC'],
+  ['1', 'PRIVATE'],
+  ['2', 'PASSWORD'],
+]);
+
+function readPrivacy(value: unknown, path: string): Privacy {
+  return PRIVACY_BY_CODE.get(value) ?? fail(path, 'a privacy code (0, 1 or 2)', value);
+}
+
+function readDomain(value: unknown, path: string): string {
+  return typeof value === 'string' && value.trim() !== '' ? value : fail(path, 'a non-empty string', value);
+}
+
+/** One entry per line as the upstream stores it; some installs already send a list. */
+function readLines(value: unknown, path: string): string[] {
+  if (value === undefined || value === null) return [];
+  let text: string;
+  if (typeof value === 'string') {
+    text = value;
+  } else if (Array.isArray(value)) {
+    text = value
+      .map((line, index) => (typeof line === 'string' ? line : fail(itemPath(path, index), 'a string', line)))
+      .join('\n');
+  } else {
+    return fail(path, 'a newline-separated string or a list of strings', value);
+  }
+  // Splitting on \n and trimming also takes care of \r\n.
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+// ISO-8601 (with any number of fractional digits) or Laravel's "Y-m-d H:i:s"; no zone means UTC.
+const TIMESTAMP =
+  /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})(?:[T ](?<hour>\d{2}):(?<minute>\d{2})(?::(?<second>\d{2})(?:\.(?<fraction>\d+))?)?(?:Z|(?<sign>[+-])(?<offsetHours>\d{2})(?::?(?<offsetMinutes>\d{2}))?)?)?$/;
+
+/** A timestamp is informative only: anything unreadable becomes null instead of failing the response. */
+function readTimestamp(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const parts = TIMESTAMP.exec(value)?.groups;
+  if (parts === undefined) return null;
+  const number = (key: string): number => Number(parts[key] ?? '0');
+  const year = number('year');
+  const month = number('month');
+  const day = number('day');
+  const hour = number('hour');
+  const minute = number('minute');
+  const second = number('second');
+  const milliseconds = Number((parts.fraction ?? '').padEnd(3, '0').slice(0, 3));
+  const wallClock = new Date(Date.UTC(year, month - 1, day, hour, minute, second, milliseconds));
+  // Date.UTC rolls out-of-range parts over (Feb 30 -> Mar 1, 24:00 -> next day, year 50 -> 1950).
+  const rolledOver =
+    wallClock.getUTCFullYear() !== year ||
+    wallClock.getUTCMonth() !== month - 1 ||
+    wallClock.getUTCDate() !== day ||
+    wallClock.getUTCHours() !== hour ||
+    wallClock.getUTCMinutes() !== minute ||
+    wallClock.getUTCSeconds() !== second;
+  const offsetHours = number('offsetHours');
+  const offsetMinutes = number('offsetMinutes');
+  if (rolledOver || offsetHours > 23 || offsetMinutes > 59) return null;
+  const offsetMs = (parts.sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return new Date(wallClock.getTime() - offsetMs).toISOString();
+}
+
+function readWebsite(raw: unknown, path: string): Website {
+  const website = readObject(raw, path);
+  const at = (key: string): string => fieldPath(path, key);
+  return {
+    id: readId(website.id, at('id')),
+    domain: readDomain(website.domain, at('domain')),
+    privacy: readPrivacy(website.privacy, at('privacy')),
+    passwordProtected: readOptionalFlag(website.password, at('password')),
+    emailReports: readFlag(website.email, at('email')),
+    excludeBots: readFlag(website.exclude_bots, at('exclude_bots')),
+    excludeParams: readLines(website.exclude_params, at('exclude_params')),
+    excludeIps: readLines(website.exclude_ips, at('exclude_ips')),
+    favorite: readOptionalFlag(website.favorite, at('favorite')),
+    createdAt: readTimestamp(website.created_at),
+    updatedAt: readTimestamp(website.updated_at),
+  };
+}
+
+function readStat(raw: unknown, path: string): Stat {
+  const row = readObject(raw, path);
+  const value = row.value;
+  return {
+    value:
+      typeof value === 'string' || typeof value === 'number'
+        ? String(value)
+        : fail(fieldPath(path, 'value'), 'a string or a number', value),
+    count: readInteger(row.count, fieldPath(path, 'count'), 0),
+  };
+}
+
+export function decodeWebsite(raw: unknown): Website {
+  return readWebsite(raw, '');
+}
+
+export function decodeWebsiteEnvelope(body: unknown): Website {
+  const envelope = readObject(body, '');
+  return envelope.data === undefined ? readWebsite(envelope, '') : readWebsite(envelope.data, 'data');
+}
+
+interface PageEnvelope {
+  rows: unknown[];
+  rowsPath: string;
+  meta: JsonObject | undefined;
+  links: JsonObject | undefined;
+}
+
+function readPageEnvelope(body: unknown): PageEnvelope {
+  if (Array.isArray(body)) return { rows: body, rowsPath: 'body', meta: undefined, links: undefined };
+  const envelope = readObject(body, '');
+  const rows = envelope.data;
+  if (!Array.isArray(rows)) return fail('data', 'an array', rows);
+  return {
+    rows,
+    rowsPath: 'data',
+    meta: readOptionalObject(envelope.meta, 'meta'),
+    links: readOptionalObject(envelope.links, 'links'),
+  };
+}
+
+function readMetaInteger(meta: JsonObject | undefined, key: string, minimum: 0 | 1): number | undefined {
+  const value = meta?.[key];
+  return value === undefined || value === null ? undefined : readInteger(value, `meta.${key}`, minimum);
+}
+
+function readLink(links: JsonObject, key: string): string | undefined {
+  const value = links[key];
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'string' ? value : fail(`links.${key}`, 'a URL string or null', value);
+}
+
+function pageParameter(url: string): number | undefined {
+  let page: string | null;
+  try {
+    // The base only serves links that are relative; absolute ones ignore it.
+    page = new URL(url, 'http://localhost/').searchParams.get('page');
+  } catch {
+    return undefined;
+  }
+  if (page === null || !/^\d+$/.test(page)) return undefined;
+  const parsed = Number(page);
+  return Number.isSafeInteger(parsed) ? parsed : undefined;
+}
+
+interface PagePosition {
+  lastPage: number;
+  hasNextPage: boolean;
+}
+
+function positionFromLinks(links: JsonObject, page: number): PagePosition {
+  const next = readLink(links, 'next');
+  const last = readLink(links, 'last');
+  const hasNextPage = next !== undefined && next !== '';
+  const linkedLastPage = last === undefined ? undefined : pageParameter(last);
+  return {
+    hasNextPage,
+    lastPage: linkedLastPage === undefined ? guessLastPage(page, hasNextPage) : Math.max(1, linkedLastPage),
+  };
+}
+
+const guessLastPage = (page: number, hasNextPage: boolean): number => (hasNextPage ? page + 1 : page);
+
+/**
+ * Each meta field present wins; a missing one falls back to the links, then to what was requested
+ * and what arrived. A full page with nothing else to go on may have a next page, so it says so.
+ */
+function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: unknown, path: string) => T): Page<T> {
+  const { rows, rowsPath, meta, links } = readPageEnvelope(body);
+  const nodes = rows.map((row, index) => readNode(row, itemPath(rowsPath, index)));
+  const page = readMetaInteger(meta, 'current_page', 1) ?? requested.page;
+  const perPage = readMetaInteger(meta, 'per_page', 1) ?? requested.perPage;
+  const metaLastPage = readMetaInteger(meta, 'last_page', 0);
+  const metaTotal = readMetaInteger(meta, 'total', 0);
+
+  let position: PagePosition;
+  if (metaLastPage !== undefined) {
+    position = { lastPage: Math.max(1, metaLastPage), hasNextPage: page < metaLastPage };
+  } else if (links !== undefined) {
+    position = positionFromLinks(links, page);
+  } else {
+    const hasNextPage = nodes.length === perPage;
+    position = { lastPage: guessLastPage(page, hasNextPage), hasNextPage };
+  }
+  // Without meta.total only a lower bound is known: the rows of the earlier pages plus this one's.
+  const totalCount = metaTotal ?? (page - 1) * perPage + nodes.length;
+  return { nodes, totalCount, page, perPage, ...position };
+}
+
+export function decodeWebsitePage(body: unknown, requested: PageRequest): Page<Website> {
+  return decodePage(body, requested, readWebsite);
+}
+
+export function decodeStatPage(body: unknown, requested: PageRequest): Page<Stat> {
+  return decodePage(body, requested, readStat);
+}
+
+/**
+ * Only called for a 2xx answer. A `deleted` that is missing (or null) is taken as true, since the
+ * 2xx already says the delete went through, unless the body's own `status` contradicts that: a
+ * non-2xx or unreadable `status` is an error, because then nothing tells whether it was deleted.
+ */
+export function decodeDeletion(body: unknown, requestedId: string): Deletion {
+  const answer = readObject(body, '');
+  const id = answer.id === undefined || answer.id === null ? requestedId : readId(answer.id, 'id');
+  if (answer.deleted !== undefined && answer.deleted !== null) return { id, deleted: readFlag(answer.deleted, 'deleted') };
+  if (answer.status !== undefined && answer.status !== null) {
+    const status = readInteger(answer.status, 'status', 0);
+    if (status < 200 || status > 299) fail('status', 'a 2xx status when `deleted` is missing', answer.status);
+  }
+  return { id, deleted: true };
+}
+
+function readMessages(value: unknown): string[] {
+  const messages = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+  return messages.filter((message): message is string => typeof message === 'string' && message.trim() !== '');
+}
+
+/** Never throws: an error body is read only to explain an error that is being reported anyway. */
+export function decodeErrorBody(body: unknown): UpstreamErrorBody {
+  if (!isObject(body)) return { message: null, fieldErrors: {} };
+  const fieldErrors = new Map<string, string[]>();
+  // The field map is in `message` on this API family and in `errors` on stock Laravel.
+  for (const source of [body.message, body.errors]) {
+    if (!isObject(source)) continue;
+    for (const [fieldName, value] of Object.entries(source)) {
+      const messages = readMessages(value);
+      if (messages.length === 0) continue;
+      fieldErrors.set(fieldName, [...new Set([...(fieldErrors.get(fieldName) ?? []), ...messages])]);
+    }
+  }
+  const message = typeof body.message === 'string' && body.message.trim() !== '' ? body.message : null;
+  // fromEntries defines properties, so a field named "__proto__" cannot reach the prototype.
+  return { message, fieldErrors: Object.fromEntries(fieldErrors) };
+}
