@@ -202,12 +202,12 @@ describe('decodeWebsite', () => {
       expect(wireError(() => decodeWebsite(wire({ id })))).toBe(message);
     });
 
-    it('shows at most 60 characters of an upstream string', () => {
-      expect(wireError(() => decodeWebsite(wire({ id: 'x'.repeat(60) })))).toBe(
-        `id: expected a positive integer, got "${'x'.repeat(60)}"`,
+    it('shows at most 40 characters of an upstream string', () => {
+      expect(wireError(() => decodeWebsite(wire({ id: 'x'.repeat(40) })))).toBe(
+        `id: expected a positive integer, got "${'x'.repeat(40)}"`,
       );
-      expect(wireError(() => decodeWebsite(wire({ id: `${'y'.repeat(60)}TAIL` })))).toBe(
-        `id: expected a positive integer, got "${'y'.repeat(60)}…"`,
+      expect(wireError(() => decodeWebsite(wire({ id: `${'y'.repeat(40)}TAIL` })))).toBe(
+        `id: expected a positive integer, got "${'y'.repeat(40)}…"`,
       );
     });
   });
@@ -300,7 +300,6 @@ describe('decodeWebsite', () => {
 
     describe.each(FLAGS)('$wireField -> $field', ({ wireField, field, optional }) => {
       it.each(ACCEPTED)('%j -> %j', (value, expected) => {
-        // Flip every other flag so that the field under test is not merely left at the fixture's value.
         expect(decodeWebsite(wire({ [wireField]: value }))).toEqual(decoded({ [field]: expected }));
       });
 
@@ -643,8 +642,8 @@ describe('decodeWebsitePage', () => {
     [{ data: [WIRE_WEBSITE, WIRE_WEBSITE, null] }, 'data[2]: expected an object, got null'],
     [{ data: [wire({ exclude_ips: ['a', 'b', null] })] }, 'data[0].exclude_ips[2]: expected a string, got null'],
     [{ data: [wire({ favorite: 3 })] }, 'data[0].favorite: expected a flag (0/1 or true/false), got 3'],
-    [[WIRE_WEBSITE, wire({ privacy: 'secret' })], '[1].privacy: expected a privacy code (0, 1 or 2), got "secret"'],
-    [['example.com'], '[0]: expected an object, got "example.com"'],
+    [[WIRE_WEBSITE, wire({ privacy: 'secret' })], 'body[1].privacy: expected a privacy code (0, 1 or 2), got "secret"'],
+    [['example.com'], 'body[0]: expected an object, got "example.com"'],
     [{ data: WIRE_WEBSITE }, 'data: expected an array, got an object'],
     [WIRE_WEBSITE, 'data: expected an array, got nothing'],
     [null, 'body: expected an object, got null'],
@@ -726,8 +725,8 @@ describe('decodeStatPage', () => {
       ['a row that is not an object', { data: [...statRows(2), 'row'] }, 'data[2]: expected an object, got "row"'],
       ['a null row', { data: [null] }, 'data[0]: expected an object, got null'],
       ['a row that is an array', { data: [['a', 1]] }, 'data[0]: expected an object, got an array'],
-      ['a bad row in a bare array', [{ value: 'a', count: 1 }, { value: 'b', count: -2 }], '[1].count: expected a non-negative integer, got -2'],
-      ['a bad value in a bare array', [{ count: 1 }], '[0].value: expected a string or a number, got nothing'],
+      ['a bad row in a bare array', [{ value: 'a', count: 1 }, { value: 'b', count: -2 }], 'body[1].count: expected a non-negative integer, got -2'],
+      ['a bad value in a bare array', [{ count: 1 }], 'body[0].value: expected a string or a number, got nothing'],
       [
         'a bad row before a bad meta',
         { data: [{ value: 'a', count: 'x' }], meta: { current_page: 0 } },
@@ -945,9 +944,23 @@ describe('decodeStatPage', () => {
       {
         name: 'a last link with a negative page',
         body: { data: statRows(3), links: { next: null, last: LAST(-1) } },
-        requested: { page: 1, perPage: 10 },
+        requested: { page: 3, perPage: 10 },
         rows: 3,
-        expected: { totalCount: 3, page: 1, perPage: 10, lastPage: 1, hasNextPage: false },
+        expected: { totalCount: 23, page: 3, perPage: 10, lastPage: 3, hasNextPage: false },
+      },
+      {
+        name: 'a last link with a fractional page',
+        body: { data: statRows(3), links: { next: null, last: LAST('2.0') } },
+        requested: { page: 3, perPage: 10 },
+        rows: 3,
+        expected: { totalCount: 23, page: 3, perPage: 10, lastPage: 3, hasNextPage: false },
+      },
+      {
+        name: 'a last link with a padded page',
+        body: { data: statRows(3), links: { next: null, last: LAST('%205') } },
+        requested: { page: 3, perPage: 10 },
+        rows: 3,
+        expected: { totalCount: 23, page: 3, perPage: 10, lastPage: 3, hasNextPage: false },
       },
       {
         name: 'a last link with a page beyond safe integers',

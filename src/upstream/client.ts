@@ -146,6 +146,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     errorThresholdPercentage: 50,
     volumeThreshold: 10,
     rollingCountTimeout: 10_000,
+    // Latency percentiles are computed on every call and nothing here reads them.
+    rollingPercentilesEnabled: false,
     errorFilter: (error: unknown) => !isOutage(error),
   });
 
