@@ -1,0 +1,182 @@
+// Generates a website's demo statistics: daily counts for the 14 names over the seeded window,
+// with a weekly rhythm, a slow trend, noise, a launch spike or two, and label distributions that
+// look like a real site's (a long tail of pages and referrers, a dozen browsers and countries).
+import type { StatName } from '../domain.js';
+import { weekday } from './calendar.js';
+import type { Random } from './random.js';
+import { LabelSeriesBuilder, dailySeries } from './stat-series.js';
+import type { StatSeries } from './stat-series.js';
+
+export interface TrafficProfile {
+  /** Typical weekday visitors at the middle of the window. */
+  visitors: number;
+  pagesPerVisit: number;
+  /** Weekend traffic relative to weekdays. */
+  weekendFactor: number;
+  /** Relative growth across the window (0.3 = +30% from the first day to the last). */
+  trend: number;
+  pages: readonly string[];
+  /** `name:value:unit` */
+  events: readonly string[];
+  campaigns: readonly string[];
+}
+
+type Weighted = readonly (readonly [string, number])[];
+
+const BROWSERS: Weighted = [
+  ['Chrome', 48], ['Safari', 19], ['Edge', 9], ['Firefox', 7], ['Samsung Internet', 4], ['Opera', 3],
+  ['Brave', 2], ['Chrome Mobile iOS', 2], ['Yandex Browser', 1.5], ['UC Browser', 1.2], ['Vivaldi', 0.8],
+  ['DuckDuckGo', 0.6],
+];
+const OPERATING_SYSTEMS: Weighted = [
+  ['Windows', 36], ['Android', 24], ['iOS', 18], ['OS X', 14], ['Linux', 4], ['Chrome OS', 2],
+  ['Ubuntu', 1.5], ['FreeBSD', 0.2],
+];
+const DEVICES: Weighted = [['Desktop', 55], ['Mobile', 40], ['Tablet', 4.5], ['Television', 0.4]];
+const SCREEN_RESOLUTIONS: Weighted = [
+  ['1920x1080', 22], ['390x844', 9], ['1366x768', 8], ['1536x864', 7], ['414x896', 6], ['1440x900', 5],
+  ['2560x1440', 5], ['375x667', 4], ['360x800', 4], ['412x915', 4], ['1280x720', 3], ['768x1024', 2.5],
+  ['1680x1050', 2], ['3840x2160', 1.5],
+];
+const LANGUAGES: Weighted = [
+  ['en', 52], ['de', 9], ['fr', 7], ['es', 7], ['pt', 5], ['ja', 3], ['it', 3], ['nl', 3], ['pl', 2.5],
+  ['ru', 2], ['zh', 2], ['sv', 1.5], ['ko', 1], ['tr', 1],
+];
+/** Country `CC:Name`, its continent `CC:Name`, its weight, and cities with their share of the country. */
+const COUNTRIES: readonly (readonly [string, string, number, readonly (readonly [string, number])[]])[] = [
+  ['US:United States', 'NA:North America', 34, [['US:New York, NY', 0.18], ['US:San Francisco, CA', 0.12], ['US:Chicago, IL', 0.08], ['US:Austin, TX', 0.06]]],
+  ['GB:United Kingdom', 'EU:Europe', 9, [['GB:London', 0.42], ['GB:Manchester', 0.1]]],
+  ['DE:Germany', 'EU:Europe', 8, [['DE:Berlin', 0.24], ['DE:Munich', 0.14], ['DE:Hamburg', 0.1]]],
+  ['IN:India', 'AS:Asia', 7, [['IN:Bengaluru', 0.26], ['IN:Mumbai', 0.18]]],
+  ['FR:France', 'EU:Europe', 6, [['FR:Paris', 0.38], ['FR:Lyon', 0.08]]],
+  ['CA:Canada', 'NA:North America', 5, [['CA:Toronto', 0.3], ['CA:Vancouver', 0.16]]],
+  ['BR:Brazil', 'SA:South America', 4.5, [['BR:São Paulo', 0.34]]],
+  ['NL:Netherlands', 'EU:Europe', 3.5, [['NL:Amsterdam', 0.4]]],
+  ['JP:Japan', 'AS:Asia', 3, [['JP:Tokyo', 0.48]]],
+  ['AU:Australia', 'OC:Oceania', 3, [['AU:Sydney', 0.36], ['AU:Melbourne', 0.3]]],
+  ['ES:Spain', 'EU:Europe', 2.5, [['ES:Madrid', 0.3], ['ES:Barcelona', 0.25]]],
+  ['IT:Italy', 'EU:Europe', 2.2, [['IT:Milan', 0.3]]],
+  ['PL:Poland', 'EU:Europe', 2, [['PL:Warsaw', 0.35]]],
+  ['SE:Sweden', 'EU:Europe', 1.5, [['SE:Stockholm', 0.45]]],
+  ['MX:Mexico', 'NA:North America', 1.5, [['MX:Mexico City', 0.4]]],
+  ['NG:Nigeria', 'AF:Africa', 1, [['NG:Lagos', 0.5]]],
+];
+const REFERRERS: readonly string[] = [
+  'google.com', 'bing.com', 'duckduckgo.com', 't.co', 'news.ycombinator.com', 'reddit.com', 'linkedin.com',
+  'facebook.com', 'github.com', 'youtube.com', 'producthunt.com', 'medium.com', 'stackoverflow.com',
+  'yahoo.com', 'yandex.ru', 'baidu.com', 'instagram.com', 'dev.to', 'substack.com', 'pinterest.com',
+  'lobste.rs', 'mastodon.social', 'feedly.com', 'search.brave.com', 'ecosia.org', 'wikipedia.org',
+];
+
+export const WINDOW_DAYS = 120;
+
+/** One label distribution, resolved to its columns once so the daily loop is plain array writes. */
+interface Split {
+  columns: number[][];
+  /** Normalised to sum to 1. */
+  shares: number[];
+}
+
+/** `dates` holds the window's days as `YYYY-MM-DD`, first to last (shared by all websites). */
+export function generateTraffic(
+  profile: TrafficProfile,
+  random: Random,
+  firstDay: number,
+  dates: readonly string[],
+): Map<StatName, StatSeries> {
+  const days = dates.length;
+  const builders = new Map<StatName, LabelSeriesBuilder>();
+  const builder = (name: StatName): LabelSeriesBuilder => {
+    let found = builders.get(name);
+    if (!found) {
+      found = new LabelSeriesBuilder(firstDay, days);
+      builders.set(name, found);
+    }
+    return found;
+  };
+  const jitter = (spread: number): number => 1 + (random() * 2 - 1) * spread;
+  const splitOf = (name: StatName, weights: Weighted, lean: number): Split => {
+    // Each site leans its own way: the shared distributions are reweighted once per site.
+    const leaned = weights.map(([, weight]) => weight * jitter(lean));
+    const sum = leaned.reduce((acc, weight) => acc + weight, 0);
+    return { columns: weights.map(([value]) => builder(name).column(value)), shares: leaned.map((w) => w / sum) };
+  };
+  /** Spreads `total` over the split with per-day noise; returns the counts, in the split's order. */
+  const spread = (split: Split, d: number, total: number, noise = 0.25): number[] => {
+    const counts: number[] = [];
+    for (let i = 0; i < split.shares.length; i++) {
+      const count = Math.round(total * (split.shares[i] as number) * jitter(noise));
+      (split.columns[i] as number[])[d] = count;
+      counts.push(count);
+    }
+    return counts;
+  };
+
+  const browsers = splitOf('browser', BROWSERS, 0.4);
+  const systems = splitOf('operating_system', OPERATING_SYSTEMS, 0.4);
+  const devices = splitOf('device', DEVICES, 0.2);
+  const screens = splitOf('screen_resolution', SCREEN_RESOLUTIONS, 0.4);
+  const languages = splitOf('language', LANGUAGES, 0.4);
+  const pages = splitOf('page', zipf(profile.pages, 1.1), 0.3);
+  const referrers = splitOf('referrer', zipf(REFERRERS, 1.3), 0.3);
+  const countries = splitOf('country', COUNTRIES.map(([country, , weight]) => [country, weight] as const), 0.4);
+  const continents = COUNTRIES.map(([, continent]) => builder('continent').column(continent));
+  const cities = COUNTRIES.map(([, , , list]) => list.map(([city, share]) => ({ column: builder('city').column(city), share })));
+  const referredShare = 0.45 + random() * 0.2;
+  // Events form a funnel: each one in the list is rarer than the one before.
+  const events = profile.events.map((event, rank) => ({
+    column: builder('event').column(event),
+    rate: (0.03 + random() * 0.03) * 0.55 ** rank,
+  }));
+  const campaigns = profile.campaigns.map((campaign) => {
+    const length = 7 + Math.floor(random() * 28);
+    const start = Math.floor(random() * (days - length));
+    return { column: builder('campaign').column(campaign), start, end: start + length, share: 0.02 + random() * 0.08 };
+  });
+  const spikes = new Map<number, number>();
+  for (let i = 0; i < 2; i++) spikes.set(Math.floor(random() * days), 1.8 + random() * 1.4);
+
+  const visitorCounts: number[] = [];
+  const pageviewCounts: number[] = [];
+  for (let d = 0; d < days; d++) {
+    const date = firstDay + d;
+    const dow = weekday(date);
+    const level =
+      profile.visitors *
+      (1 + profile.trend * (d / (days - 1) - 0.5)) *
+      (dow === 0 || dow === 6 ? profile.weekendFactor : dow === 5 ? 0.92 : 1) *
+      (spikes.get(d) ?? 1) *
+      jitter(0.12);
+    const visitors = Math.max(1, Math.round(level));
+    const pageviews = Math.max(visitors, Math.round(visitors * profile.pagesPerVisit * jitter(0.08)));
+    visitorCounts.push(visitors);
+    pageviewCounts.push(pageviews);
+
+    spread(browsers, d, visitors);
+    spread(systems, d, visitors);
+    spread(devices, d, visitors, 0.1);
+    spread(screens, d, visitors);
+    spread(languages, d, visitors);
+    spread(pages, d, pageviews, 0.35);
+    spread(referrers, d, visitors * referredShare, 0.4);
+    spread(countries, d, visitors).forEach((count, i) => {
+      const continent = continents[i] as number[];
+      continent[d] = (continent[d] ?? 0) + count;
+      for (const city of cities[i] ?? []) city.column[d] = Math.round(count * city.share * jitter(0.2));
+    });
+    for (const { column, rate } of events) column[d] = Math.round(visitors * rate * jitter(0.5));
+    for (const { column, start, end, share } of campaigns) {
+      if (d >= start && d < end) column[d] = Math.round(visitors * share * jitter(0.5));
+    }
+  }
+  const series = new Map<StatName, StatSeries>([
+    ['visitor', dailySeries(firstDay, dates, visitorCounts)],
+    ['pageview', dailySeries(firstDay, dates, pageviewCounts)],
+  ]);
+  for (const [name, built] of builders) series.set(name, built.build());
+  return series;
+}
+
+function zipf(values: readonly string[], exponent: number): Weighted {
+  return values.map((value, rank) => [value, 1 / (rank + 1) ** exponent] as const);
+}

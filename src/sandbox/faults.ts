@@ -1,0 +1,184 @@
+// Knob and scripted-fault inputs (checked, since they also arrive over HTTP from other processes)
+// and the misbehaving answers the scripted faults produce.
+import type { ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { SandboxKnobs, ScriptedFault } from './types.js';
+
+export const DEFAULT_KNOBS: SandboxKnobs = { latencyMs: 0, jitterMs: 0, faultRate: 0, rateLimit: null };
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isNonNegative = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/** Checks a partial knobs object; throws a TypeError naming the first bad field. */
+export function parseKnobs(value: unknown): Partial<SandboxKnobs> {
+  if (!isRecord(value)) throw new TypeError('knobs must be an object');
+  const knobs: Partial<SandboxKnobs> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (field === undefined) continue;
+    switch (key) {
+      case 'latencyMs':
+      case 'jitterMs':
+        if (!isNonNegative(field)) throw new TypeError(`${key} must be a number >= 0`);
+        knobs[key] = field;
+        break;
+      case 'faultRate':
+        if (!isNonNegative(field) || field > 1) throw new TypeError('faultRate must be a number between 0 and 1');
+        knobs.faultRate = field;
+        break;
+      case 'rateLimit':
+        knobs.rateLimit = parseRateLimit(field);
+        break;
+      default:
+        throw new TypeError(`unknown knob ${JSON.stringify(key)}`);
+    }
+  }
+  return knobs;
+}
+
+function parseRateLimit(value: unknown): SandboxKnobs['rateLimit'] {
+  if (value === null) return null;
+  if (!isRecord(value)) throw new TypeError('rateLimit must be null or { limit, windowMs }');
+  const { limit, windowMs } = value;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+    throw new TypeError('rateLimit.limit must be an integer >= 1');
+  }
+  if (!isNonNegative(windowMs) || windowMs === 0) throw new TypeError('rateLimit.windowMs must be a number > 0');
+  return { limit, windowMs };
+}
+
+const MAX_OVERSIZE_BYTES = 256 * 1024 * 1024;
+
+/** Checks a list of scripted faults; throws a TypeError naming the first bad one. */
+export function parseScriptedFaults(value: unknown): ScriptedFault[] {
+  if (!Array.isArray(value)) throw new TypeError('faults must be an array');
+  return value.map((fault: unknown, index): ScriptedFault => {
+    const where = `faults[${index}]`;
+    if (!isRecord(fault)) throw new TypeError(`${where} must be an object`);
+    switch (fault.kind) {
+      case 'status': {
+        const { status, body, headers } = fault;
+        if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+          throw new TypeError(`${where}.status must be an integer between 200 and 599`);
+        }
+        if (body !== undefined && typeof body !== 'string') throw new TypeError(`${where}.body must be a string`);
+        if (headers !== undefined && (!isRecord(headers) || !Object.values(headers).every((h) => typeof h === 'string'))) {
+          throw new TypeError(`${where}.headers must map names to strings`);
+        }
+        return {
+          kind: 'status',
+          status,
+          ...(body === undefined ? {} : { body }),
+          ...(headers === undefined ? {} : { headers: headers as Record<string, string> }),
+        };
+      }
+      case 'html500':
+      case 'hang':
+      case 'reset':
+      case 'truncated':
+      case 'malformed':
+        return { kind: fault.kind };
+      case 'oversize':
+        if (!isNonNegative(fault.bytes) || !Number.isInteger(fault.bytes) || fault.bytes > MAX_OVERSIZE_BYTES) {
+          throw new TypeError(`${where}.bytes must be an integer between 0 and ${MAX_OVERSIZE_BYTES}`);
+        }
+        return { kind: 'oversize', bytes: fault.bytes };
+      case 'delay':
+        if (!isNonNegative(fault.ms)) throw new TypeError(`${where}.ms must be a number >= 0`);
+        return { kind: 'delay', ms: fault.ms };
+      default:
+        throw new TypeError(`${where}.kind must be one of status, html500, hang, reset, truncated, malformed, oversize, delay`);
+    }
+  });
+}
+
+const JSON_TYPE = 'application/json';
+
+export const HTML_500 =
+  '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>Server Error</title></head>\n' +
+  '<body><div class="code">500</div><div class="message">Server Error</div></body>\n</html>\n';
+
+/** What a cut-off answer starts as: a plausible one-website list. */
+const SAMPLE_BODY = JSON.stringify({
+  data: [
+    {
+      id: 1,
+      domain: 'example.com',
+      privacy: 0,
+      email: 0,
+      password: false,
+      exclude_bots: 1,
+      exclude_params: null,
+      exclude_ips: null,
+      favorite: 0,
+      created_at: '2024-05-01T10:00:00.000000Z',
+      updated_at: '2024-05-01T10:00:00.000000Z',
+    },
+  ],
+  links: { first: null, last: null, prev: null, next: null },
+  meta: { current_page: 1, from: 1, last_page: 1, path: null, per_page: 10, to: 1, total: 1 },
+  status: 200,
+});
+
+export function writeHtml500(res: ServerResponse): void {
+  send(res, 500, { 'content-type': 'text/html; charset=UTF-8' }, HTML_500);
+}
+
+export function writeUnavailable(res: ServerResponse): void {
+  send(res, 503, { 'content-type': JSON_TYPE }, JSON.stringify({ message: 'Service Unavailable' }));
+}
+
+/** Answers (or deliberately fails to answer) with a scripted fault; `delay` is handled by the caller. */
+export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { kind: 'delay' }>): void {
+  switch (fault.kind) {
+    case 'status': {
+      const body =
+        fault.body ?? JSON.stringify({ message: fault.status === 429 ? 'Too Many Attempts.' : (STATUS_CODES[fault.status] ?? 'Error') });
+      const headers = { 'content-type': looksLikeJson(body) ? JSON_TYPE : 'text/plain; charset=UTF-8', ...lowerCased(fault.headers ?? {}) };
+      send(res, fault.status, headers, body);
+      return;
+    }
+    case 'html500':
+      writeHtml500(res);
+      return;
+    case 'hang':
+      return;
+    case 'reset':
+      // Promise the whole body, send half, then drop the connection once the half is on the wire.
+      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(SAMPLE_BODY)) });
+      res.write(SAMPLE_BODY.slice(0, Math.floor(SAMPLE_BODY.length / 2)), () => res.destroy());
+      return;
+    case 'truncated':
+      send(res, 200, { 'content-type': JSON_TYPE }, SAMPLE_BODY.slice(0, Math.floor(SAMPLE_BODY.length * 0.6)));
+      return;
+    case 'malformed':
+      send(res, 200, { 'content-type': JSON_TYPE }, '<html><body><h1>Welcome to nginx!</h1></body></html>');
+      return;
+    case 'oversize': {
+      const envelope = '{"data":[],"status":200,"padding":""}';
+      const padding = Math.max(0, fault.bytes - envelope.length);
+      const body = Buffer.concat([Buffer.from(envelope.slice(0, -2)), Buffer.alloc(padding, 'x'), Buffer.from('"}')]);
+      send(res, 200, { 'content-type': JSON_TYPE }, body);
+      return;
+    }
+  }
+}
+
+export function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+function looksLikeJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}

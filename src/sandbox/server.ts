@@ -1,0 +1,188 @@
+// The HTTP side: /api/v1 requests go through the request log, scripted faults, knobs (latency,
+// random 5xx) and then the API itself; /__sandbox/* is the control surface for tests and
+// benchmarks in other processes; everything else is a 404.
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { handleApi } from './api.js';
+import type { ApiContext } from './api.js';
+import { currentUtcDay, dayStartMs, formatYmd, parseYmd } from './calendar.js';
+import { DEMO_USERS } from './demo-data.js';
+import { DEFAULT_KNOBS, parseKnobs, parseScriptedFaults, send, writeFault, writeHtml500, writeUnavailable } from './faults.js';
+import { mixSeed, seededRandom } from './random.js';
+import { RateLimiter } from './rate-limiter.js';
+import { MemoryRequestLog } from './request-log.js';
+import { SandboxStore } from './store.js';
+import type { RequestLogEntry, Sandbox, SandboxKnobs, SandboxOptions, ScriptedFault } from './types.js';
+
+export const DEFAULT_SEED = 20_240_501;
+const MS_PER_DAY = 86_400_000;
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+const NOT_FOUND = JSON.stringify({ message: 'Resource not found.', status: 404 });
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port must be an integer 0..65535, got ${port}`);
+  const host = options.host ?? '127.0.0.1';
+  const today = options.today === undefined ? currentUtcDay() : parseYmd(options.today);
+  if (today === null) throw new RangeError(`today must be a real date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
+  const seed = options.seed ?? DEFAULT_SEED;
+  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
+  const logLimit = options.logLimit ?? 10_000;
+  if (!Number.isInteger(logLimit) || logLimit < 0) throw new RangeError(`logLimit must be an integer >= 0, got ${logLimit}`);
+
+  const store = new SandboxStore(today, seed);
+  // With a pinned today the clock starts at that date, at the real time of day, and runs on, so
+  // timestamps of writes stay after the seeded ones.
+  const clockOffset = options.today === undefined ? 0 : dayStartMs(today) + (Date.now() % MS_PER_DAY) - Date.now();
+  const context: ApiContext = { store, limiter: null, now: () => Date.now() + clockOffset };
+  const { latencyMs, jitterMs, faultRate, rateLimit } = options;
+  let knobs: SandboxKnobs = { ...DEFAULT_KNOBS };
+  const setKnobs = (update: Partial<SandboxKnobs>): SandboxKnobs => {
+    const checked = parseKnobs(update);
+    knobs = { ...knobs, ...checked };
+    // A new limit starts with fresh windows.
+    if ('rateLimit' in checked) context.limiter = knobs.rateLimit ? new RateLimiter(knobs.rateLimit.limit, knobs.rateLimit.windowMs) : null;
+    return knobs;
+  };
+  setKnobs({ latencyMs, jitterMs, faultRate, rateLimit });
+
+  const dice = seededRandom(mixSeed(seed, 0xfa17));
+  const scripted: ScriptedFault[] = [];
+  const log = new MemoryRequestLog(logLimit);
+  const timers = new Set<NodeJS.Timeout>();
+  const sleep = (ms: number): Promise<void> =>
+    ms <= 0
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            resolve();
+          }, ms);
+          timers.add(timer);
+        });
+
+  async function serveApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const entry: RequestLogEntry = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: flatHeaders(req),
+      body: '',
+      status: 0,
+      startedAt: performance.now(),
+      endedAt: null,
+    };
+    log.begin(entry);
+    res.on('finish', () => log.end(entry, res.statusCode, performance.now()));
+    res.on('close', () => log.end(entry, res.writableFinished ? res.statusCode : 0, performance.now()));
+    const fault = scripted.shift(); // taken on arrival, so faults go to requests in arrival order
+    entry.body = await readBody(req);
+    if (fault && fault.kind !== 'delay') return writeFault(res, fault);
+    if (fault) await sleep(fault.ms);
+    await sleep(knobs.latencyMs + (knobs.jitterMs > 0 ? dice() * knobs.jitterMs : 0));
+    if (knobs.faultRate > 0 && dice() < knobs.faultRate) return dice() < 0.5 ? writeHtml500(res) : writeUnavailable(res);
+    const response = handleApi(context, {
+      method: entry.method,
+      path: entry.path,
+      query: entry.query,
+      headers: entry.headers,
+      body: entry.body,
+      origin: `http://${req.headers.host ?? `${host}:${port}`}`,
+    });
+    const body = response.body === undefined ? '' : JSON.stringify(response.body);
+    send(res, response.status, { ...JSON_HEADERS, ...response.headers }, body);
+  }
+
+  async function serveControl(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const reply = (status: number, body?: unknown): void =>
+      send(res, status, status === 204 ? {} : JSON_HEADERS, body === undefined ? '' : JSON.stringify(body));
+    const routes: Record<string, Record<string, () => Promise<void> | void>> = {
+      '/__sandbox/health': {
+        GET: () => reply(200, { status: 'ok', today: formatYmd(store.today), statsFrom: formatYmd(store.firstDay) }),
+      },
+      '/__sandbox/log': { GET: () => reply(200, log), DELETE: () => (log.reset(), reply(204)) },
+      '/__sandbox/knobs': {
+        GET: () => reply(200, knobs),
+        PUT: async () => reply(200, setKnobs(parseJson(await readBody(req)) as Partial<SandboxKnobs>)),
+      },
+      '/__sandbox/faults': {
+        POST: async () => {
+          scripted.push(...parseScriptedFaults(parseJson(await readBody(req))));
+          reply(204);
+        },
+      },
+    };
+    const route = routes[path];
+    if (!route) return reply(404, { message: 'Resource not found.', status: 404 });
+    const action = route[method];
+    if (!action) return reply(405, { message: `Supported methods: ${Object.keys(route).join(', ')}.`, status: 405 });
+    try {
+      await action();
+    } catch (error) {
+      if (!(error instanceof TypeError || error instanceof SyntaxError)) throw error;
+      reply(400, { message: error.message });
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://sandbox.invalid');
+    const path = url.pathname;
+    const work =
+      path === '/api/v1' || path.startsWith('/api/v1/')
+        ? serveApi(req, res, url)
+        : path.startsWith('/__sandbox/')
+          ? serveControl(req, res, path)
+          : Promise.resolve(send(res, 404, JSON_HEADERS, NOT_FOUND));
+    work.catch(() => (res.headersSent ? res.destroy() : writeHtml500(res)));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    log,
+    keys: DEMO_USERS.map((user) => user.key),
+    setKnobs: (update) => void setKnobs(update),
+    scriptFaults: (faults) => void scripted.push(...parseScriptedFaults(faults)),
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+function flatHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+  } catch {
+    // The client went away mid-body; what arrived is what we log.
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  return JSON.parse(text === '' ? 'null' : text);
+}

@@ -1,0 +1,126 @@
+// One statistic of one website over the seeded window, built once and read-only afterwards.
+// Label statistics keep prefix sums over the days, so the total of any date range is two array
+// reads per value whatever the range's length; the two daily series (visitor, pageview, whose
+// values are the days themselves) keep one count per day.
+
+export interface StatRow {
+  value: string;
+  count: number;
+}
+
+export interface StatRange {
+  fromDay: number;
+  toDay: number;
+  /** Case-insensitive substring of the value; undefined for all rows. */
+  search?: string;
+  sortBy: 'count' | 'value';
+  sort: 'asc' | 'desc';
+}
+
+export interface StatSeries {
+  /** Rows with a positive count in the range (grouped by value, counts summed), filtered and sorted. */
+  rows(range: StatRange): StatRow[];
+}
+
+/** Day indexes [lo, hi] of the window inside the range; lo > hi when they do not meet. */
+function clamp(range: StatRange, firstDay: number, dayCount: number): [number, number] {
+  return [Math.max(range.fromDay - firstDay, 0), Math.min(range.toDay - firstDay, dayCount - 1)];
+}
+
+class LabelSeries implements StatSeries {
+  private readonly lowered: string[];
+
+  constructor(
+    private readonly firstDay: number,
+    private readonly dayCount: number,
+    private readonly values: readonly string[],
+    /** prefix[v * (dayCount + 1) + d] = value v's counts summed over days [0, d). */
+    private readonly prefix: Float64Array,
+  ) {
+    this.lowered = values.map((value) => value.toLowerCase());
+  }
+
+  rows(range: StatRange): StatRow[] {
+    const [lo, hi] = clamp(range, this.firstDay, this.dayCount);
+    if (lo > hi) return [];
+    const needle = range.search?.toLowerCase();
+    const stride = this.dayCount + 1;
+    const rows: StatRow[] = [];
+    for (let v = 0; v < this.values.length; v++) {
+      if (needle !== undefined && !(this.lowered[v] as string).includes(needle)) continue;
+      const count = (this.prefix[v * stride + hi + 1] as number) - (this.prefix[v * stride + lo] as number);
+      if (count > 0) rows.push({ value: this.values[v] as string, count });
+    }
+    return sortRows(rows, range);
+  }
+}
+
+class DailySeries implements StatSeries {
+  constructor(
+    private readonly firstDay: number,
+    /** `YYYY-MM-DD` of each day of the window. */
+    private readonly dates: readonly string[],
+    private readonly counts: readonly number[],
+  ) {}
+
+  rows(range: StatRange): StatRow[] {
+    const [lo, hi] = clamp(range, this.firstDay, this.dates.length);
+    const needle = range.search?.toLowerCase();
+    const rows: StatRow[] = [];
+    for (let d = lo; d <= hi; d++) {
+      const count = this.counts[d] as number;
+      const value = this.dates[d] as string;
+      if (count > 0 && (needle === undefined || value.includes(needle))) rows.push({ value, count });
+    }
+    return sortRows(rows, range);
+  }
+}
+
+const byValue = (a: StatRow, b: StatRow): number => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+
+/** Ties on count are broken by value ascending in both directions, so pages are deterministic. */
+function sortRows(rows: StatRow[], { sortBy, sort }: StatRange): StatRow[] {
+  const sign = sort === 'asc' ? 1 : -1;
+  if (sortBy === 'value') return rows.sort((a, b) => sign * byValue(a, b));
+  return rows.sort((a, b) => sign * (a.count - b.count) || byValue(a, b));
+}
+
+/** Collects the daily counts of a label statistic while the demo traffic is generated. */
+export class LabelSeriesBuilder {
+  private readonly daily = new Map<string, number[]>();
+
+  constructor(
+    private readonly firstDay: number,
+    private readonly dayCount: number,
+  ) {}
+
+  /** The daily counts of one value, created on first use; write `column[dayIndex]`. */
+  column(value: string): number[] {
+    let counts = this.daily.get(value);
+    if (!counts) {
+      counts = new Array<number>(this.dayCount).fill(0);
+      this.daily.set(value, counts);
+    }
+    return counts;
+  }
+
+  build(): StatSeries {
+    const values = [...this.daily.keys()].sort();
+    const stride = this.dayCount + 1;
+    const prefix = new Float64Array(values.length * stride);
+    values.forEach((value, v) => {
+      const counts = this.daily.get(value) as number[];
+      let running = 0;
+      for (let d = 0; d < this.dayCount; d++) {
+        running += Math.max(0, counts[d] ?? 0);
+        prefix[v * stride + d + 1] = running;
+      }
+    });
+    return new LabelSeries(this.firstDay, this.dayCount, values, prefix);
+  }
+}
+
+/** A statistic whose values are the days themselves (visitor, pageview). */
+export function dailySeries(firstDay: number, dates: readonly string[], counts: readonly number[]): StatSeries {
+  return new DailySeries(firstDay, dates, counts);
+}

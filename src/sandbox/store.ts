@@ -1,0 +1,171 @@
+// The install's state: users, websites (one global id sequence) and each website's statistics.
+// Seeded websites generate their statistics on first read, so starting a sandbox costs almost
+// nothing; the generated tables depend only on the seed, the website and "today".
+import type { StatName } from '../domain.js';
+import { dayStartMs, formatYmd, laravelTimestamp } from './calendar.js';
+import { DEMO_USERS, DEMO_WEBSITES } from './demo-data.js';
+import type { TrafficProfile } from './demo-traffic.js';
+import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
+import { mixSeed, seededRandom } from './random.js';
+import type { StatSeries } from './stat-series.js';
+import type { Flag, ListQuery, NewWebsite, PrivacyCode, WebsiteChanges } from './validation.js';
+
+export interface WebsiteRecord {
+  id: number;
+  userId: number;
+  domain: string;
+  privacy: PrivacyCode;
+  password: string | null;
+  email: Flag;
+  excludeBots: Flag;
+  excludeParams: string | null;
+  excludeIps: string | null;
+  favorite: Flag;
+  createdAt: number;
+  updatedAt: number;
+  /** Seeded websites only: how their demo traffic is generated. */
+  traffic: { profile: TrafficProfile; seed: number } | null;
+}
+
+/** A website as the upstream serialises it: `password` says whether one is set, never what it is. */
+export interface WireWebsite {
+  id: number;
+  domain: string;
+  privacy: number;
+  email: number;
+  password: boolean;
+  exclude_bots: number;
+  exclude_params: string | null;
+  exclude_ips: string | null;
+  favorite: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export function toWire(website: WebsiteRecord): WireWebsite {
+  return {
+    id: website.id,
+    domain: website.domain,
+    privacy: website.privacy,
+    email: website.email,
+    password: website.password !== null,
+    exclude_bots: website.excludeBots,
+    exclude_params: website.excludeParams,
+    exclude_ips: website.excludeIps,
+    favorite: website.favorite,
+    created_at: laravelTimestamp(website.createdAt),
+    updated_at: laravelTimestamp(website.updatedAt),
+  };
+}
+
+const EMPTY_STATS: ReadonlyMap<StatName, StatSeries> = new Map();
+
+export class SandboxStore {
+  /** First day of the stats window: `today - 119`. */
+  readonly firstDay: number;
+  private readonly dates: readonly string[];
+  private readonly websites = new Map<number, WebsiteRecord>();
+  private readonly stats = new Map<number, ReadonlyMap<StatName, StatSeries>>();
+  private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
+  private nextId = 1;
+
+  constructor(
+    readonly today: number,
+    seed: number,
+  ) {
+    this.firstDay = today - (WINDOW_DAYS - 1);
+    this.dates = Array.from({ length: WINDOW_DAYS }, (_, d) => formatYmd(this.firstDay + d));
+    DEMO_WEBSITES.forEach((demo, index) => {
+      const createdAt = dayStartMs(today - demo.createdDaysAgo) + demo.createdAtSecond * 1000;
+      const updatedAt = Math.max(createdAt, dayStartMs(today - demo.updatedDaysAgo) + demo.createdAtSecond * 1000 + 754_000);
+      this.insert({
+        userId: demo.userId,
+        domain: demo.domain,
+        privacy: demo.privacy,
+        password: demo.password,
+        email: demo.email,
+        excludeBots: demo.excludeBots,
+        excludeParams: demo.excludeParams,
+        excludeIps: demo.excludeIps,
+        favorite: demo.favorite,
+        createdAt,
+        updatedAt,
+        traffic: { profile: demo.traffic, seed: mixSeed(seed, index + 1) },
+      });
+    });
+  }
+
+  userIdForKey(key: string): number | undefined {
+    return this.userByKey.get(key);
+  }
+
+  /** The user's website with that id; undefined for unknown ids and for other users' websites alike. */
+  find(userId: number, id: number): WebsiteRecord | undefined {
+    const website = this.websites.get(id);
+    return website?.userId === userId ? website : undefined;
+  }
+
+  list(userId: number, query: ListQuery): WebsiteRecord[] {
+    const needle = query.search?.toLowerCase();
+    const rows = [...this.websites.values()].filter(
+      (website) =>
+        website.userId === userId &&
+        (needle === undefined || website.domain.includes(needle)) &&
+        (query.favorite === undefined || website.favorite === query.favorite),
+    );
+    const sign = query.sort === 'asc' ? 1 : -1;
+    return rows.sort((a, b) =>
+      query.sortBy === 'domain' ? sign * (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0) : sign * (a.id - b.id),
+    );
+  }
+
+  isDomainTaken(domain: string): boolean {
+    for (const website of this.websites.values()) if (website.domain === domain) return true;
+    return false;
+  }
+
+  create(userId: number, fields: NewWebsite, now: number): WebsiteRecord {
+    return this.insert({ userId, ...fields, favorite: 0, createdAt: now, updatedAt: now, traffic: null });
+  }
+
+  /** Applies validated changes; `updated_at` moves only when something actually changed. */
+  update(website: WebsiteRecord, changes: WebsiteChanges, now: number): WebsiteRecord {
+    let changed = false;
+    const set = <K extends keyof WebsiteRecord>(key: K, value: WebsiteRecord[K] | undefined): void => {
+      if (value === undefined || website[key] === value) return;
+      website[key] = value;
+      changed = true;
+    };
+    set('privacy', changes.privacy);
+    set('password', changes.password);
+    set('email', changes.email);
+    set('excludeBots', changes.excludeBots);
+    set('excludeParams', changes.excludeParams);
+    set('excludeIps', changes.excludeIps);
+    set('favorite', changes.favorite);
+    if (changed) website.updatedAt = now;
+    return website;
+  }
+
+  delete(website: WebsiteRecord): void {
+    this.websites.delete(website.id);
+    this.stats.delete(website.id);
+  }
+
+  statsOf(website: WebsiteRecord): ReadonlyMap<StatName, StatSeries> {
+    let series = this.stats.get(website.id);
+    if (!series) {
+      series = website.traffic
+        ? generateTraffic(website.traffic.profile, seededRandom(website.traffic.seed), this.firstDay, this.dates)
+        : EMPTY_STATS;
+      this.stats.set(website.id, series);
+    }
+    return series;
+  }
+
+  private insert(fields: Omit<WebsiteRecord, 'id'>): WebsiteRecord {
+    const website: WebsiteRecord = { id: this.nextId++, ...fields };
+    this.websites.set(website.id, website);
+    return website;
+  }
+}

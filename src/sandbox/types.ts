@@ -1,0 +1,84 @@
+// The sandbox's public interface: what the gateway, its tests and the benchmark program against.
+
+export interface SandboxKnobs {
+  /** Fixed delay added before each /api/v1 answer (default 0). */
+  latencyMs: number;
+  /** Plus a uniform random [0, jitterMs) (default 0). */
+  jitterMs: number;
+  /** 0..1 share of /api/v1 requests answered 500 (an HTML page) or 503 (JSON); default 0. */
+  faultRate: number;
+  /** Per key; null = off (default). */
+  rateLimit: { limit: number; windowMs: number } | null;
+}
+
+export type ScriptedFault =
+  /** e.g. 502, 503, or 429 with {'retry-after':'1'}; the body defaults to a JSON message. */
+  | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
+  /** 500 with an HTML error page. */
+  | { kind: 'html500' }
+  /** Never answers (until the client gives up or close()). */
+  | { kind: 'hang' }
+  /** Sends status + headers + part of a JSON body, then destroys the socket. */
+  | { kind: 'reset' }
+  /** A JSON body cut short with a correct-looking close (content-length matches what is sent). */
+  | { kind: 'truncated' }
+  /** 200 with a body that is not JSON. */
+  | { kind: 'malformed' }
+  /** 200 with a valid JSON body of about that many bytes. */
+  | { kind: 'oversize'; bytes: number }
+  /** Answers normally, after ms. */
+  | { kind: 'delay'; ms: number };
+
+export interface SandboxOptions extends Partial<SandboxKnobs> {
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** 'YYYY-MM-DD': pins "today" for the seeded data; default: the real UTC date. */
+  today?: string;
+  /** Default: a fixed constant. */
+  seed?: number;
+  /** Most entries the request log keeps, oldest dropped first (count is unaffected); default 10000. */
+  logLimit?: number;
+}
+
+export interface RequestLogEntry {
+  method: string;
+  /** e.g. '/api/v1/websites/3' */
+  path: string;
+  /** Decoded query parameters (last one wins). */
+  query: Record<string, string>;
+  /** Lower-cased names, as received (authorization included). */
+  headers: Record<string, string>;
+  /** Raw request body ('' when none). */
+  body: string;
+  /** Status answered (0 if the socket was destroyed / never answered). */
+  status: number;
+  /** performance.now() at arrival. */
+  startedAt: number;
+  endedAt: number | null;
+}
+
+export interface RequestLog {
+  /** /api/v1 requests received. */
+  readonly count: number;
+  readonly entries: readonly RequestLogEntry[];
+  /** Most /api/v1 requests in flight at once since the last reset. */
+  readonly maxInFlight: number;
+  readonly inFlight: number;
+  /** Clears entries, count and maxInFlight. */
+  reset(): void;
+}
+
+export interface Sandbox {
+  /** e.g. 'http://127.0.0.1:43117' (no trailing slash; the API is at url + '/api/v1'). */
+  url: string;
+  log: RequestLog;
+  /** ['sandbox-key-1', 'sandbox-key-2'] */
+  keys: readonly string[];
+  setKnobs(knobs: Partial<SandboxKnobs>): void;
+  /** Each of the next /api/v1 requests consumes one, in order, before normal handling (auth is NOT checked). */
+  scriptFaults(faults: ScriptedFault[]): void;
+  /** Closes the server and any hanging sockets. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,169 @@
+// Scripted faults: each of the next /api/v1 requests consumes one, in order, before auth and
+// normal handling; scripted from code or over POST /__sandbox/faults.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, ScriptedFault } from '../../src/sandbox/index.js';
+import { KEY_1, TODAY, call } from './http.js';
+
+let sandbox: Sandbox;
+beforeEach(async () => {
+  sandbox = await startSandbox({ port: 0, today: TODAY });
+});
+afterEach(async () => {
+  await sandbox.close();
+});
+
+const raw = (path = '/api/v1/websites', signal?: AbortSignal) =>
+  fetch(sandbox.url + path, { headers: { authorization: `Bearer ${KEY_1}` }, signal });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe('status faults', () => {
+  it('answers the scripted statuses in order, then normally again', async () => {
+    sandbox.scriptFaults([{ kind: 'status', status: 502 }, { kind: 'status', status: 503 }]);
+    const first = await call(sandbox, '/api/v1/websites');
+    expect(first.status).toBe(502);
+    expect(first.body).toEqual({ message: 'Bad Gateway' });
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(503);
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(200);
+  });
+
+  it('sends the given body and headers, e.g. a 429 with Retry-After', async () => {
+    sandbox.scriptFaults([
+      { kind: 'status', status: 429, headers: { 'Retry-After': '1' } },
+      { kind: 'status', status: 504, body: 'upstream timed out', headers: { 'x-extra': 'yes' } },
+    ]);
+    const limited = await call(sandbox, '/api/v1/websites');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(limited.body).toEqual({ message: 'Too Many Attempts.' });
+    const timedOut = await call(sandbox, '/api/v1/websites');
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.text).toBe('upstream timed out');
+    expect(timedOut.headers.get('content-type')).toContain('text/plain');
+    expect(timedOut.headers.get('x-extra')).toBe('yes');
+  });
+
+  it('skips auth: a request without a key still gets the fault', async () => {
+    sandbox.scriptFaults([{ kind: 'status', status: 500 }]);
+    expect((await call(sandbox, '/api/v1/websites', { key: null })).status).toBe(500);
+    expect((await call(sandbox, '/api/v1/websites', { key: null })).status).toBe(401);
+  });
+
+  it('is consumed by /api/v1 requests only', async () => {
+    sandbox.scriptFaults([{ kind: 'status', status: 502 }]);
+    expect((await call(sandbox, '/__sandbox/health')).status).toBe(200);
+    expect((await call(sandbox, '/elsewhere')).status).toBe(404);
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(502);
+  });
+});
+
+describe('broken answers', () => {
+  it('html500: a 500 with an HTML page', async () => {
+    sandbox.scriptFaults([{ kind: 'html500' }]);
+    const reply = await call(sandbox, '/api/v1/websites');
+    expect(reply.status).toBe(500);
+    expect(reply.headers.get('content-type')).toContain('text/html');
+    expect(reply.text).toMatch(/^<!DOCTYPE html>/);
+  });
+
+  it('hang: never answers; the client gives up and the log records status 0', async () => {
+    sandbox.scriptFaults([{ kind: 'hang' }]);
+    await expect(raw('/api/v1/websites', AbortSignal.timeout(200))).rejects.toThrow();
+    await settle();
+    expect(sandbox.log.entries[0]?.status).toBe(0);
+    expect(sandbox.log.entries[0]?.endedAt).not.toBeNull();
+    expect(sandbox.log.inFlight).toBe(0);
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(200);
+  });
+
+  it('hang: close() ends hanging requests instead of waiting for them', async () => {
+    sandbox.scriptFaults([{ kind: 'hang' }, { kind: 'hang' }]);
+    const pending = [raw(), raw()].map((request) => request.then(() => 'answered', () => 'failed'));
+    await settle();
+    expect(sandbox.log.inFlight).toBe(2);
+    const started = performance.now();
+    await sandbox.close();
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await Promise.all(pending)).toEqual(['failed', 'failed']);
+  });
+
+  it('reset: headers and part of a body, then the connection drops', async () => {
+    sandbox.scriptFaults([{ kind: 'reset' }]);
+    const read = async () => (await raw()).text();
+    await expect(read()).rejects.toThrow();
+    await settle();
+    expect(sandbox.log.entries[0]?.status).toBe(0);
+  });
+
+  it('truncated: a complete-looking answer whose JSON is cut short', async () => {
+    sandbox.scriptFaults([{ kind: 'truncated' }]);
+    const response = await raw();
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(text.startsWith('{"data":[{')).toBe(true);
+    expect(() => JSON.parse(text)).toThrow(SyntaxError);
+  });
+
+  it('malformed: a 200 whose body is not JSON', async () => {
+    sandbox.scriptFaults([{ kind: 'malformed' }]);
+    const reply = await call(sandbox, '/api/v1/websites');
+    expect(reply.status).toBe(200);
+    expect(reply.text.length).toBeGreaterThan(0);
+    expect(() => JSON.parse(reply.text)).toThrow(SyntaxError);
+  });
+
+  it('oversize: a valid JSON body of about the size asked for', async () => {
+    sandbox.scriptFaults([{ kind: 'oversize', bytes: 2_000_000 }]);
+    const response = await raw();
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(Math.abs(Buffer.byteLength(text) - 2_000_000)).toBeLessThan(100);
+    expect(JSON.parse(text)).toMatchObject({ data: [], status: 200 });
+  });
+
+  it('delay: answers normally, after the delay', async () => {
+    sandbox.scriptFaults([{ kind: 'delay', ms: 200 }]);
+    const started = performance.now();
+    const reply = await call<{ data: { id: number } }>(sandbox, '/api/v1/websites/1');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.id).toBe(1);
+    // Normal handling includes auth.
+    sandbox.scriptFaults([{ kind: 'delay', ms: 10 }]);
+    expect((await call(sandbox, '/api/v1/websites/1', { key: null })).status).toBe(401);
+  });
+});
+
+describe('scripting over HTTP', () => {
+  it('POST /__sandbox/faults queues faults and answers 204', async () => {
+    const faults: ScriptedFault[] = [{ kind: 'status', status: 503 }, { kind: 'malformed' }];
+    const reply = await call(sandbox, '/__sandbox/faults', { method: 'POST', key: null, json: faults });
+    expect(reply.status).toBe(204);
+    expect(reply.text).toBe('');
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(503);
+    const malformed = await call(sandbox, '/api/v1/websites');
+    expect(malformed.status).toBe(200);
+    expect(() => JSON.parse(malformed.text)).toThrow(SyntaxError);
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(200);
+  });
+
+  it.each([
+    [{ kind: 'status', status: 503 }],
+    [[{ kind: 'explode' }]],
+    [[{ kind: 'status', status: 99 }]],
+    [[{ kind: 'status', status: 500, headers: { a: 1 } }]],
+    [[{ kind: 'oversize', bytes: -1 }]],
+    [[{ kind: 'delay' }]],
+  ])('rejects %j with a 400 and queues nothing', async (body) => {
+    const reply = await call<{ message: string }>(sandbox, '/__sandbox/faults', { method: 'POST', key: null, json: body });
+    expect(reply.status).toBe(400);
+    expect(reply.body.message.length).toBeGreaterThan(0);
+    expect((await call(sandbox, '/api/v1/websites')).status).toBe(200);
+  });
+
+  it('rejects bad faults from code', () => {
+    expect(() => sandbox.scriptFaults([{ kind: 'oversize', bytes: 1.5 }])).toThrow(TypeError);
+  });
+});

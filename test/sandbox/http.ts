@@ -1,0 +1,90 @@
+// A small client for the sandbox tests: real HTTP through global fetch, JSON decoded when it is JSON.
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+export const KEY_1 = 'sandbox-key-1';
+export const KEY_2 = 'sandbox-key-2';
+export const TODAY = '2026-03-15';
+
+export interface WireWebsite {
+  id: number;
+  domain: string;
+  privacy: number;
+  email: number;
+  password: boolean;
+  exclude_bots: number;
+  exclude_params: string | null;
+  exclude_ips: string | null;
+  favorite: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WirePage<T> {
+  data: T[];
+  links: { first: string; last: string; prev: string | null; next: string | null };
+  meta: {
+    current_page: number;
+    from: number | null;
+    last_page: number;
+    path: string;
+    per_page: number;
+    to: number | null;
+    total: number;
+  };
+  status: number;
+}
+
+export interface StatRow {
+  value: string;
+  count: number;
+}
+
+export interface ErrorBody {
+  message: string | Record<string, string[]>;
+  status?: number;
+}
+
+export interface Reply<T> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface CallOptions {
+  method?: string;
+  /** null sends no Authorization header. */
+  key?: string | null;
+  form?: Record<string, string>;
+  json?: unknown;
+  headers?: Record<string, string>;
+}
+
+export async function call<T = unknown>(sandbox: Sandbox | string, path: string, options: CallOptions = {}): Promise<Reply<T>> {
+  const base = typeof sandbox === 'string' ? sandbox : sandbox.url;
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  const key = options.key === undefined ? KEY_1 : options.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let body: string | undefined;
+  if (options.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(options.form).toString();
+  } else if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(base + path, { method: options.method ?? 'GET', headers, body });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed as T };
+}
+
+/** The stats query string for a range, with extra parameters. */
+export function statsPath(id: number, name: string, from: string, to: string, extra: Record<string, string> = {}): string {
+  return `/api/v1/stats/${id}?${new URLSearchParams({ name, from, to, ...extra }).toString()}`;
+}
