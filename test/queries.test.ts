@@ -224,3 +224,28 @@ describe('key forwarding', () => {
     expect(entry!.headers['x-custom']).toBeUndefined();
   });
 });
+
+describe('refused arguments', () => {
+  it.each([
+    ['perPage 7', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-01", to: "2026-03-02", perPage: 7) { totalCount } }`, 'perPage', 'perPage must be one of 10, 25, 50, 100, got 7.'],
+    ['page 0', '{ websites(page: 0) { totalCount } }', 'page', 'page must be an integer from 1 to 1000000, got 0.'],
+    ['a malformed id', '{ website(id: "1 OR 1=1") { domain } }', 'id', 'id must be a positive integer id, got "1 OR 1=1".'],
+    ['to before from', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-02", to: "2026-03-01") { totalCount } }`, 'to', 'to (2026-03-01) must be on or after from (2026-03-02).'],
+    ['a long search', `{ websites(search: "${'x'.repeat(300)}") { totalCount } }`, 'search', 'search must be at most 255 characters, got 300.'],
+  ])('%s: BAD_USER_INPUT naming the argument, no upstream call', async (_name, query, argument, message) => {
+    const { errors } = await stack.gql(query);
+    expect(errors).toHaveLength(1);
+    expect(errors![0]!.message).toBe(message);
+    expect(errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('an impossible date is refused by the Date scalar, with no upstream call', async () => {
+    const { errors } = await stack.gql(`{ stats(websiteId: "1", name: PAGE, from: "2026-02-30", to: "2026-03-01") { totalCount } }`);
+    expect(errors![0]!.message).toContain('Date must be a real calendar date');
+    expect(stack.sandbox.log.count).toBe(0);
+    const viaVariable = await stack.gql('query($d: Date!) { stats(websiteId: "1", name: PAGE, from: $d, to: "2026-03-01") { totalCount } }', { d: '2026-13-01' });
+    expect(viaVariable.errors![0]!.message).toContain('real calendar date');
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+});
