@@ -5,39 +5,11 @@ export const KEY_1 = 'sandbox-key-1';
 export const KEY_2 = 'sandbox-key-2';
 export const TODAY = '2026-03-15';
 
-export interface WireWebsite {
-  id: number;
-  domain: string;
-  privacy: number;
-  email: number;
-  password: boolean;
-  exclude_bots: number;
-  exclude_params: string | null;
-  exclude_ips: string | null;
-  favorite: number;
-  created_at: string;
-  updated_at: string;
-}
+// The sandbox's own wire types: the tests read what the server says it writes.
+export type { WireWebsite } from '../../src/sandbox/store.js';
+export type { PaginatedBody as WirePage } from '../../src/sandbox/pagination.js';
+export type { StatRow } from '../../src/sandbox/stat-series.js';
 
-export interface WirePage<T> {
-  data: T[];
-  links: { first: string; last: string; prev: string | null; next: string | null };
-  meta: {
-    current_page: number;
-    from: number | null;
-    last_page: number;
-    path: string;
-    per_page: number;
-    to: number | null;
-    total: number;
-  };
-  status: number;
-}
-
-export interface StatRow {
-  value: string;
-  count: number;
-}
 
 export interface ErrorBody {
   message: string | Record<string, string[]>;
