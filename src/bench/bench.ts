@@ -1,0 +1,475 @@
+// runBench: the sandbox and the gateway as separate processes, each scenario driven through the
+// gateway by autocannon and straight against the REST API by two baselines (sequential and
+// parallel), with upstream calls counted by the sandbox and the gateway's CPU and memory read from /proc.
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
+import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
+import { RestClient, SandboxControl, type LogEntry } from './rest.js';
+import {
+  LIST_SIZE,
+  SCENARIOS,
+  SCENARIO_NAMES,
+  type ChainContext,
+  type GraphqlStep,
+  type RestMode,
+  type Scenario,
+  type ScenarioContext,
+  type ScenarioName,
+} from './scenarios.js';
+import { maxOf, median, percentiles } from './stats.js';
+
+export const DEMO_KEY = 'sandbox-key-1';
+
+export interface PassOptions {
+  /** Shown in the report, e.g. "main". */
+  name: string;
+  /** Sandbox latency added to every REST answer. */
+  latencyMs: number;
+  /** Concurrent connections of autocannon, and concurrent workers of the baselines. */
+  connections: number;
+  scenarios: readonly ScenarioName[];
+}
+
+export interface BenchOptions {
+  /** Seconds of each measured run (gateway, sequential, parallel). */
+  durationSeconds: number;
+  /** Seconds of warm-up before each measured run (not measured). */
+  warmupSeconds: number;
+  /** Measured runs of each client per scenario; the table shows medians. */
+  repeat: number;
+  passes: readonly PassOptions[];
+  /** Measure the REST baselines (sequential and parallel) too. */
+  baselines: boolean;
+  /** Extra environment of the gateway process, e.g. { UPSTREAM_CONNECTIONS: '128' }. */
+  gatewayEnv: Record<string, string>;
+  /** Extra node flags of the gateway process, e.g. ['--cpu-prof', '--cpu-prof-dir=prof']. */
+  gatewayNodeArgs: readonly string[];
+  /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS (64). */
+  restConnections?: number;
+  /** Progress lines (the CLI sends them to stderr). */
+  log(line: string): void;
+}
+
+export interface DefaultPassOptions {
+  latencyMs?: number;
+  connections?: number;
+  /** Connections of the load pass (the RSS target). */
+  loadConnections?: number;
+  scenarios?: readonly ScenarioName[];
+  /** Which passes: main (all scenarios), overhead (0 ms sandbox, 1 connection), load (100 connections). */
+  passes?: readonly ('main' | 'overhead' | 'load')[];
+}
+
+/** The full run: every scenario at 20 ms and 10 connections; the overhead at 0 ms; memory at 100 connections. */
+export function defaultPasses(options: DefaultPassOptions = {}): PassOptions[] {
+  const only = (names: readonly ScenarioName[]): ScenarioName[] =>
+    names.filter((name) => options.scenarios === undefined || options.scenarios.includes(name));
+  const passes: PassOptions[] = [];
+  const wanted = options.passes ?? ['main', 'overhead', 'load'];
+  if (wanted.includes('main')) {
+    passes.push({ name: 'main', latencyMs: options.latencyMs ?? 20, connections: options.connections ?? 10, scenarios: only(SCENARIO_NAMES) });
+  }
+  if (wanted.includes('overhead')) {
+    passes.push({ name: 'overhead', latencyMs: 0, connections: 1, scenarios: only(['website', 'dashboard']) });
+  }
+  if (wanted.includes('load')) {
+    passes.push({
+      name: 'load',
+      latencyMs: options.latencyMs ?? 20,
+      connections: options.loadConnections ?? 100,
+      scenarios: only(['dashboard', 'websites-list']),
+    });
+  }
+  return passes.filter((pass) => pass.scenarios.length > 0);
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  durationSeconds: 10,
+  warmupSeconds: 2,
+  repeat: 1,
+  passes: defaultPasses(),
+  baselines: true,
+  gatewayEnv: {},
+  gatewayNodeArgs: [],
+  log: () => undefined,
+};
+
+export type ClientKind = 'gateway' | 'sequential' | 'parallel';
+
+export interface Measurement {
+  client: ClientKind;
+  /** Medians over the repeated runs (sums for requests and errors). */
+  requests: number;
+  errors: number;
+  requestsPerSecond: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  /** Upstream calls counted by the sandbox, per (GraphQL or equivalent) request. */
+  upstreamCallsPerRequest: number;
+  /** Gateway only: user + system CPU time per request. */
+  cpuMsPerRequest: number | null;
+  /** Gateway only: largest VmRSS sampled during the runs. */
+  peakRssMb: number | null;
+  /** The sandbox's CPU time per upstream call it answered (it shares the machine's cores). */
+  sandboxCpuMsPerCall: number | null;
+}
+
+export interface ScenarioResult {
+  scenario: ScenarioName;
+  number: number;
+  title: string;
+  expectedCalls: number;
+  gateway: Measurement;
+  sequential: Measurement | null;
+  parallel: Measurement | null;
+  /** The gateway made the same REST calls as the baselines (one request of each, compared in the sandbox log). */
+  sameCalls: boolean | null;
+  notes: string[];
+}
+
+export interface PassResult extends PassOptions {
+  results: ScenarioResult[];
+  /** The gateway's VmHWM after the pass: its peak RSS since it started. */
+  gatewayPeakRssMb: number | null;
+}
+
+export interface MachineInfo {
+  cpus: number;
+  cpuModel: string;
+  node: string;
+  os: string;
+  memoryGb: number;
+  /** 1-minute load average at the start and the end of the run. */
+  loadAverage: [number, number];
+}
+
+export interface BenchReport {
+  startedAt: string;
+  seconds: number;
+  machine: MachineInfo;
+  durationSeconds: number;
+  warmupSeconds: number;
+  repeat: number;
+  gatewayEnv: Record<string, string>;
+  passes: PassResult[];
+}
+
+export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, ...partial };
+  const { log } = options;
+  const startedAt = new Date();
+  const load0 = loadavg()[0] ?? 0;
+  const runId = startedAt.getTime().toString(36);
+  // Domains of this run's websites: `bench-<run>-list<n>` for the list scenario, `bench-<run>-w<n>` for the writes.
+  const marker = `bench-${runId}-`;
+  let domains = 0;
+  const domain = (kind: 'list' | 'w'): string => `${marker}${kind}${++domains}.example.com`;
+
+  const children: ChildServer[] = [];
+  let control: SandboxControl | undefined;
+  let rest: RestClient | undefined;
+  const onSignal = (): void => {
+    for (const child of children) void child.stop();
+  };
+  process.once('exit', onSignal);
+  try {
+    const firstLatency = options.passes[0]?.latencyMs ?? 20;
+    log(`starting the sandbox (${firstLatency} ms) and the gateway…`);
+    const sandbox = await spawnServer({
+      script: 'dist/sandbox/main.js',
+      env: { SANDBOX_PORT: '0', SANDBOX_HOST: '127.0.0.1', SANDBOX_LATENCY_MS: String(firstLatency) },
+      ready: /listening on (http:\/\/[^\s]+)/,
+    });
+    children.push(sandbox);
+    const gatewayEnv: Record<string, string> = {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      UPSTREAM_URL: sandbox.url,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'production',
+      ...options.gatewayEnv,
+    };
+    const gatewayProcess = await spawnServer({
+      script: 'dist/main.js',
+      env: gatewayEnv,
+      ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
+      nodeArgs: options.gatewayNodeArgs,
+    });
+    children.push(gatewayProcess);
+    const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
+
+    control = new SandboxControl(sandbox.url);
+    const restConnections = options.restConnections ?? Number(gatewayEnv.UPSTREAM_CONNECTIONS ?? 64);
+    rest = new RestClient(sandbox.url, DEMO_KEY, restConnections);
+    const today = await control.today();
+    const context: ScenarioContext = { from: addDays(today, -29), to: today, websiteId: '1', uniqueDomain: () => domain('w') };
+
+    const needsList = options.passes.some((pass) => pass.scenarios.includes('websites-list'));
+    if (needsList) await ensureWebsites(rest, LIST_SIZE, () => domain('list'), log);
+
+    const passes: PassResult[] = [];
+    for (const pass of options.passes) {
+      await control.setLatency(pass.latencyMs);
+      log(`pass "${pass.name}": ${pass.latencyMs} ms sandbox, ${pass.connections} connections`);
+      const results: ScenarioResult[] = [];
+      for (const name of pass.scenarios) {
+        const scenario = SCENARIOS[name];
+        results.push(await runScenario(scenario, pass, options, { control, rest, gateway, sandboxPid: sandbox.pid, context }));
+        if (scenario.createsIds) await deleteWebsites(rest, `${marker}w`);
+      }
+      passes.push({ ...pass, results, gatewayPeakRssMb: memoryMb(gateway.pid, 'VmHWM') });
+    }
+
+    const machine: MachineInfo = {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      os: `${platform()} ${release()}`,
+      memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+      loadAverage: [round(load0, 2), round(loadavg()[0] ?? 0, 2)],
+    };
+    return {
+      startedAt: startedAt.toISOString(),
+      seconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      machine,
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      repeat: options.repeat,
+      gatewayEnv: options.gatewayEnv,
+      passes,
+    };
+  } finally {
+    process.off('exit', onSignal);
+    if (rest) await deleteWebsites(rest, marker).catch(() => undefined);
+    await rest?.close();
+    await control?.close();
+    // The gateway first: it exits cleanly on SIGTERM (and writes its --cpu-prof profile then).
+    for (const child of children.reverse()) await child.stop();
+  }
+}
+
+interface Harness {
+  control: SandboxControl;
+  rest: RestClient;
+  gateway: { url: string; pid: number };
+  sandboxPid: number;
+  context: ScenarioContext;
+}
+
+async function runScenario(scenario: Scenario, pass: PassOptions, options: BenchOptions, harness: Harness): Promise<ScenarioResult> {
+  const { control, rest, gateway, context } = harness;
+  const notes: string[] = [];
+  const steps = scenario.steps(context);
+
+  // One request of each, to check answers and compare the REST calls the gateway makes with the baselines'.
+  let sameCalls: boolean | null = null;
+  await control.settle();
+  const gatewayCheck = await runChainOnce(gateway.url, steps);
+  if (gatewayCheck.problem) notes.push(`check: ${gatewayCheck.problem}`);
+  const gatewayCalls = signatures(await control.entries(), scenario.createsIds);
+  if (options.baselines) {
+    await control.resetLog();
+    try {
+      await scenario.rest(rest, 'sequential', context, () => undefined);
+    } catch (error) {
+      notes.push(`check: the REST baseline failed: ${(error as Error).message}`);
+    }
+    const restCalls = signatures(await control.entries(), scenario.createsIds);
+    sameCalls = gatewayCalls.join('\n') === restCalls.join('\n');
+    if (!sameCalls) {
+      notes.push(`the gateway's REST calls differ from the baselines': gateway ${JSON.stringify(gatewayCalls)}, REST ${JSON.stringify(restCalls)}`);
+    }
+  }
+  if (gatewayCalls.length !== scenario.expectedCalls * steps.length) {
+    notes.push(`one ${steps.length > 1 ? 'chain' : 'request'} made ${gatewayCalls.length} REST calls, expected ${scenario.expectedCalls * steps.length}`);
+  }
+
+  const runs: Record<ClientKind, RunFigures[]> = { gateway: [], sequential: [], parallel: [] };
+  for (let round = 1; round <= options.repeat; round++) {
+    const tag = options.repeat > 1 ? ` (run ${round}/${options.repeat})` : '';
+    options.log(`  ${scenario.number}. ${scenario.name}: gateway${tag}`);
+    runs.gateway.push(await measureGateway(scenario, steps, pass, options, harness));
+    if (!options.baselines) continue;
+    for (const mode of ['sequential', 'parallel'] as const) {
+      options.log(`  ${scenario.number}. ${scenario.name}: ${mode} REST${tag}`);
+      runs[mode].push(await measureRest(scenario, mode, pass, options, harness));
+    }
+  }
+  const gatewayResult = summarise('gateway', runs.gateway);
+  const errors = gatewayResult.errors;
+  if (errors > 0) notes.push(`${errors} gateway requests failed (transport error, non-2xx or GraphQL errors)`);
+  for (const mode of ['sequential', 'parallel'] as const) {
+    const failed = runs[mode].reduce((sum, run) => sum + run.load.errors, 0);
+    if (failed > 0) notes.push(`${failed} ${mode} REST pages failed`);
+  }
+  return {
+    scenario: scenario.name,
+    number: scenario.number,
+    title: scenario.title,
+    expectedCalls: scenario.expectedCalls,
+    gateway: gatewayResult,
+    sequential: options.baselines ? summarise('sequential', runs.sequential) : null,
+    parallel: options.baselines ? summarise('parallel', runs.parallel) : null,
+    sameCalls,
+    notes,
+  };
+}
+
+interface RunFigures {
+  load: LoadResult;
+  upstreamCalls: number;
+  cpuMs: number | null;
+  peakRssMb: number | null;
+  sandboxCpuMs: number | null;
+}
+
+async function measureGateway(
+  scenario: Scenario,
+  steps: readonly GraphqlStep[],
+  pass: PassOptions,
+  options: BenchOptions,
+  { control, gateway, sandboxPid }: Harness,
+): Promise<RunFigures> {
+  const base = { url: gateway.url, authorization: `Bearer ${DEMO_KEY}`, connections: pass.connections, steps, ok: scenario.ok };
+  const warmup = await runGatewayLoad({ ...base, seconds: options.warmupSeconds });
+  // Sized from the warm-up's rate so the run lasts about durationSeconds and ends with nothing in
+  // flight: every request counted by the sandbox then belongs to a completed GraphQL request.
+  const chain = steps.length;
+  const perConnection = Math.max(chain, Math.ceil((warmup.lateRate * options.durationSeconds) / pass.connections / chain) * chain);
+  await control.settle();
+  const cpu0 = cpuTimeMs(gateway.pid);
+  const sandbox0 = cpuTimeMs(sandboxPid);
+  const rss = sampleRss(gateway.pid);
+  const load = await runGatewayLoad({ ...base, amount: perConnection * pass.connections });
+  const peakRssMb = rss.stop();
+  const cpuMs = difference(cpu0, cpuTimeMs(gateway.pid));
+  const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
+  const { count } = await control.count();
+  await control.resetLog();
+  return { load, upstreamCalls: count, cpuMs, peakRssMb, sandboxCpuMs };
+}
+
+async function measureRest(
+  scenario: Scenario,
+  mode: RestMode,
+  pass: PassOptions,
+  options: BenchOptions,
+  { control, rest, context, sandboxPid }: Harness,
+): Promise<RunFigures> {
+  const iterate = (record: (ms: number) => void): Promise<void> => scenario.rest(rest, mode, context, record);
+  await runRestLoad({ connections: pass.connections, seconds: options.warmupSeconds / 2, iterate });
+  await control.settle();
+  const sandbox0 = cpuTimeMs(sandboxPid);
+  const load = await runRestLoad({ connections: pass.connections, seconds: options.durationSeconds, iterate });
+  const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
+  const { count } = await control.count();
+  await control.resetLog();
+  return { load, upstreamCalls: count, cpuMs: null, peakRssMb: null, sandboxCpuMs };
+}
+
+function difference(before: number | null, after: number | null): number | null {
+  return before === null || after === null ? null : after - before;
+}
+
+function summarise(client: ClientKind, runs: readonly RunFigures[]): Measurement {
+  const each = runs.map((run) => {
+    const { p50, p90, p99 } = percentiles(run.load.latencies);
+    const done = run.load.completed;
+    return {
+      rps: done / run.load.seconds,
+      p50,
+      p90,
+      p99,
+      calls: done > 0 ? run.upstreamCalls / done : Number.NaN,
+      cpu: run.cpuMs === null || done === 0 ? null : run.cpuMs / done,
+      sandboxCpu: run.sandboxCpuMs === null || run.upstreamCalls === 0 ? null : run.sandboxCpuMs / run.upstreamCalls,
+    };
+  });
+  const med = (pick: (figures: (typeof each)[number]) => number | null): number => median(each.map(pick)) ?? Number.NaN;
+  return {
+    client,
+    requests: runs.reduce((sum, run) => sum + run.load.completed, 0),
+    errors: runs.reduce((sum, run) => sum + run.load.errors, 0),
+    requestsPerSecond: med((f) => f.rps),
+    p50: med((f) => f.p50),
+    p90: med((f) => f.p90),
+    p99: med((f) => f.p99),
+    upstreamCallsPerRequest: med((f) => f.calls),
+    cpuMsPerRequest: client === 'gateway' ? med((f) => f.cpu) : null,
+    peakRssMb: client === 'gateway' ? maxOf(runs.map((run) => run.peakRssMb)) : null,
+    sandboxCpuMsPerCall: median(each.map((f) => f.sandboxCpu)),
+  };
+}
+
+/** One pass through a scenario's chain with plain requests; a problem found, if any. */
+async function runChainOnce(url: string, steps: readonly GraphqlStep[]): Promise<{ problem: string | null }> {
+  const chain: ChainContext = {};
+  for (const step of steps) {
+    const body = step.body(chain);
+    if (body === null) return { problem: 'the chain stopped: a previous step gave nothing to go on' };
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEY}` },
+      body,
+    });
+    const text = await response.text();
+    if (response.status !== 200) return { problem: `HTTP ${response.status}: ${text.slice(0, 300)}` };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return { problem: `not JSON: ${text.slice(0, 300)}` };
+    }
+    const errors = (parsed as { errors?: unknown[] }).errors;
+    if (errors) return { problem: `GraphQL errors: ${JSON.stringify(errors).slice(0, 300)}` };
+    step.after?.(parsed, chain);
+  }
+  return { problem: null };
+}
+
+/** A sorted list of the calls in the sandbox log, comparable between clients. */
+function signatures(entries: readonly LogEntry[], createsIds: boolean): string[] {
+  return entries
+    .map((entry) => {
+      const path = createsIds ? entry.path.replace(/\/\d+(?=\/|$)/g, '/{id}') : entry.path;
+      const query = Object.entries(entry.query)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([name, value]) => `${name}=${value}`)
+        .join('&');
+      const form = entry.body ? ` form:${[...new URLSearchParams(entry.body).keys()].sort().join(',')}` : '';
+      return `${entry.method} ${path}${query ? `?${query}` : ''}${form}`;
+    })
+    .sort();
+}
+
+/** Makes sure the demo user has at least `count` websites (new ones have no statistics: their stats are empty lists). */
+async function ensureWebsites(rest: RestClient, count: number, uniqueDomain: () => string, log: (line: string) => void): Promise<void> {
+  const page = (await rest.call({ method: 'GET', path: '/websites', query: { per_page: '10' } })) as { meta?: { total?: number } };
+  const missing = count - Number(page.meta?.total ?? 0);
+  if (missing <= 0) return;
+  log(`creating ${missing} websites for the list scenario (deleted at the end)…`);
+  for (let i = 0; i < missing; i++) await rest.call({ method: 'POST', path: '/websites', form: { domain: uniqueDomain() } });
+}
+
+/** Deletes the websites whose domain contains `marker` (this run's). */
+async function deleteWebsites(rest: RestClient, marker: string): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    const page = (await rest.call({
+      method: 'GET',
+      path: '/websites',
+      query: { search: marker, search_by: 'domain', per_page: '100' },
+    })) as { data: { id: number }[] };
+    if (page.data.length === 0) return;
+    await Promise.all(page.data.map((website) => rest.call({ method: 'DELETE', path: `/websites/${website.id}` })));
+  }
+}
+
+function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+function round(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}

@@ -1,0 +1,130 @@
+// Load generators: autocannon against the gateway, and N looping workers for the REST baselines.
+// Both keep every latency sample as a float (autocannon's own histogram has 1 ms resolution, too
+// coarse for the gateway's overhead), and both end with nothing in flight when asked to.
+import autocannon from 'autocannon';
+import type { ChainContext, GraphqlStep } from './scenarios.js';
+
+export interface LoadResult {
+  /** Responses (GraphQL requests) or request equivalents (REST baselines) completed. */
+  completed: number;
+  /** Failures: transport errors, non-2xx, GraphQL errors in a body. */
+  errors: number;
+  /** Milliseconds per successful request. */
+  latencies: number[];
+  /** Wall time of the run. */
+  seconds: number;
+  /** Completed per second over the second half of the run (to size a run by `amount`). */
+  lateRate: number;
+}
+
+export interface GatewayLoadOptions {
+  /** The GraphQL endpoint. */
+  url: string;
+  authorization: string;
+  connections: number;
+  steps: readonly GraphqlStep[];
+  ok(body: string): boolean;
+  /** Run for this long (requests cut off at the end are dropped)… */
+  seconds?: number;
+  /** …or until exactly this many requests have completed (none left in flight). */
+  amount?: number;
+}
+
+export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult> {
+  const headers = { 'content-type': 'application/json', authorization: options.authorization };
+  const requests = options.steps.map((step): autocannon.RequestDefinition => {
+    const request: autocannon.RequestDefinition = { method: 'POST', path: new URL(options.url).pathname, headers };
+    if (step.dynamic) {
+      request.setupRequest = (current, context) => {
+        const body = step.body(context as ChainContext);
+        return body === null ? null : { ...current, body };
+      };
+    } else {
+      request.body = step.body({}) ?? '';
+    }
+    if (step.after) {
+      const after = step.after;
+      request.onResponse = (status, body, context) => {
+        if (status !== 200) return;
+        try {
+          after(JSON.parse(body) as unknown, context as ChainContext);
+        } catch {
+          // Not JSON: the next step sees no value and the chain restarts.
+        }
+      };
+    }
+    return request;
+  });
+
+  const latencies: number[] = [];
+  const responseTimes: number[] = [];
+  const started = performance.now();
+  return new Promise<LoadResult>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: options.url,
+        connections: options.connections,
+        ...(options.amount === undefined ? { duration: options.seconds ?? 10 } : { amount: options.amount }),
+        timeout: 30,
+        requests,
+        verifyBody: options.ok,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const seconds = (performance.now() - started) / 1000;
+        const half = started + (seconds * 1000) / 2;
+        const late = responseTimes.filter((at) => at >= half).length;
+        resolve({
+          completed: responseTimes.length,
+          errors: result.errors + result.non2xx + result.mismatches,
+          latencies,
+          seconds,
+          lateRate: late / (seconds / 2),
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      responseTimes.push(performance.now());
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+export interface RestLoadOptions {
+  connections: number;
+  seconds: number;
+  /** One page: resolves when done, calling record(ms) once per request equivalent. */
+  iterate(record: (ms: number) => void): Promise<void>;
+}
+
+/** `connections` workers, each looping over pages until the time is up; a page once started is finished. */
+export async function runRestLoad(options: RestLoadOptions): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const times: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const end = started + options.seconds * 1000;
+  const record = (ms: number): void => {
+    latencies.push(ms);
+    times.push(performance.now());
+  };
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      try {
+        await options.iterate(record);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  const half = started + (seconds * 1000) / 2;
+  return {
+    completed: latencies.length,
+    errors,
+    latencies,
+    seconds,
+    lateRate: times.filter((at) => at >= half).length / (seconds / 2),
+  };
+}

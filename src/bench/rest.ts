@@ -1,0 +1,142 @@
+// The baselines' client: what a browser page does without the gateway, with undici straight to the
+// REST API. Also the harness's own access to the sandbox's control paths.
+import { Pool } from 'undici';
+
+export interface RestCall {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Below /api/v1, e.g. /websites/1. */
+  path: string;
+  query?: Record<string, string>;
+  /** Sent form-encoded. */
+  form?: Record<string, string>;
+}
+
+export class RestError extends Error {
+  constructor(
+    readonly status: number,
+    call: RestCall,
+  ) {
+    super(`${call.method} ${call.path} answered ${status}`);
+  }
+}
+
+export class RestClient {
+  private readonly pool: Pool;
+  private readonly authorization: string;
+
+  constructor(origin: string, key: string, connections: number) {
+    this.pool = new Pool(origin, { connections, keepAliveTimeout: 30_000 });
+    this.authorization = `Bearer ${key}`;
+  }
+
+  /** Sends the call and returns its parsed JSON body; a non-2xx answer is a RestError. */
+  async call(call: RestCall): Promise<unknown> {
+    const search = call.query ? `?${new URLSearchParams(call.query).toString()}` : '';
+    const headers: Record<string, string> = { accept: 'application/json', authorization: this.authorization };
+    if (call.form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const { statusCode, body } = await this.pool.request({
+      method: call.method,
+      path: `/api/v1${call.path}${search}`,
+      headers,
+      body: call.form ? new URLSearchParams(call.form).toString() : null,
+    });
+    if (statusCode < 200 || statusCode > 299) {
+      await body.dump();
+      throw new RestError(statusCode, call);
+    }
+    return body.json();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** Entries of the sandbox's request log, as the harness reads them. */
+export interface LogEntry {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: string;
+}
+
+/** The sandbox's control surface (/__sandbox/*), outside the API. */
+export class SandboxControl {
+  private readonly pool: Pool;
+
+  constructor(readonly url: string) {
+    this.pool = new Pool(url, { connections: 2 });
+  }
+
+  private async send(method: 'GET' | 'PUT' | 'DELETE', path: string, json?: unknown): Promise<string> {
+    const { statusCode, body } = await this.pool.request({
+      method,
+      path,
+      headers: json === undefined ? {} : { 'content-type': 'application/json' },
+      body: json === undefined ? null : JSON.stringify(json),
+    });
+    const text = await body.text();
+    if (statusCode < 200 || statusCode > 299) throw new Error(`sandbox ${method} ${path} answered ${statusCode}: ${text}`);
+    return text;
+  }
+
+  async today(): Promise<string> {
+    const health = JSON.parse(await this.send('GET', '/__sandbox/health')) as { today?: unknown };
+    if (typeof health.today !== 'string') throw new Error('the sandbox health answer has no "today"');
+    return health.today;
+  }
+
+  async setLatency(latencyMs: number): Promise<void> {
+    await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: null });
+  }
+
+  async resetLog(): Promise<void> {
+    await this.send('DELETE', '/__sandbox/log');
+  }
+
+  /**
+   * /api/v1 requests received since the last reset. The sandbox has no count-only view, so this
+   * reads the start of the log's JSON (`{"count":N,…`) and drops the rest (the entries) unparsed.
+   */
+  async count(): Promise<{ count: number; inFlight: number }> {
+    const { statusCode, body } = await this.pool.request({ method: 'GET', path: '/__sandbox/log' });
+    if (statusCode !== 200) {
+      await body.dump();
+      throw new Error(`sandbox GET /__sandbox/log answered ${statusCode}`);
+    }
+    let head = '';
+    for await (const chunk of body) {
+      head += (chunk as Buffer).toString('utf8');
+      const count = /"count":(\d+)/.exec(head);
+      const inFlight = /"inFlight":(\d+)/.exec(head);
+      if (count?.[1] && inFlight?.[1]) {
+        body.destroy();
+        return { count: Number(count[1]), inFlight: Number(inFlight[1]) };
+      }
+      if (head.length > 4096) break;
+    }
+    body.destroy();
+    throw new Error('the sandbox log answer has no "count"/"inFlight"');
+  }
+
+  /** The whole log (for the one-request checks, when it is short). */
+  async entries(): Promise<LogEntry[]> {
+    const log = JSON.parse(await this.send('GET', '/__sandbox/log')) as { entries?: LogEntry[] };
+    return log.entries ?? [];
+  }
+
+  /** Resets the log until nothing is in flight (requests cut off at the end of a load run), at most `ms`. */
+  async settle(ms = 5_000): Promise<void> {
+    const until = Date.now() + ms;
+    for (;;) {
+      await this.resetLog();
+      const { inFlight } = await this.count();
+      if (inFlight === 0 || Date.now() > until) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
