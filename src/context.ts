@@ -47,12 +47,16 @@ export function createContext(
   const deadline = Date.now() + config.requestDeadlineMs;
   const limit = pLimit(config.maxConcurrency);
   const usage: Usage = { upstreamCalls: 0, cost: null };
+  // The deadline as a signal, made on the first upstream call (most requests of a page make several).
+  let signal: AbortSignal | undefined;
+  const upstreamSignal = (): AbortSignal =>
+    (signal ??= AbortSignal.any([request.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]));
 
   const send: Send = (call) => {
     if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
     return limit(() => {
       usage.upstreamCalls++;
-      return client.send({ ...call, authorization: auth.authorization, signal: request.signal, deadline });
+      return client.send({ ...call, authorization: auth.authorization, signal: upstreamSignal(), deadline });
     });
   };
 

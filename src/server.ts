@@ -7,7 +7,6 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
@@ -94,8 +93,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     defaultQuery: exampleQuery(options.today ?? isoDay(new Date())),
     ...(options.demoKey ? { headers: JSON.stringify({ Authorization: `Bearer ${options.demoKey}` }) } : {}),
   };
-  // The GraphiQL bundle is ~9 MB of inlined JavaScript: render it once, not per page view.
-  let graphiqlPage: string | undefined;
+  // The GraphiQL bundle is ~9 MB of inlined JavaScript (~47 MB of RSS once loaded): load it on the
+  // first page view, not at start-up, and render it once.
+  let graphiqlPage: Promise<string> | undefined;
+  const renderPage = (opts: GraphiQLOptions): Promise<string> =>
+    (graphiqlPage ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(opts)));
 
   const logger = options.logger ?? pino({ level: config.logLevel, base: null });
   const contexts = new WeakMap<Request, GatewayContext>();
@@ -109,7 +111,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     batching: false,
     maskedErrors: { isDev: !config.production },
     graphiql: config.graphiql ? graphiql : false,
-    renderGraphiQL: (opts) => (graphiqlPage ??= renderGraphiQL(opts)),
+    renderGraphiQL: renderPage,
     cors:
       config.corsOrigins.length === 0
         ? false

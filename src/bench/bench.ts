@@ -44,6 +44,8 @@ export interface BenchOptions {
   gatewayEnv: Record<string, string>;
   /** Extra node flags of the gateway process, e.g. ['--cpu-prof', '--cpu-prof-dir=prof']. */
   gatewayNodeArgs: readonly string[];
+  /** The gateway's entry point, relative to the project root or absolute (to compare builds); default dist/main.js. */
+  gatewayScript: string;
   /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS (64). */
   restConnections?: number;
   /** Progress lines (the CLI sends them to stderr). */
@@ -91,6 +93,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   baselines: true,
   gatewayEnv: {},
   gatewayNodeArgs: [],
+  gatewayScript: 'dist/main.js',
   log: () => undefined,
 };
 
@@ -152,6 +155,7 @@ export interface BenchReport {
   warmupSeconds: number;
   repeat: number;
   gatewayEnv: Record<string, string>;
+  gatewayScript: string;
   passes: PassResult[];
 }
 
@@ -191,7 +195,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       ...options.gatewayEnv,
     };
     const gatewayProcess = await spawnServer({
-      script: 'dist/main.js',
+      script: options.gatewayScript,
       env: gatewayEnv,
       ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
       nodeArgs: options.gatewayNodeArgs,
@@ -237,6 +241,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       warmupSeconds: options.warmupSeconds,
       repeat: options.repeat,
       gatewayEnv: options.gatewayEnv,
+      gatewayScript: options.gatewayScript,
       passes,
     };
   } finally {

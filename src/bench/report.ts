@@ -120,7 +120,8 @@ export function formatReport(report: BenchReport): string {
     `Each run: ${report.warmupSeconds} s warm-up, then about ${report.durationSeconds} s measured` +
       `${report.repeat > 1 ? `, ${report.repeat} times (medians shown)` : ''}; ` +
       `the whole benchmark took ${report.seconds} s. Latencies are of one GraphQL request, or of the REST calls giving the same data.` +
-      (Object.keys(report.gatewayEnv).length > 0 ? ` Gateway environment: ${JSON.stringify(report.gatewayEnv)}.` : ''),
+      (Object.keys(report.gatewayEnv).length > 0 ? ` Gateway environment: ${JSON.stringify(report.gatewayEnv)}.` : '') +
+      (report.gatewayScript !== 'dist/main.js' ? ` Gateway: ${report.gatewayScript}.` : ''),
   );
   for (const pass of report.passes) {
     out.push('', `## Pass "${pass.name}": ${passLine(pass)}`);

@@ -7,7 +7,8 @@
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
 // BENCH_BASELINES (0 to skip), BENCH_GATEWAY_NODE_ARGS (space-separated, e.g. "--cpu-prof"),
-// BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_OUT, BENCH_JSON.
+// BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
+// build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { defaultPasses, runBench } from './bench.js';
@@ -48,6 +49,7 @@ const { values } = parseArgs({
     baselines: { type: 'string' },
     'gateway-node-args': { type: 'string' },
     'gateway-env': { type: 'string' },
+    'gateway-script': { type: 'string' },
     out: { type: 'string' },
     json: { type: 'string' },
     help: { type: 'boolean' },
@@ -57,7 +59,8 @@ if (values.help) {
   process.stdout.write(
     'npm run bench -- [--duration s] [--warmup s] [--connections n] [--load-connections n] [--latency ms]\n' +
       `  [--scenarios ${SCENARIO_NAMES.join(',')}] [--passes ${PASS_NAMES.join(',')}] [--repeat n] [--baselines 0|1]\n` +
-      '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\'] [--out file.md] [--json file.json]\n',
+      '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\']\n' +
+      '  [--gateway-script /path/to/other/dist/main.js] [--out file.md] [--json file.json]\n',
   );
   process.exit(0);
 }
@@ -95,6 +98,7 @@ const report = await runBench({
   passes,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
+  gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',
   log: (line) => process.stderr.write(`${line}\n`),
 });
 const markdown = formatReport(report);
