@@ -8,18 +8,12 @@ import type { TrafficProfile } from './demo-traffic.js';
 import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
 import { mixSeed, seededRandom } from './random.js';
 import type { StatSeries } from './stat-series.js';
-import type { Flag, ListQuery, NewWebsite, PrivacyCode, WebsiteChanges } from './validation.js';
+import type { Flag, ListQuery, NewWebsite, WebsiteChanges } from './validation.js';
 
-export interface WebsiteRecord {
+/** A stored website: what a store request validates to, plus what the service itself keeps. */
+export interface WebsiteRecord extends NewWebsite {
   id: number;
   userId: number;
-  domain: string;
-  privacy: PrivacyCode;
-  password: string | null;
-  email: Flag;
-  excludeBots: Flag;
-  excludeParams: string | null;
-  excludeIps: string | null;
   favorite: Flag;
   createdAt: number;
   updatedAt: number;
