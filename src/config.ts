@@ -130,7 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
       url: read.url('UPSTREAM_URL'),
       connectTimeoutMs: read.int('UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
       timeoutMs: read.int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
-      connections: read.int('UPSTREAM_CONNECTIONS', 64, 1, 4096),
+      connections: read.int('UPSTREAM_CONNECTIONS', 128, 1, 4096),
       maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
       maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
       breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', 5_000, 100, 600_000),

@@ -2,6 +2,7 @@
 // gateway by autocannon and straight against the REST API by two baselines (sequential and
 // parallel), with upstream calls counted by the sandbox and the gateway's CPU and memory read from /proc.
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { loadConfig } from '../config.js';
 import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
@@ -46,7 +47,7 @@ export interface BenchOptions {
   gatewayNodeArgs: readonly string[];
   /** The gateway's entry point, relative to the project root or absolute (to compare builds); default dist/main.js. */
   gatewayScript: string;
-  /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS (64). */
+  /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS. */
   restConnections?: number;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
@@ -58,31 +59,28 @@ export interface DefaultPassOptions {
   /** Connections of the load pass (the RSS target). */
   loadConnections?: number;
   scenarios?: readonly ScenarioName[];
-  /** Which passes: main (all scenarios), overhead (0 ms sandbox, 1 connection), load (100 connections). */
-  passes?: readonly ('main' | 'overhead' | 'load')[];
+  /**
+   * Which passes: main (every scenario, 20 ms, 10 connections), light (website and dashboard, 20 ms,
+   * 1 connection: latency without queueing), overhead (the same at 0 ms: the gateway's own cost),
+   * load (dashboard and list at 100 connections: throughput and memory).
+   */
+  passes?: readonly PassName[];
 }
 
-/** The full run: every scenario at 20 ms and 10 connections; the overhead at 0 ms; memory at 100 connections. */
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const;
+export type PassName = (typeof PASS_NAMES)[number];
+
 export function defaultPasses(options: DefaultPassOptions = {}): PassOptions[] {
   const only = (names: readonly ScenarioName[]): ScenarioName[] =>
     names.filter((name) => options.scenarios === undefined || options.scenarios.includes(name));
-  const passes: PassOptions[] = [];
-  const wanted = options.passes ?? ['main', 'overhead', 'load'];
-  if (wanted.includes('main')) {
-    passes.push({ name: 'main', latencyMs: options.latencyMs ?? 20, connections: options.connections ?? 10, scenarios: only(SCENARIO_NAMES) });
-  }
-  if (wanted.includes('overhead')) {
-    passes.push({ name: 'overhead', latencyMs: 0, connections: 1, scenarios: only(['website', 'dashboard']) });
-  }
-  if (wanted.includes('load')) {
-    passes.push({
-      name: 'load',
-      latencyMs: options.latencyMs ?? 20,
-      connections: options.loadConnections ?? 100,
-      scenarios: only(['dashboard', 'websites-list']),
-    });
-  }
-  return passes.filter((pass) => pass.scenarios.length > 0);
+  const latencyMs = options.latencyMs ?? 20;
+  const all: Record<PassName, PassOptions> = {
+    main: { name: 'main', latencyMs, connections: options.connections ?? 10, scenarios: only(SCENARIO_NAMES) },
+    light: { name: 'light', latencyMs, connections: 1, scenarios: only(['website', 'dashboard']) },
+    overhead: { name: 'overhead', latencyMs: 0, connections: 1, scenarios: only(['website', 'dashboard']) },
+    load: { name: 'load', latencyMs, connections: options.loadConnections ?? 100, scenarios: only(['dashboard', 'websites-list']) },
+  };
+  return (options.passes ?? PASS_NAMES).map((name) => all[name]).filter((pass) => pass.scenarios.length > 0);
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -204,7 +202,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
 
     control = new SandboxControl(sandbox.url);
-    const restConnections = options.restConnections ?? Number(gatewayEnv.UPSTREAM_CONNECTIONS ?? 64);
+    // The same number of sockets as the gateway's pool, read the way the gateway reads it.
+    const restConnections = options.restConnections ?? loadConfig({ ...process.env, ...gatewayEnv }).upstream.connections;
     rest = new RestClient(sandbox.url, DEMO_KEY, restConnections);
     const today = await control.today();
     const context: ScenarioContext = { from: addDays(today, -29), to: today, websiteId: '1', uniqueDomain: () => domain('w') };
@@ -302,6 +301,14 @@ async function runScenario(scenario: Scenario, pass: PassOptions, options: Bench
     }
   }
   const gatewayResult = summarise('gateway', runs.gateway);
+  const counted = runs.gateway.reduce((sum, run) => sum + run.upstreamCalls, 0);
+  const reported = runs.gateway.reduce((sum, run) => sum + (run.load.reportedCalls ?? 0), 0);
+  if (counted !== reported) {
+    notes.push(
+      `the sandbox counted ${counted} calls, the gateway's responses report ${reported} (extensions.upstreamCalls): ` +
+        `${counted - reported} more reached the sandbox (retries are not in extensions.upstreamCalls)`,
+    );
+  }
   const errors = gatewayResult.errors;
   if (errors > 0) notes.push(`${errors} gateway requests failed (transport error, non-2xx or GraphQL errors)`);
   for (const mode of ['sequential', 'parallel'] as const) {

@@ -15,6 +15,8 @@ export interface LoadResult {
   seconds: number;
   /** Completed per second over the second half of the run (to size a run by `amount`). */
   lateRate: number;
+  /** Gateway only: the sum of `extensions.upstreamCalls` of the responses (calls made, retries not counted). */
+  reportedCalls: number | null;
 }
 
 export interface GatewayLoadOptions {
@@ -58,6 +60,13 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
 
   const latencies: number[] = [];
   const responseTimes: number[] = [];
+  let reportedCalls = 0;
+  const verify = (body: string): boolean => {
+    // `…,"upstreamCalls":7}}` closes every response: read it without parsing the body.
+    const at = body.lastIndexOf('"upstreamCalls":');
+    if (at >= 0) reportedCalls += Number.parseInt(body.slice(at + 16), 10) || 0;
+    return options.ok(body);
+  };
   const started = performance.now();
   return new Promise<LoadResult>((resolve, reject) => {
     const instance = autocannon(
@@ -67,7 +76,7 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
         ...(options.amount === undefined ? { duration: options.seconds ?? 10 } : { amount: options.amount }),
         timeout: 30,
         requests,
-        verifyBody: options.ok,
+        verifyBody: verify,
       },
       (error, result) => {
         if (error) return reject(error);
@@ -80,6 +89,7 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
           latencies,
           seconds,
           lateRate: late / (seconds / 2),
+          reportedCalls,
         });
       },
     );
@@ -126,5 +136,6 @@ export async function runRestLoad(options: RestLoadOptions): Promise<LoadResult>
     latencies,
     seconds,
     lateRate: times.filter((at) => at >= half).length / (seconds / 2),
+    reportedCalls: null,
   };
 }

@@ -52,30 +52,29 @@ function passLine(pass: PassResult): string {
 /** The targets of the issue, judged on the report's figures. */
 export function evaluateTargets(report: BenchReport): Target[] {
   const targets: Target[] = [];
-  const find = (name: ScenarioResult['scenario'], pick: (pass: PassResult) => boolean): [PassResult, ScenarioResult] | undefined => {
-    for (const pass of report.passes) {
-      const result = pass.results.find((r) => r.scenario === name);
-      if (result && pick(pass)) return [pass, result];
-    }
-    return undefined;
-  };
-
-  const dashboard = find('dashboard', (pass) => pass.latencyMs > 0 && pass.connections < 100) ?? find('dashboard', (pass) => pass.latencyMs > 0);
-  if (dashboard) {
-    const [pass, result] = dashboard;
+  // The latency targets, for every pass with a real upstream latency and fewer than 100 connections
+  // (the 100-connection pass saturates this machine by design).
+  const dashboards = report.passes.flatMap((pass) => {
+    const result = pass.results.find((r) => r.scenario === 'dashboard');
+    return result && pass.latencyMs > 0 && pass.connections < 100 ? [{ pass, result }] : [];
+  });
+  for (const { pass, result } of dashboards) {
     const limit = pass.latencyMs + 5;
     targets.push({
       target: `dashboard p50 within upstream latency + 5 ms (${passLine(pass)})`,
-      figure: `${ms(result.gateway.p50)} ms vs ${limit} ms`,
+      figure: `${ms(result.gateway.p50)} ms vs ${limit} ms (parallel REST floor ${ms(result.parallel?.p50 ?? Number.NaN)} ms)`,
       met: result.gateway.p50 <= limit,
     });
+  }
+  for (const { pass, result } of dashboards) {
     const speedup = result.sequential ? result.sequential.p50 / result.gateway.p50 : Number.NaN;
     targets.push({
       target: `dashboard at least 5× faster than sequential REST (p50, ${passLine(pass)})`,
       figure: Number.isFinite(speedup) ? `${speedup.toFixed(2)}× (${ms(result.sequential?.p50 ?? Number.NaN)} ms vs ${ms(result.gateway.p50)} ms)` : 'no baseline',
       met: Number.isFinite(speedup) ? speedup >= 5 : null,
     });
-  } else {
+  }
+  if (dashboards.length === 0) {
     targets.push({ target: 'dashboard p50 within upstream latency + 5 ms', figure: 'not measured', met: null });
     targets.push({ target: 'dashboard at least 5× faster than sequential REST', figure: 'not measured', met: null });
   }

@@ -125,15 +125,21 @@ export class SandboxControl {
     return log.entries ?? [];
   }
 
-  /** Resets the log until nothing is in flight (requests cut off at the end of a load run), at most `ms`. */
-  async settle(ms = 5_000): Promise<void> {
+  /**
+   * Waits until no /api/v1 request is in flight and none arrives for `quietMs` (a warm-up cut off
+   * by autocannon leaves GraphQL requests queued in the gateway whose REST calls would otherwise
+   * land in the next measured run), then resets the log. Gives up after `ms`.
+   */
+  async settle(quietMs = 300, ms = 20_000): Promise<void> {
     const until = Date.now() + ms;
+    await this.resetLog();
     for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, quietMs));
+      const { count, inFlight } = await this.count();
+      if ((count === 0 && inFlight === 0) || Date.now() > until) break;
       await this.resetLog();
-      const { inFlight } = await this.count();
-      if (inFlight === 0 || Date.now() > until) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    await this.resetLog();
   }
 
   close(): Promise<void> {

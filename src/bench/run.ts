@@ -1,7 +1,7 @@
 // `npm run bench`: the full benchmark, Markdown on stdout, progress on stderr.
 //
 //   npm run bench -- --duration 10 --connections 10 --latency 20 --scenarios dashboard,website
-//                    --passes main,overhead,load --repeat 3 --out bench.md --json bench.json
+//                    --passes main,light,overhead,load --repeat 3 --out bench.md --json bench.json
 //                    --gateway-node-args="--cpu-prof --cpu-prof-dir=prof"   (use = for values starting with -)
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
@@ -11,11 +11,9 @@
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { defaultPasses, runBench } from './bench.js';
+import { PASS_NAMES, defaultPasses, runBench } from './bench.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
-
-const PASS_NAMES = ['main', 'overhead', 'load'] as const;
 
 function fail(message: string): never {
   process.stderr.write(`bench: ${message}\n`);
