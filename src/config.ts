@@ -23,6 +23,10 @@ export interface Config {
   upstream: UpstreamConfig;
   /** Upstream calls one GraphQL request may have in flight at once. */
   maxConcurrency: number;
+  /** HTTP requests worked on at once; more wait in line (src/admission.ts). */
+  maxActiveRequests: number;
+  /** Requests that may wait in line; more are answered 503 at once. */
+  maxQueuedRequests: number;
   /** Overall budget of one GraphQL request, retries included. */
   requestDeadlineMs: number;
   graphiql: boolean;
@@ -33,6 +37,8 @@ export interface Config {
   /** Origins allowed by CORS; empty: no CORS headers at all; ['*']: any origin. */
   corsOrigins: string[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** V8 collects the old generation once it has grown this much over the last live size; 0: V8's own choice. */
+  heapGrowingPercent: number;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +142,8 @@ export function loadConfig(env: Env = process.env): Config {
       breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', 5_000, 100, 600_000),
     },
     maxConcurrency: read.int('MAX_CONCURRENCY', 8, 1, 256),
+    maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', 16, 1, 10_000),
+    maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', 1_000, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
@@ -149,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     corsOrigins: read.origins('CORS_ORIGINS'),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 50, 0, 1_000),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_UNAVAILABLE'
   | 'UPSTREAM_ERROR'
-  | 'UPSTREAM_BAD_RESPONSE';
+  | 'UPSTREAM_BAD_RESPONSE'
+  | 'OVERLOADED';
 
 export interface ErrorExtensions {
   /** HTTP status the upstream answered, when it answered. */

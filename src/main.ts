@@ -1,5 +1,6 @@
 // `npm start`: the gateway against UPSTREAM_URL, or against the embedded sandbox when none is set.
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { tuneHeap } from './heap.js';
 import { createGateway } from './server.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
 
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  tuneHeap(config.heapGrowingPercent);
 
   let sandbox: Sandbox | null = null;
   if (config.upstream.url === null) {

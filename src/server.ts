@@ -10,6 +10,7 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { createYoga, type GraphiQLOptions } from 'graphql-yoga';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
+import { createAdmission } from './admission.js';
 import type { Config } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { costExtensions, costLimit, requestLog, securityHeaders } from './plugins.js';
@@ -73,9 +74,20 @@ function bodyRefusal(req: IncomingMessage, limit: number): { status: number; mes
     : null;
 }
 
-function refuse(req: IncomingMessage, res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] }));
+function refuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  code: 'BAD_USER_INPUT' | 'OVERLOADED' = 'BAD_USER_INPUT',
+): void {
+  if (res.destroyed) return;
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    connection: 'close',
+    ...(code === 'OVERLOADED' ? { 'retry-after': '1' } : {}),
+  });
+  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
   // Read and drop what the client is still sending, so it gets to read this answer.
   req.resume();
 }
@@ -142,11 +154,21 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ],
   });
 
+  const admission = createAdmission({
+    maxActive: config.maxActiveRequests,
+    maxQueued: config.maxQueuedRequests,
+    maxWaitMs: config.requestDeadlineMs,
+    reject: (req, res) => refuse(req, res, 503, 'The gateway is busy; retry in a moment.', 'OVERLOADED'),
+  });
+  const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
+
   // The body cap is enforced before yoga reads anything, so an oversized body is never buffered.
+  // The health check skips the line: it says the process is alive, however busy.
   const server = createServer((req, res) => {
     const refusal = bodyRefusal(req, limits.bodyBytes);
     if (refusal) refuse(req, res, refusal.status, refusal.message);
-    else void yoga(req, res);
+    else if (req.url === '/health') handle(req, res);
+    else admission.admit(req, res, handle);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

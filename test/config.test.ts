@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { tuneHeap } from '../src/heap.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, production: false, maxConcurrency: 8, graphiql: true, introspection: true });
     expect(config.upstream).toMatchObject({ url: null, maxAttempts: 3, maxResponseBytes: 4 * 1024 * 1024 });
+    expect(config).toMatchObject({ maxActiveRequests: 16, maxQueuedRequests: 1000, heapGrowingPercent: 50 });
+  });
+
+  it('reads the admission limits and the heap setting, and refuses values out of range', () => {
+    expect(loadConfig({ MAX_ACTIVE_REQUESTS: '64', MAX_QUEUED_REQUESTS: '0', HEAP_GROWING_PERCENT: '0' })).toMatchObject({
+      maxActiveRequests: 64,
+      maxQueuedRequests: 0,
+      heapGrowingPercent: 0,
+    });
+    expect(() => loadConfig({ MAX_ACTIVE_REQUESTS: '0' })).toThrow('MAX_ACTIVE_REQUESTS must be an integer from 1 to 10000, got "0"');
+    expect(() => loadConfig({ MAX_QUEUED_REQUESTS: '-1' })).toThrow(/MAX_QUEUED_REQUESTS/);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1.5' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
   it('reads the upstream URL with or without /api/v1 and a path prefix', () => {
@@ -32,6 +45,16 @@ describe('loadConfig', () => {
         'GRAPHIQL must be true or false, got "maybe"',
       ]);
     }
+  });
+
+  it('tunes the heap unless HEAP_GROWING_PERCENT is 0 or node was given the flag itself', () => {
+    const set: string[] = [];
+    const record = (flags: string) => void set.push(flags);
+    expect(tuneHeap(50, ['--enable-source-maps'], record)).toBe(true);
+    expect(tuneHeap(0, [], record)).toBe(false);
+    expect(tuneHeap(50, ['--heap-growing-percent=80'], record)).toBe(false);
+    expect(tuneHeap(50, ['--heap-growing-percent'], record)).toBe(false);
+    expect(set).toEqual(['--heap-growing-percent=50']);
   });
 
   it('refuses credentials in the upstream URL', () => {

@@ -34,6 +34,26 @@ describe('latency and jitter', () => {
     expect((await timed()).ms).toBeLessThan(140);
   });
 
+  it('works the answer out on arrival and sends it latencyMs after the request came in', async () => {
+    // The latency stands for the network, not a queue: a write is applied when it arrives, so a
+    // read arriving while the write's (here, delayed) answer is still on its way already sees it.
+    await start({ latencyMs: 100 });
+    sandbox.scriptFaults([{ kind: 'delay', ms: 300 }]);
+    const started = performance.now();
+    const create = call(sandbox, '/api/v1/websites', { method: 'POST', form: { domain: 'arrives-first.example' } }).then(
+      (reply) => ({ status: reply.status, at: performance.now() - started }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const list = await call<{ data: { domain: string }[] }>(sandbox, '/api/v1/websites?search=arrives-first');
+    const listedAt = performance.now() - started;
+    const created = await create;
+    expect(list.body.data.map((website) => website.domain)).toEqual(['arrives-first.example']);
+    expect(listedAt).toBeGreaterThanOrEqual(50 + 95);
+    expect(created).toMatchObject({ status: 201 });
+    expect(created.at).toBeGreaterThanOrEqual(395);
+    expect(created.at).toBeGreaterThan(listedAt);
+  });
+
   it('adds a uniform random [0, jitterMs) on top', async () => {
     await start({ latencyMs: 20, jitterMs: 80 });
     const times: number[] = [];

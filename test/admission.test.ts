@@ -1,0 +1,119 @@
+// Admission control over real HTTP: MAX_ACTIVE_REQUESTS at once, a bounded line in arrival order,
+// 503 OVERLOADED beyond it, clients that leave the line never reach the upstream.
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEY_1, startStack, type Stack } from './support.js';
+
+let stack: Stack;
+afterEach(async () => {
+  await stack.close();
+});
+
+const QUERY = '{ website(id: "1") { id domain } }';
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: { data?: { website: { id: string } | null }; errors?: { message: string; extensions?: { code?: string } }[] };
+  at: number;
+}
+
+function ask(signal?: AbortSignal): Promise<Answer> {
+  const started = performance.now();
+  return fetch(stack.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+    body: JSON.stringify({ query: QUERY }),
+    ...(signal ? { signal } : {}),
+  }).then(async (response) => ({
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: (await response.json()) as Answer['body'],
+    at: performance.now() - started,
+  }));
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await pause(10);
+  expect(condition()).toBe(true);
+}
+
+describe('admission control', () => {
+  it('works on MAX_ACTIVE_REQUESTS at once; the others wait their turn and all get their answer', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '2' }, sandbox: { latencyMs: 150 } });
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => ask()));
+    const elapsed = performance.now() - started;
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.every((answer) => answer.body.data?.website?.id === '1' && !answer.body.errors)).toBe(true);
+    expect(stack.sandbox.log.count).toBe(6);
+    expect(stack.sandbox.log.maxInFlight).toBe(2); // one upstream call per request, two requests at a time
+    expect(elapsed).toBeGreaterThanOrEqual(3 * 145); // three waves
+  });
+
+  it('answers 503 OVERLOADED with Retry-After when the line is full, and never calls the upstream for it', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1' }, sandbox: { latencyMs: 200 } });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const second = ask(); // waits in line
+    await pause(50);
+    const third = await ask(); // the line is full
+    expect(third.status).toBe(503);
+    expect(third.retryAfter).toBe('1');
+    expect(third.body).toEqual({ errors: [{ message: 'The gateway is busy; retry in a moment.', extensions: { code: 'OVERLOADED' } }] });
+    expect(third.at).toBeLessThan(150); // turned away at once, not after a wait
+    expect((await first).status).toBe(200);
+    expect((await second).body.data?.website?.id).toBe('1');
+    expect(stack.sandbox.log.count).toBe(2);
+    // The line has room again.
+    expect((await ask()).status).toBe(200);
+  });
+
+  it('drops a waiting request whose client went away: it never reaches the upstream nor keeps a slot', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1' }, sandbox: { latencyMs: 300 } });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const controller = new AbortController();
+    const leaving = ask(controller.signal).catch((error: unknown) => error);
+    await pause(50);
+    controller.abort();
+    expect(await leaving).toBeInstanceOf(Error);
+    expect((await first).status).toBe(200);
+    await pause(100);
+    expect(stack.sandbox.log.count).toBe(1);
+    // Both slots' worth of bookkeeping came back: the next two requests run one after the other.
+    const [a, b] = await Promise.all([ask(), ask()]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(stack.sandbox.log.count).toBe(3);
+    expect(stack.sandbox.log.maxInFlight).toBe(1);
+  });
+
+  it('turns away a request that waited longer than REQUEST_DEADLINE_MS when its turn comes', async () => {
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '300', UPSTREAM_MAX_ATTEMPTS: '1' },
+      sandbox: { latencyMs: 1_000 },
+    });
+    const first = ask(); // times out upstream at 300 ms
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const second = ask(); // its turn comes at ~300 ms: runs (or not) and times out at ~600 ms
+    const third = ask(); // its turn comes at ~600 ms or later: it has waited past the deadline
+    const answers = await Promise.all([first, second, third]);
+    expect(answers[0].body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
+    expect(answers[2].status).toBe(503);
+    expect(answers[2].body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    expect(answers[2].at).toBeGreaterThanOrEqual(290);
+  });
+
+  it('answers the health check at once even when every slot and the line are taken', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' }, sandbox: { latencyMs: 400 } });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const started = performance.now();
+    const health = await fetch(`${stack.gateway.url}/health`);
+    expect(health.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(300);
+    expect((await ask()).status).toBe(503);
+    expect((await first).status).toBe(200);
+  });
+});
