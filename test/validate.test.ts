@@ -55,6 +55,9 @@ describe('arguments', () => {
   it('builds one cache key for the same parameters in any order', () => {
     expect(queryKey({ a: 1, b: 'x' })).toBe(queryKey({ b: 'x', a: 1 }));
     expect(queryKey({ a: 1 })).not.toBe(queryKey({ a: 2 }));
+    expect(queryKey({ a: 1, b: undefined })).toBe(queryKey({ a: 1 }));
+    expect(queryKey({ a: 'x;b=1' })).not.toBe(queryKey({ a: 'x', b: 1 }));
+    expect(queryKey({ a: '1' })).not.toBe(queryKey({ a: 1 }));
   });
 });
 
