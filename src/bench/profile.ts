@@ -93,7 +93,7 @@ function main(): void {
     const line = (entry: SelfTime): string =>
       `${entry.ms.toFixed(0).padStart(8)} ms ${(entry.share * 100).toFixed(1).padStart(5)}%  ${entry.name}`;
     process.stdout.write(`${file}: ${summary.totalMs.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms not idle\n\nSelf time by package:\n`);
-    for (const entry of summary.owners.slice(0, 15)) process.stdout.write(`${line(entry)}\n`);
+    for (const entry of summary.owners.slice(0, Math.max(15, top))) process.stdout.write(`${line(entry)}\n`);
     process.stdout.write(`\nTop ${top} functions by self time:\n`);
     for (const entry of summary.functions.slice(0, top)) process.stdout.write(`${line(entry)}\n`);
     process.stdout.write(`\nTop ${top} functions by inclusive time (self + callees):\n`);
