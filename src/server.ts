@@ -61,33 +61,49 @@ query Dashboard {
 `;
 }
 
-function bodyRefusal(req: IncomingMessage, limit: number): { status: number; message: string } | null {
+interface Refusal {
+  status: number;
+  message: string;
+  code: 'BAD_USER_INPUT' | 'OVERLOADED';
+}
+
+const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
+
+function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null {
   if (req.method !== 'POST') return null;
   const length = req.headers['content-length'];
   if (length === undefined) {
     return req.headers['transfer-encoding']
-      ? { status: 411, message: 'Send the request body with a Content-Length header.' }
+      ? { status: 411, message: 'Send the request body with a Content-Length header.', code: 'BAD_USER_INPUT' }
       : null;
   }
   return Number(length) > limit
-    ? { status: 413, message: `The request body is larger than the ${limit}-byte limit.` }
+    ? { status: 413, message: `The request body is larger than the ${limit}-byte limit.`, code: 'BAD_USER_INPUT' }
     : null;
 }
 
-function refuse(
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  message: string,
-  code: 'BAD_USER_INPUT' | 'OVERLOADED' = 'BAD_USER_INPUT',
-): void {
+/**
+ * Answers before yoga sees the request (body limits, admission control), with the headers yoga's
+ * answers carry: the security headers, and CORS for an allowed origin so a browser app can read the
+ * error (and Retry-After) instead of seeing a network failure.
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, corsOrigins: readonly string[]): void {
   if (res.destroyed) return;
-  res.writeHead(status, {
+  const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     connection: 'close',
-    ...(code === 'OVERLOADED' ? { 'retry-after': '1' } : {}),
-  });
-  res.end(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  };
+  if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
+  const origin = req.headers.origin;
+  if (origin !== undefined && (corsOrigins.includes('*') || corsOrigins.includes(origin))) {
+    headers['access-control-allow-origin'] = corsOrigins.includes('*') ? '*' : origin;
+    headers['access-control-expose-headers'] = 'retry-after';
+    headers.vary = 'Origin';
+  }
+  res.writeHead(refusal.status, headers);
+  res.end(JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] }));
   // Read and drop what the client is still sending, so it gets to read this answer.
   req.resume();
 }
@@ -158,7 +174,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
     maxWaitMs: config.requestDeadlineMs,
-    reject: (req, res) => refuse(req, res, 503, 'The gateway is busy; retry in a moment.', 'OVERLOADED'),
+    reject: (req, res) => refuse(req, res, OVERLOADED, config.corsOrigins),
   });
   const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
 
@@ -166,7 +182,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // The health check skips the line: it says the process is alive, however busy.
   const server = createServer((req, res) => {
     const refusal = bodyRefusal(req, limits.bodyBytes);
-    if (refusal) refuse(req, res, refusal.status, refusal.message);
+    if (refusal) refuse(req, res, refusal, config.corsOrigins);
     else if (req.url === '/health') handle(req, res);
     else admission.admit(req, res, handle);
   });

@@ -105,6 +105,39 @@ describe('admission control', () => {
     expect(answers[2].at).toBeGreaterThanOrEqual(290);
   });
 
+  it('gives refusals the security headers, and CORS for an allowed origin so a browser app can read them', async () => {
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0', CORS_ORIGINS: 'https://app.example.com', MAX_BODY_BYTES: '1024' },
+      sandbox: { latencyMs: 300 },
+    });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const refused = (origin: string, body = JSON.stringify({ query: QUERY })) =>
+      fetch(stack.endpoint, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+        body,
+      });
+    const allowed = await refused('https://app.example.com');
+    expect(allowed.status).toBe(503);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(allowed.headers.get('access-control-expose-headers')).toBe('retry-after');
+    expect(allowed.headers.get('vary')).toBe('Origin');
+    expect(allowed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(allowed.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(((await allowed.json()) as Answer['body']).errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    const other = await refused('https://evil.example');
+    expect(other.status).toBe(503);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    await other.text();
+    const tooLarge = await refused('https://app.example.com', JSON.stringify({ query: QUERY, padding: 'x'.repeat(2_000) }));
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(tooLarge.headers.get('x-content-type-options')).toBe('nosniff');
+    await tooLarge.text();
+    expect((await first).status).toBe(200);
+  });
+
   it('answers the health check at once even when every slot and the line are taken', async () => {
     stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' }, sandbox: { latencyMs: 400 } });
     const first = ask();
