@@ -174,7 +174,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
     maxWaitMs: config.requestDeadlineMs,
-    reject: (req, res) => refuse(req, res, OVERLOADED, config.corsOrigins),
+    reject: (req, res, reason) => {
+      // Operators need to see the gateway shedding load: one line per refused request.
+      logger.warn(
+        { status: 503, reason: reason === 'full' ? 'line full' : 'waited too long', active: admission.active, queued: admission.queued },
+        'request refused: overloaded',
+      );
+      refuse(req, res, OVERLOADED, config.corsOrigins);
+    },
   });
   const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
 

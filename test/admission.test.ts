@@ -1,5 +1,6 @@
 // Admission control over real HTTP: MAX_ACTIVE_REQUESTS at once, a bounded line in arrival order,
 // 503 OVERLOADED beyond it, clients that leave the line never reach the upstream.
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEY_1, startStack, type Stack } from './support.js';
 
@@ -53,7 +54,13 @@ describe('admission control', () => {
   });
 
   it('answers 503 OVERLOADED with Retry-After when the line is full, and never calls the upstream for it', async () => {
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1' }, sandbox: { latencyMs: 200 } });
+    const lines: Record<string, unknown>[] = [];
+    const sink = { write: (chunk: string) => void lines.push(JSON.parse(chunk) as Record<string, unknown>) };
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1' },
+      sandbox: { latencyMs: 200 },
+      gateway: { logger: pino({ base: null }, sink) },
+    });
     const first = ask();
     await until(() => stack.sandbox.log.inFlight === 1);
     const second = ask(); // waits in line
@@ -66,6 +73,10 @@ describe('admission control', () => {
     expect((await first).status).toBe(200);
     expect((await second).body.data?.website?.id).toBe('1');
     expect(stack.sandbox.log.count).toBe(2);
+    // Operators see the refusal in the log.
+    expect(lines.filter((line) => line.msg === 'request refused: overloaded')).toEqual([
+      expect.objectContaining({ level: 40, status: 503, reason: 'line full', active: 1, queued: 1 }),
+    ]);
     // The line has room again.
     expect((await ask()).status).toBe(200);
   });
