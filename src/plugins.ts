@@ -61,11 +61,16 @@ export function costExtensions(limit: number): Plugin<GatewayContext> {
  * Headers for every response, and a strict policy for the GraphiQL page: it runs only its own
  * inline code and talks only to this origin.
  */
+/** On every response, yoga's and those the server gives before yoga runs (src/server.ts). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+});
+
 export function securityHeaders(): Plugin {
   return {
     onResponse({ response }) {
-      response.headers.set('x-content-type-options', 'nosniff');
-      response.headers.set('referrer-policy', 'no-referrer');
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
       if (response.headers.get('content-type')?.includes('text/html')) {
         response.headers.set('x-frame-options', 'DENY');
         response.headers.set(

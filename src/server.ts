@@ -13,7 +13,7 @@ import type { Dispatcher } from 'undici';
 import { createAdmission } from './admission.js';
 import type { Config } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
-import { costExtensions, costLimit, requestLog, securityHeaders } from './plugins.js';
+import { SECURITY_HEADERS, costExtensions, costLimit, requestLog, securityHeaders } from './plugins.js';
 import { schema } from './schema/index.js';
 import { createUpstreamClient } from './upstream/client.js';
 
@@ -92,8 +92,7 @@ function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, cor
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     connection: 'close',
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    ...SECURITY_HEADERS,
   };
   if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
   const origin = req.headers.origin;
