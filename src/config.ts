@@ -1,5 +1,6 @@
 // Environment -> validated, typed configuration. Every problem is reported at once, so an operator
 // fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2.
+import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
 
 export interface UpstreamConfig {
   /** Origin plus optional path prefix of the analytics install, without `/api/v1`; null = sandbox. */
@@ -14,6 +15,8 @@ export interface UpstreamConfig {
   maxResponseBytes: number;
   /** How long an open circuit breaker fails fast before it lets a trial call through. */
   breakerResetMs: number;
+  /** Wire names of statistics: learnt from the install (auto) or pinned to a family (dialect.ts). */
+  statNames: StatNaming;
 }
 
 export interface Config {
@@ -140,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
       maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
       breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', 5_000, 100, 600_000),
+      statNames: read.oneOf('UPSTREAM_STAT_NAMES', STAT_NAMINGS, 'auto'),
     },
     maxConcurrency: read.int('MAX_CONCURRENCY', 8, 1, 256),
     maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', 16, 1, 10_000),

@@ -2,9 +2,11 @@
 // Nothing here outlives the request, which is what keeps one key's data away from another key.
 import pLimit from 'p-limit';
 import type { Config } from './config.js';
+import type { RateLimit } from './domain.js';
 import { GatewayError } from './errors.js';
 import type { Send } from './upstream/api.js';
 import type { UpstreamClient } from './upstream/client.js';
+import type { StatNames } from './upstream/dialect.js';
 import { createLoaders, type Loaders } from './upstream/loaders.js';
 
 export interface GatewayContext {
@@ -22,6 +24,8 @@ export interface Usage {
   upstreamCalls: number;
   /** The operation's cost as counted before it ran (see cost.ts); null until then. */
   cost: number | null;
+  /** What the install's latest answer said of the key's rate limit; null when it said nothing. */
+  rateLimit: RateLimit | null;
 }
 
 // RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
@@ -38,15 +42,25 @@ export function readAuthorization(header: string | null): { authorization: strin
   return { authorization: header };
 }
 
+/** What outlives a request: the upstream client, and what the gateway has learnt of the install. */
+export interface Upstream {
+  client: UpstreamClient;
+  statNames: StatNames;
+}
+
 export function createContext(
   request: Request,
-  client: UpstreamClient,
+  upstream: Upstream,
   config: Pick<Config, 'maxConcurrency' | 'requestDeadlineMs'>,
 ): GatewayContext {
+  const { client } = upstream;
   const auth = readAuthorization(request.headers.get('authorization'));
   const deadline = Date.now() + config.requestDeadlineMs;
   const limit = pLimit(config.maxConcurrency);
-  const usage: Usage = { upstreamCalls: 0, cost: null };
+  const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null };
+  const onRateLimit = (rateLimit: RateLimit): void => {
+    usage.rateLimit = rateLimit;
+  };
   // The deadline as a signal, made on the first upstream call (most requests of a page make several).
   let signal: AbortSignal | undefined;
   const upstreamSignal = (): AbortSignal =>
@@ -56,9 +70,9 @@ export function createContext(
     if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
     return limit(() => {
       usage.upstreamCalls++;
-      return client.send({ ...call, authorization: auth.authorization, signal: upstreamSignal(), deadline });
+      return client.send({ ...call, authorization: auth.authorization, signal: upstreamSignal(), deadline, onRateLimit });
     });
   };
 
-  return { loaders: createLoaders(send), send, usage };
+  return { loaders: createLoaders(send, upstream.statNames), send, usage };
 }

@@ -17,8 +17,16 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 
-/** Fields that make one upstream call each time they resolve. Every mutation field does too. */
-const UPSTREAM_FIELDS = new Set(['Query.website', 'Query.websites', 'Query.stats', 'Website.stats']);
+/**
+ * Upstream calls a field makes each time it resolves. Every mutation field makes one too. Query.stats
+ * also reads its website, to check that the caller owns it.
+ */
+const UPSTREAM_FIELDS = new Map([
+  ['Query.website', 1],
+  ['Query.websites', 1],
+  ['Query.stats', 2],
+  ['Website.stats', 1],
+]);
 /** Fields whose children run once per item: the list's page size multiplies them. */
 const LIST_FIELDS = new Set(['Query.websites']);
 
@@ -66,7 +74,7 @@ export function operationCost(
       const field = type.getFields()[node.name.value];
       if (!field) continue; // __typename, or a field validation has already refused
       const coordinate = `${type.name}.${field.name}`;
-      const own = UPSTREAM_FIELDS.has(coordinate) || (operation.operation === 'mutation' && type === root) ? 1 : 0;
+      const own = UPSTREAM_FIELDS.get(coordinate) ?? (operation.operation === 'mutation' && type === root ? 1 : 0);
       const childType = getNamedType(field.type);
       let children = node.selectionSet && isObjectType(childType) ? costOf(childType, node.selectionSet, seen) : 0;
       if (LIST_FIELDS.has(coordinate) && children > 0) {

@@ -3,6 +3,10 @@
 
 export type Privacy = 'PUBLIC' | 'PRIVATE' | 'PASSWORD';
 
+/**
+ * The statistics the gateway knows, by our own names (the GraphQL enum's, in lower case). How each
+ * is called on the wire depends on the install: upstream/dialect.ts.
+ */
 export const STAT_NAMES = [
   'browser',
   'campaign',
@@ -11,13 +15,16 @@ export const STAT_NAMES = [
   'country',
   'device',
   'event',
+  'landing_page',
   'language',
   'operating_system',
   'page',
   'pageview',
+  'pageview_hour',
   'referrer',
   'screen_resolution',
   'visitor',
+  'visitor_hour',
 ] as const;
 export type StatName = (typeof STAT_NAMES)[number];
 
@@ -33,9 +40,10 @@ export interface Website {
   passwordProtected: boolean;
   emailReports: boolean;
   excludeBots: boolean;
-  excludeParams: string[];
-  excludeIps: string[];
-  favorite: boolean;
+  /** null: this install does not report it (it is never invented). */
+  excludeParams: string[] | null;
+  excludeIps: string[] | null;
+  favorite: boolean | null;
   /** ISO-8601, or null when the upstream sent none or something unreadable. */
   createdAt: string | null;
   updatedAt: string | null;
@@ -105,4 +113,10 @@ export interface WebsiteWrite {
   excludeParams?: string[];
   excludeIps?: string[];
   favorite?: boolean;
+}
+
+/** What the install said of the key's rate limit (X-RateLimit-* headers of its latest answer). */
+export interface RateLimit {
+  limit: number;
+  remaining: number;
 }

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'UPSTREAM_ERROR'
   | 'UPSTREAM_BAD_RESPONSE'
+  | 'UNSUPPORTED'
   | 'OVERLOADED';
 
 export interface ErrorExtensions {
@@ -22,8 +23,12 @@ export interface ErrorExtensions {
   argument?: string;
   /** BAD_USER_INPUT from an upstream 422: field -> messages, field names as in our schema. */
   fieldErrors?: Record<string, string[]>;
-  /** A write that failed after it was sent: the upstream may or may not have applied it. */
-  outcome?: 'UNKNOWN';
+  /**
+   * What became of a write whose answer is an error. UNKNOWN: it failed after it was sent, so the
+   * upstream may or may not have applied it. APPLIED: the upstream said it was (2xx), but its answer
+   * could not be read, nor the website read back.
+   */
+  outcome?: 'UNKNOWN' | 'APPLIED';
 }
 
 /**

@@ -38,7 +38,7 @@ export function costLimit(limit: number): Plugin<GatewayContext> {
   };
 }
 
-/** Puts the operation's cost and the upstream calls it made in the response's `extensions`. */
+/** Puts the operation's cost, the upstream calls it made and the key's rate limit in the response's `extensions`. */
 export function costExtensions(limit: number): Plugin<GatewayContext> {
   return {
     onExecute: ({ args }) => ({
@@ -50,6 +50,8 @@ export function costExtensions(limit: number): Plugin<GatewayContext> {
             ...result.extensions,
             cost: { requested: args.contextValue.usage.cost, limit },
             upstreamCalls: args.contextValue.usage.upstreamCalls,
+            // The install's own word on the key's limit, so a frontend can slow down before a 429.
+            ...(args.contextValue.usage.rateLimit ? { rateLimit: args.contextValue.usage.rateLimit } : {}),
           },
         });
       },

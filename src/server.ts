@@ -16,6 +16,7 @@ import { createContext, type GatewayContext } from './context.js';
 import { SECURITY_HEADERS, costExtensions, costLimit, requestLog, securityHeaders } from './plugins.js';
 import { schema } from './schema/index.js';
 import { createUpstreamClient } from './upstream/client.js';
+import { createStatNames } from './upstream/dialect.js';
 
 export interface GatewayOptions {
   /** undici dispatcher for the upstream (tests inject a MockAgent). */
@@ -114,6 +115,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     url: config.upstream.url,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   });
+  const upstream = { client, statNames: createStatNames(config.upstream.statNames) };
 
   const graphiql: GraphiQLOptions = {
     title: 'Analytics GraphQL gateway',
@@ -150,7 +152,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             maxAge: 600,
           },
     context: ({ request }) => {
-      const context = createContext(request, client, config);
+      const context = createContext(request, upstream, config);
       contexts.set(request, context);
       return context;
     },

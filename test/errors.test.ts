@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGateway } from '../src/server.js';
-import { KEY_1, KEY_2, postGraphQL, startStack, testConfig, type Stack } from './support.js';
+import { KEY_1, KEY_2, postGraphQL, restCalls, startStack, testConfig, type Stack } from './support.js';
 
 let stack: Stack;
 let id: string;
@@ -165,11 +165,16 @@ describe('upstream failures', () => {
     expect(stack.sandbox.log.count).toBe(2);
   });
 
-  it('a reset on a write is not retried and says the outcome is unknown', async () => {
+  it('a write whose 2xx answer breaks off is not sent again: it is read back, and outcome APPLIED when that fails', async () => {
+    // The scripted reset answers 200 without applying anything, so the read-back finds nothing.
     stack.sandbox.scriptFaults([{ kind: 'reset' }]);
     const response = await stack.gql('mutation { createWebsite(input: { domain: "reset-example.com" }) { website { id } } }');
-    expect(response.errors![0]!.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', outcome: 'UNKNOWN' });
-    expect(stack.sandbox.log.count).toBe(1);
+    expect(response.errors![0]!.extensions).toMatchObject({ code: 'UPSTREAM_BAD_RESPONSE', outcome: 'APPLIED' });
+    expect(response.errors![0]!.message).toContain('applied');
+    expect(restCalls(stack.sandbox)).toEqual([
+      'POST /api/v1/websites',
+      'GET /api/v1/websites?page=1&per_page=100&search=reset-example.com&search_by=domain&sort=desc&sort_by=id',
+    ]);
   });
 
   it('a write that times out is sent once and says the outcome is unknown', async () => {

@@ -240,6 +240,7 @@ describe('decodeWebsite', () => {
       ['0', 'PUBLIC'],
       ['1', 'PRIVATE'],
       ['2', 'PASSWORD'],
+      [null, 'PUBLIC'], // part C: a create without privacy stores NULL, which the install treats as public
     ])('%j -> %s', (privacy, expected) => {
       expect(decodeWebsite(wire({ privacy }))).toEqual(decoded({ privacy: expected }));
     });
@@ -253,7 +254,6 @@ describe('decodeWebsite', () => {
       ['', 'privacy: expected a privacy code (0, 1 or 2), got ""'],
       [true, 'privacy: expected a privacy code (0, 1 or 2), got true'],
       [false, 'privacy: expected a privacy code (0, 1 or 2), got false'],
-      [null, 'privacy: expected a privacy code (0, 1 or 2), got null'],
       [undefined, 'privacy: expected a privacy code (0, 1 or 2), got nothing'],
       [[0], 'privacy: expected a privacy code (0, 1 or 2), got an array'],
     ])('rejects %j', (privacy, message) => {
@@ -262,11 +262,13 @@ describe('decodeWebsite', () => {
   });
 
   describe('flags', () => {
+    // When the field is missing: a required flag is refused, `password` reads as "none set", and
+    // `favorite` as null, since an install without favorites never sends it.
     const FLAGS = [
-      { wireField: 'email', field: 'emailReports', optional: false },
-      { wireField: 'exclude_bots', field: 'excludeBots', optional: false },
-      { wireField: 'password', field: 'passwordProtected', optional: true },
-      { wireField: 'favorite', field: 'favorite', optional: true },
+      { wireField: 'email', field: 'emailReports', missing: 'refused' },
+      { wireField: 'exclude_bots', field: 'excludeBots', missing: 'refused' },
+      { wireField: 'password', field: 'passwordProtected', missing: false },
+      { wireField: 'favorite', field: 'favorite', missing: null },
     ] as const;
 
     const ACCEPTED: [unknown, boolean][] = [
@@ -298,7 +300,7 @@ describe('decodeWebsite', () => {
       [{}, 'an object'],
     ];
 
-    describe.each(FLAGS)('$wireField -> $field', ({ wireField, field, optional }) => {
+    describe.each(FLAGS)('$wireField -> $field', ({ wireField, field, missing }) => {
       it.each(ACCEPTED)('%j -> %j', (value, expected) => {
         expect(decodeWebsite(wire({ [wireField]: value }))).toEqual(decoded({ [field]: expected }));
       });
@@ -309,9 +311,9 @@ describe('decodeWebsite', () => {
         );
       });
 
-      if (optional) {
-        it('missing -> false', () => {
-          expect(decodeWebsite(wire({ [wireField]: undefined }))).toEqual(decoded({ [field]: false }));
+      if (missing !== 'refused') {
+        it(`missing -> ${String(missing)}`, () => {
+          expect(decodeWebsite(wire({ [wireField]: undefined }))).toEqual(decoded({ [field]: missing }));
         });
       } else {
         it('rejects a missing field', () => {
@@ -349,7 +351,6 @@ describe('decodeWebsite', () => {
 
     const ACCEPTED: [string, unknown, string[]][] = [
       ['null', null, []],
-      ['missing', undefined, []],
       ['an empty string', '', []],
       ['blank lines only', ' \n\r\n\t\n', []],
       ['one entry', '10.0.0.1', ['10.0.0.1']],
@@ -367,6 +368,10 @@ describe('decodeWebsite', () => {
     describe.each(LISTS)('$wireField -> $field', ({ wireField, field }) => {
       it.each(ACCEPTED)('%s', (_, value, expected) => {
         expect(decodeWebsite(wire({ [wireField]: value }))).toEqual(decoded({ [field]: expected }));
+      });
+
+      it('missing -> null (not reported by this install)', () => {
+        expect(decodeWebsite(wire({ [wireField]: undefined }))).toEqual(decoded({ [field]: null }));
       });
 
       it.each<[unknown, string]>([
@@ -513,7 +518,7 @@ describe('decodeWebsiteEnvelope', () => {
         email: 'true',
         exclude_bots: false,
         password: null,
-        favorite: undefined,
+        favorite: null,
         exclude_params: 'a\r\nb',
         exclude_ips: [],
         created_at: 'not a date',
@@ -748,7 +753,72 @@ describe('decodeStatPage', () => {
       rows: number;
     }
 
+    const PLAIN_LINKS = [
+      { url: null, label: '&laquo; Previous', active: false },
+      { url: 'http://install.test/api/v1/stats/1?page=1', label: '1', active: true },
+      { url: 'http://install.test/api/v1/stats/1?page=2', label: '2', active: false },
+      { url: 'http://install.test/api/v1/stats/1?page=2', label: 'Next &raquo;', active: false },
+    ];
+
     const CASES: Case[] = [
+      // Laravel's plain paginator (CONTRACT.md part C): paging beside `data`, `links` an array
+      {
+        name: 'plain paginator as the older install sends it',
+        body: {
+          current_page: 1,
+          data: statRows(10),
+          first_page_url: 'http://install.test/api/v1/stats/1?page=1',
+          from: 1,
+          last_page: 3,
+          last_page_url: 'http://install.test/api/v1/stats/1?page=3',
+          links: PLAIN_LINKS,
+          next_page_url: 'http://install.test/api/v1/stats/1?page=2',
+          path: 'http://install.test/api/v1/stats/1',
+          per_page: '10',
+          prev_page_url: null,
+          to: 10,
+          total: 27,
+          status: 200,
+        },
+        requested: { page: 1, perPage: 10 },
+        rows: 10,
+        expected: { totalCount: 27, page: 1, perPage: 10, lastPage: 3, hasNextPage: true },
+      },
+      {
+        name: 'plain paginator, last page, numbers as strings',
+        body: { current_page: '3', data: statRows(7), last_page: '3', per_page: '10', total: '27', next_page_url: null, links: PLAIN_LINKS },
+        requested: { page: 3, perPage: 10 },
+        rows: 7,
+        expected: { totalCount: 27, page: 3, perPage: 10, lastPage: 3, hasNextPage: false },
+      },
+      {
+        name: 'plain paginator without last_page: next and last page URLs',
+        body: { current_page: 2, data: statRows(10), per_page: 10, next_page_url: '/x?page=3', last_page_url: '/x?page=4' },
+        requested: { page: 2, perPage: 10 },
+        rows: 10,
+        expected: { totalCount: 20, page: 2, perPage: 10, lastPage: 4, hasNextPage: true },
+      },
+      {
+        name: 'plain paginator, empty page past the end',
+        body: { current_page: 5, data: [], from: null, to: null, last_page: 3, per_page: '10', total: 27, links: [] },
+        requested: { page: 5, perPage: 10 },
+        rows: 0,
+        expected: { totalCount: 27, page: 5, perPage: 10, lastPage: 3, hasNextPage: false },
+      },
+      {
+        name: 'data with only an array of links: nothing to page by but the rows',
+        body: { data: statRows(4), links: PLAIN_LINKS },
+        requested: { page: 1, perPage: 10 },
+        rows: 4,
+        expected: { totalCount: 4, page: 1, perPage: 10, lastPage: 1, hasNextPage: false },
+      },
+      {
+        name: 'unknown extra fields are ignored',
+        body: { data: statRows(2), meta: { current_page: 1, last_page: 1, per_page: 10, total: 2, extra: [1] }, sql: 'x', took: 3 },
+        requested: { page: 1, perPage: 10 },
+        rows: 2,
+        expected: { totalCount: 2, page: 1, perPage: 10, lastPage: 1, hasNextPage: false },
+      },
       // meta present
       {
         name: 'meta with numbers',
@@ -1065,7 +1135,9 @@ describe('decodeStatPage', () => {
       ['meta as a string', { data: [], meta: 'x' }, 'meta: expected an object, got "x"'],
       ['meta as a number', { data: [], meta: 1 }, 'meta: expected an object, got 1'],
       ['links as a string', { data: [], links: 'x' }, 'links: expected an object, got "x"'],
-      ['links as an array', { data: [], links: [] }, 'links: expected an object, got an array'],
+      ['plain paginator current_page 0', { data: [], current_page: 0 }, 'current_page: expected a positive integer, got 0'],
+      ['plain paginator total "many"', { data: [], current_page: 1, total: 'many' }, 'total: expected a non-negative integer, got "many"'],
+      ['plain paginator next_page_url 2', { data: [], current_page: 1, next_page_url: 2 }, 'next_page_url: expected a URL string or null, got 2'],
       ['meta.current_page 0', { data: [], meta: { current_page: 0 } }, 'meta.current_page: expected a positive integer, got 0'],
       ['meta.current_page "0"', { data: [], meta: { current_page: '0' } }, 'meta.current_page: expected a positive integer, got "0"'],
       ['meta.current_page "two"', { data: [], meta: { current_page: 'two' } }, 'meta.current_page: expected a positive integer, got "two"'],

@@ -42,16 +42,29 @@ const statNames: Record<string, { value: StatName; description: string }> = {
   COUNTRY: { value: 'country', description: 'Visitors by country, as "CODE:Name", e.g. "US:United States".' },
   DEVICE: { value: 'device', description: 'Visitors by device type, e.g. "desktop".' },
   EVENT: { value: 'event', description: 'Custom events, as "name:value:unit" (value and unit may be empty).' },
+  LANDING_PAGE: {
+    value: 'landing_page',
+    description: 'Visits by entry page (path with query, like PAGE). Only installs that keep it; others answer UNSUPPORTED.',
+  },
   LANGUAGE: { value: 'language', description: 'Visitors by two-letter browser language, e.g. "en".' },
   OPERATING_SYSTEM: { value: 'operating_system', description: 'Visitors by operating system, e.g. "Windows".' },
   PAGE: { value: 'page', description: 'Pageviews by page path with query, e.g. "/pricing?plan=pro".' },
   PAGEVIEW: { value: 'pageview', description: 'Pageviews per day: each row\'s value is a date YYYY-MM-DD.' },
+  PAGEVIEW_HOUR: {
+    value: 'pageview_hour',
+    description: 'Pageviews by hour of day, "00" to "23", summed over the range. Only installs that keep it; others answer UNSUPPORTED.',
+  },
   REFERRER: { value: 'referrer', description: 'Visitors by referring host.' },
   SCREEN_RESOLUTION: { value: 'screen_resolution', description: 'Visitors by screen size, e.g. "1920x1080".' },
   VISITOR: { value: 'visitor', description: 'Unique visitors per day: each row\'s value is a date YYYY-MM-DD.' },
+  VISITOR_HOUR: {
+    value: 'visitor_hour',
+    description: 'Visitors by hour of day, "00" to "23", summed over the range. Only installs that keep it; others answer UNSUPPORTED.',
+  },
 };
 
 export const StatNameEnum = builder.enumType('StatName', {
-  description: 'A statistic the analytics service keeps for every website.',
+  description:
+    'A statistic the analytics service keeps for every website. Installs of different versions name some of them differently on the wire; the gateway finds out which (README: "Installs and versions").',
   values: statNames,
 });

@@ -9,7 +9,7 @@ import { WebsiteRef } from './website.js';
 interface UserError {
   field: string[] | null;
   message: string;
-  code: 'BAD_USER_INPUT' | 'NOT_FOUND';
+  code: 'BAD_USER_INPUT' | 'NOT_FOUND' | 'UNSUPPORTED';
 }
 
 interface WebsitePayload {
@@ -31,7 +31,8 @@ const UserErrorRef = builder.objectRef<UserError>('UserError').implement({
     }),
     message: t.exposeString('message', { description: 'What is wrong, and what is allowed.' }),
     code: t.exposeString('code', {
-      description: 'BAD_USER_INPUT (a value was refused) or NOT_FOUND (no website with that id).',
+      description:
+        'BAD_USER_INPUT (a value was refused), NOT_FOUND (no website with that id) or UNSUPPORTED (this install ignored the field; the rest was applied).',
     }),
   }),
 });
@@ -127,6 +128,21 @@ function refusal(error: unknown): UserError[] {
   throw error;
 }
 
+/**
+ * Fields an install accepted with a 2xx but did not apply: an install without favorites ignores
+ * `favorite`. The caller learns it instead of being told that it worked.
+ */
+function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
+  if (write.favorite === undefined || website.favorite === write.favorite) return [];
+  return [
+    {
+      field: ['input', 'favorite'],
+      message: 'This analytics install does not keep favorites; the other fields were applied.',
+      code: 'UNSUPPORTED',
+    },
+  ];
+}
+
 builder.mutationField('createWebsite', (t) =>
   t.field({
     type: WebsitePayloadRef,
@@ -166,7 +182,7 @@ builder.mutationField('updateWebsite', (t) =>
       try {
         const website = await patchWebsite(ctx.send, id, write);
         ctx.loaders.prime(website);
-        return { website, userErrors: [] };
+        return { website, userErrors: ignoredFields(write, website) };
       } catch (error) {
         return { website: null, userErrors: refusal(error) };
       }

@@ -32,9 +32,19 @@ const statArgs = builder.args((t) => ({
 builder.queryField('stats', (t) =>
   t.field({
     type: StatListRef,
-    description: 'A statistic of one website over a date range, grouped by value.',
+    description:
+      'A statistic of one website over a date range, grouped by value. NOT_FOUND unless the caller owns the website (it is read too).',
     args: { websiteId: t.arg.id({ required: true, description: 'The website\'s id.' }), ...statArgs },
-    resolve: (_root, { websiteId, ...args }, ctx) => ctx.loaders.statPage.load(statsQuery(websiteId, args)),
+    // Some installs serve any website's statistics to any key: they are answered only once the
+    // same key has read the website itself (both reads start together, so it costs no round trip).
+    resolve: async (_root, { websiteId, ...args }, ctx) => {
+      const query = statsQuery(websiteId, args);
+      const website = ctx.loaders.website.load(websiteId);
+      const page = ctx.loaders.statPage.load(query);
+      page.catch(() => undefined); // reported through `website` first when that fails
+      await website;
+      return page;
+    },
   }),
 );
 

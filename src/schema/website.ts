@@ -17,10 +17,17 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
     emailReports: t.exposeBoolean('emailReports', { description: 'Whether periodic e-mail reports are sent.' }),
     excludeBots: t.exposeBoolean('excludeBots', { description: 'Whether visits from known bots are ignored.' }),
     excludeParams: t.exposeStringList('excludeParams', {
-      description: 'URL query parameter names stripped from tracked pages.',
+      nullable: true,
+      description: 'URL query parameter names stripped from tracked pages. null: this install does not report it.',
     }),
-    excludeIps: t.exposeStringList('excludeIps', { description: 'IP addresses whose visits are not tracked.' }),
-    favorite: t.exposeBoolean('favorite', { description: 'Whether the owner marked the website as a favorite.' }),
+    excludeIps: t.exposeStringList('excludeIps', {
+      nullable: true,
+      description: 'IP addresses whose visits are not tracked. null: this install does not report it.',
+    }),
+    favorite: t.exposeBoolean('favorite', {
+      nullable: true,
+      description: 'Whether the owner marked the website as a favorite. null: this install does not report it (it has no favorites).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', nullable: true, description: 'When the website was added.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true, description: 'When its settings last changed.' }),
   }),
@@ -34,7 +41,9 @@ builder.queryField('websites', (t) =>
     description: 'The caller\'s websites, one page at a time.',
     args: {
       search: t.arg.string({ description: 'Only websites whose domain contains this text.' }),
-      favorite: t.arg.boolean({ description: 'Only favorites (true) or only non-favorites (false).' }),
+      favorite: t.arg.boolean({
+        description: 'Only favorites (true) or only non-favorites (false). UNSUPPORTED on an install without favorites.',
+      }),
       sortBy: t.arg({ type: WebsiteSortFieldEnum, defaultValue: 'id', description: 'What to sort by.' }),
       sort: t.arg({ type: SortDirectionEnum, defaultValue: 'desc', description: 'Sort direction.' }),
       perPage: t.arg.int({ defaultValue: 10, description: 'Websites per page: 10, 25, 50 or 100.' }),

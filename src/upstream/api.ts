@@ -3,6 +3,7 @@
 import type { Deletion, Page, Privacy, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './client.js';
+import type { StatNames } from './dialect.js';
 import {
   WireDecodeError,
   decodeDeletion,
@@ -78,9 +79,10 @@ export function websiteListParams(query: WebsiteListQuery): Record<string, strin
   };
 }
 
-export function statsParams(query: StatsQuery): Record<string, string | undefined> {
+/** `wireName`: what this install calls the statistic (dialect.ts). */
+export function statsParams(query: StatsQuery, wireName: string): Record<string, string | undefined> {
   return {
-    name: query.name,
+    name: wireName,
     from: query.from,
     to: query.to,
     search: query.search,
@@ -116,37 +118,100 @@ export async function fetchWebsite(send: Send, id: string): Promise<Website> {
   return decoded(() => decodeWebsiteEnvelope(body));
 }
 
+/**
+ * An install without favorites ignores the filter and lists every website, each without a flag:
+ * a list that does not match the filter is refused instead of being passed off as filtered.
+ */
 export async function fetchWebsitePage(send: Send, query: WebsiteListQuery): Promise<Page<Website>> {
   const body = await call(send, { method: 'GET', path: '/websites', query: websiteListParams(query) });
-  return decoded(() => decodeWebsitePage(body, query));
+  const page = decoded(() => decodeWebsitePage(body, query));
+  if (query.favorite !== undefined && page.nodes.some((website) => website.favorite !== query.favorite)) {
+    throw new GatewayError('UNSUPPORTED', 'This analytics install does not keep favorites, so it cannot filter by them.', {
+      argument: 'favorite',
+    });
+  }
+  return page;
 }
 
-export async function fetchStatPage(send: Send, query: StatsQuery): Promise<Page<Stat>> {
-  const body = await call(send, {
-    method: 'GET',
-    path: `/stats/${query.websiteId}`,
-    query: statsParams(query),
-    notFoundMessage: notFound(query.websiteId),
+export function fetchStatPage(send: Send, names: StatNames, query: StatsQuery): Promise<Page<Stat>> {
+  return names.read(query.name, async (wireName) => {
+    const body = await call(send, {
+      method: 'GET',
+      path: `/stats/${query.websiteId}`,
+      query: statsParams(query, wireName),
+      notFoundMessage: notFound(query.websiteId),
+    });
+    return decoded(() => decodeStatPage(body, query));
   });
-  return decoded(() => decodeStatPage(body, query));
 }
 
-export async function storeWebsite(send: Send, write: WebsiteWrite): Promise<Website> {
-  const body = await call(send, { method: 'POST', path: '/websites', form: toWebsiteForm(write) });
-  return decoded(() => decodeWebsiteEnvelope(body));
+/** The upstream answered 2xx, so the write happened, but its body could not be read whole. */
+function answeredOk(error: unknown): boolean {
+  const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;
+  return status !== undefined && status >= 200 && status < 300;
 }
 
-export async function patchWebsite(send: Send, id: string, write: WebsiteWrite): Promise<Website> {
-  const body = await call(send, {
-    method: 'PATCH',
-    path: `/websites/${id}`,
-    form: toWebsiteForm(write),
-    notFoundMessage: notFound(id),
-  });
-  return decoded(() => decodeWebsiteEnvelope(body));
+/**
+ * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: when the
+ * body cannot be read whole, the website is read back (one GET), and only if that fails too is the
+ * caller told, with outcome APPLIED, that the write happened.
+ */
+async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: () => Promise<Website>): Promise<Website> {
+  let body: unknown;
+  try {
+    body = await call(send, request);
+  } catch (error) {
+    if (!answeredOk(error)) throw error;
+    return readBackApplied(readBack);
+  }
+  try {
+    return decodeWebsiteEnvelope(body);
+  } catch (error) {
+    if (!(error instanceof WireDecodeError)) throw error;
+    return readBackApplied(readBack);
+  }
 }
 
+async function readBackApplied(readBack: () => Promise<Website>): Promise<Website> {
+  try {
+    return await readBack();
+  } catch {
+    throw new GatewayError(
+      'UPSTREAM_BAD_RESPONSE',
+      'The change was applied, but the analytics service\'s answer could not be read, nor the website read back: reload it before changing it again.',
+      { outcome: 'APPLIED' },
+    );
+  }
+}
+
+/** A new website is found by its domain, which the install keeps unique; the newest comes first. */
+async function findByDomain(send: Send, domain: string): Promise<Website> {
+  const page = await fetchWebsitePage(send, { search: domain, sortBy: 'id', sort: 'desc', perPage: 100, page: 1 });
+  const website = page.nodes.find((node) => node.domain === domain);
+  if (website === undefined) throw new GatewayError('NOT_FOUND', `No website with domain ${domain}.`);
+  return website;
+}
+
+/** `write.domain` must be normalised as the install stores it (validate.ts), so it can be found again. */
+export function storeWebsite(send: Send, write: WebsiteWrite): Promise<Website> {
+  return writeWebsite(send, { method: 'POST', path: '/websites', form: toWebsiteForm(write) }, () =>
+    findByDomain(send, write.domain ?? ''),
+  );
+}
+
+export function patchWebsite(send: Send, id: string, write: WebsiteWrite): Promise<Website> {
+  const request = { method: 'PATCH', path: `/websites/${id}`, form: toWebsiteForm(write), notFoundMessage: notFound(id) } as const;
+  return writeWebsite(send, request, () => fetchWebsite(send, id));
+}
+
+/** A 2xx says the website is gone, even when its body cannot be read. */
 export async function destroyWebsite(send: Send, id: string): Promise<Deletion> {
-  const body = await call(send, { method: 'DELETE', path: `/websites/${id}`, notFoundMessage: notFound(id) });
+  let body: unknown;
+  try {
+    body = await call(send, { method: 'DELETE', path: `/websites/${id}`, notFoundMessage: notFound(id) });
+  } catch (error) {
+    if (answeredOk(error)) return { id, deleted: true };
+    throw error;
+  }
   return decoded(() => decodeDeletion(body, id));
 }

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config.js';
+import type { RateLimit } from '../domain.js';
 import { GatewayError, type ErrorExtensions } from '../errors.js';
 import { decodeErrorBody } from './wire.js';
 
@@ -28,6 +29,8 @@ export interface UpstreamRequest {
   deadline: number;
   /** What a 404 means for this call, e.g. "No website with id 3". */
   notFoundMessage?: string;
+  /** Called with what each answer's X-RateLimit-* headers say of the key's limit, when they say it. */
+  onRateLimit?: (rateLimit: RateLimit) => void;
 }
 
 export interface UpstreamResponse {
@@ -40,7 +43,7 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-export interface UpstreamClientOptions extends Omit<UpstreamConfig, 'url'> {
+export interface UpstreamClientOptions extends Omit<UpstreamConfig, 'url' | 'statNames'> {
   url: string;
   /** Tests inject undici's MockAgent here; production uses a keep-alive Pool. */
   dispatcher?: Dispatcher;
@@ -105,6 +108,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
 
     const { statusCode: status, headers, body } = response;
+    const rateLimit = readRateLimit(headers);
+    if (rateLimit !== null) request.onRateLimit?.(rateLimit);
     if (status >= 200 && status < 300) {
       let text: string;
       try {
@@ -116,6 +121,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
             `The upstream answer is larger than the ${options.maxResponseBytes}-byte limit.`,
             { upstreamStatus: status },
           );
+        }
+        // A write answered 2xx has happened, whatever becomes of its body: say so with the status.
+        if (request.method !== 'GET') {
+          throw new GatewayError('UPSTREAM_BAD_RESPONSE', 'The analytics service\'s answer broke off.', { upstreamStatus: status });
         }
         throw transportError(error, request);
       }
@@ -282,6 +291,14 @@ function parseJsonOrNull(text: string): unknown {
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** Laravel's throttle headers; null unless both are there and readable. */
+export function readRateLimit(headers: Record<string, string | string[] | undefined>): RateLimit | null {
+  const limit = headerValue(headers['x-ratelimit-limit'])?.trim();
+  const remaining = headerValue(headers['x-ratelimit-remaining'])?.trim();
+  if (limit === undefined || remaining === undefined || !/^\d{1,9}$/.test(limit) || !/^\d{1,9}$/.test(remaining)) return null;
+  return { limit: Number(limit), remaining: Number(remaining) };
 }
 
 /** Retry-After in seconds or as an HTTP date; null when absent or unreadable. */

@@ -5,6 +5,7 @@
 import DataLoader from 'dataloader';
 import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
 import { fetchStatPage, fetchWebsite, fetchWebsitePage, type Send } from './api.js';
+import type { StatNames } from './dialect.js';
 
 export interface Loaders {
   website: DataLoader<string, Website>;
@@ -45,7 +46,7 @@ function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K)
   });
 }
 
-export function createLoaders(send: Send): Loaders {
+export function createLoaders(send: Send, statNames: StatNames): Loaders {
   const website = perKey((id: string) => fetchWebsite(send, id));
   const prime = (site: Website): void => {
     website.clear(site.id).prime(site.id, site);
@@ -55,6 +56,6 @@ export function createLoaders(send: Send): Loaders {
     page.nodes.forEach(prime);
     return page;
   }, queryKey);
-  const statPage = perKey((query: StatsQuery) => fetchStatPage(send, query), queryKey);
+  const statPage = perKey((query: StatsQuery) => fetchStatPage(send, statNames, query), queryKey);
   return { website, websitePage, statPage, prime };
 }

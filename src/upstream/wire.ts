@@ -80,6 +80,11 @@ function readFlag(value: unknown, path: string): boolean {
 const readOptionalFlag = (value: unknown, path: string): boolean =>
   value === undefined ? false : readFlag(value, path);
 
+/** A field some installs never send: absent is null ("not reported"), never a made-up value. */
+function readReported<T>(value: unknown, path: string, read: (value: unknown, path: string) => T): T | null {
+  return value === undefined ? null : read(value, path);
+}
+
 const PRIVACY_BY_CODE = new Map<unknown, Privacy>([
   [0, 'PUBLIC'],
   [1, 'PRIVATE'],
@@ -89,7 +94,9 @@ const PRIVACY_BY_CODE = new Map<unknown, Privacy>([
   ['2', 'PASSWORD'],
 ]);
 
+/** An install that stores NULL (a create without `privacy`) treats it as public. */
 function readPrivacy(value: unknown, path: string): Privacy {
+  if (value === null) return 'PUBLIC';
   return PRIVACY_BY_CODE.get(value) ?? fail(path, 'a privacy code (0, 1 or 2)', value);
 }
 
@@ -97,9 +104,9 @@ function readDomain(value: unknown, path: string): string {
   return typeof value === 'string' && value.trim() !== '' ? value : fail(path, 'a non-empty string', value);
 }
 
-/** One entry per line as the upstream stores it; some installs already send a list. */
+/** One entry per line as the upstream stores it; some installs already send a list. null: none. */
 function readLines(value: unknown, path: string): string[] {
-  if (value === undefined || value === null) return [];
+  if (value === null) return [];
   let text: string;
   if (typeof value === 'string') {
     text = value;
@@ -160,9 +167,9 @@ function readWebsite(raw: unknown, path: string): Website {
     passwordProtected: readOptionalFlag(website.password, at('password')),
     emailReports: readFlag(website.email, at('email')),
     excludeBots: readFlag(website.exclude_bots, at('exclude_bots')),
-    excludeParams: readLines(website.exclude_params, at('exclude_params')),
-    excludeIps: readLines(website.exclude_ips, at('exclude_ips')),
-    favorite: readOptionalFlag(website.favorite, at('favorite')),
+    excludeParams: readReported(website.exclude_params, at('exclude_params'), readLines),
+    excludeIps: readReported(website.exclude_ips, at('exclude_ips'), readLines),
+    favorite: readReported(website.favorite, at('favorite'), readFlag),
     createdAt: readTimestamp(website.created_at),
     updatedAt: readTimestamp(website.updated_at),
   };
@@ -192,32 +199,55 @@ export function decodeWebsiteEnvelope(body: unknown): Website {
 interface PageEnvelope {
   rows: unknown[];
   rowsPath: string;
+  /** Paging numbers (current_page, per_page, last_page, total), and where they were found. */
   meta: JsonObject | undefined;
+  metaPath: string;
+  /** URLs of the neighbouring pages (next, last), and where they were found. */
   links: JsonObject | undefined;
+  linksPath: string;
 }
 
+const PAGINATOR_FIELDS = ['current_page', 'last_page', 'per_page', 'total'];
+
+/**
+ * Three envelopes are in use: a resource collection (`data` + `meta` + `links` objects), Laravel's
+ * plain paginator (the paging numbers and `next_page_url`/`last_page_url` beside `data`, `links` an
+ * array of page buttons), and a bare array or `data` with nothing else.
+ */
 function readPageEnvelope(body: unknown): PageEnvelope {
-  if (Array.isArray(body)) return { rows: body, rowsPath: 'body', meta: undefined, links: undefined };
+  if (Array.isArray(body)) return { rows: body, rowsPath: 'body', meta: undefined, metaPath: '', links: undefined, linksPath: '' };
   const envelope = readObject(body, '');
   const rows = envelope.data;
   if (!Array.isArray(rows)) return fail('data', 'an array', rows);
+  const plain = envelope.meta === undefined && PAGINATOR_FIELDS.some((key) => envelope[key] !== undefined);
+  if (plain) {
+    const links = { next: envelope.next_page_url, last: envelope.last_page_url };
+    return { rows, rowsPath: 'data', meta: envelope, metaPath: '', links, linksPath: '' };
+  }
   return {
     rows,
     rowsPath: 'data',
     meta: readOptionalObject(envelope.meta, 'meta'),
-    links: readOptionalObject(envelope.links, 'links'),
+    metaPath: 'meta',
+    // An array of page buttons tells nothing the numbers don't; only the object form is read.
+    links: Array.isArray(envelope.links) ? undefined : readOptionalObject(envelope.links, 'links'),
+    linksPath: 'links',
   };
 }
 
-function readMetaInteger(meta: JsonObject | undefined, key: string, minimum: 0 | 1): number | undefined {
-  const value = meta?.[key];
-  return value === undefined || value === null ? undefined : readInteger(value, `meta.${key}`, minimum);
+function readMetaInteger(envelope: PageEnvelope, key: string, minimum: 0 | 1): number | undefined {
+  const value = envelope.meta?.[key];
+  return value === undefined || value === null ? undefined : readInteger(value, fieldPath(envelope.metaPath, key), minimum);
 }
 
-function readLink(links: JsonObject, key: string): string | undefined {
+const LINK_NAMES: Record<string, string> = { next: 'next_page_url', last: 'last_page_url' };
+
+function readLink(envelope: PageEnvelope, links: JsonObject, key: string): string | undefined {
   const value = links[key];
   if (value === undefined || value === null) return undefined;
-  return typeof value === 'string' ? value : fail(`links.${key}`, 'a URL string or null', value);
+  if (typeof value === 'string') return value;
+  const name = envelope.linksPath === '' ? (LINK_NAMES[key] ?? key) : `${envelope.linksPath}.${key}`;
+  return fail(name, 'a URL string or null', value);
 }
 
 function pageParameter(url: string): number | undefined {
@@ -238,9 +268,9 @@ interface PagePosition {
   hasNextPage: boolean;
 }
 
-function positionFromLinks(links: JsonObject, page: number): PagePosition {
-  const next = readLink(links, 'next');
-  const last = readLink(links, 'last');
+function positionFromLinks(envelope: PageEnvelope, links: JsonObject, page: number): PagePosition {
+  const next = readLink(envelope, links, 'next');
+  const last = readLink(envelope, links, 'last');
   const hasNextPage = next !== undefined && next !== '';
   const linkedLastPage = last === undefined ? undefined : pageParameter(last);
   return {
@@ -256,18 +286,19 @@ const guessLastPage = (page: number, hasNextPage: boolean): number => (hasNextPa
  * and what arrived. A full page with nothing else to go on may have a next page, so it says so.
  */
 function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: unknown, path: string) => T): Page<T> {
-  const { rows, rowsPath, meta, links } = readPageEnvelope(body);
+  const envelope = readPageEnvelope(body);
+  const { rows, rowsPath, links } = envelope;
   const nodes = rows.map((row, index) => readNode(row, itemPath(rowsPath, index)));
-  const page = readMetaInteger(meta, 'current_page', 1) ?? requested.page;
-  const perPage = readMetaInteger(meta, 'per_page', 1) ?? requested.perPage;
-  const metaLastPage = readMetaInteger(meta, 'last_page', 0);
-  const metaTotal = readMetaInteger(meta, 'total', 0);
+  const page = readMetaInteger(envelope, 'current_page', 1) ?? requested.page;
+  const perPage = readMetaInteger(envelope, 'per_page', 1) ?? requested.perPage;
+  const metaLastPage = readMetaInteger(envelope, 'last_page', 0);
+  const metaTotal = readMetaInteger(envelope, 'total', 0);
 
   let position: PagePosition;
   if (metaLastPage !== undefined) {
     position = { lastPage: Math.max(1, metaLastPage), hasNextPage: page < metaLastPage };
   } else if (links !== undefined) {
-    position = positionFromLinks(links, page);
+    position = positionFromLinks(envelope, links, page);
   } else {
     const hasNextPage = nodes.length === perPage;
     position = { lastPage: guessLastPage(page, hasNextPage), hasNextPage };

@@ -1,0 +1,95 @@
+// How statistics are named on the wire differs between installs (CONTRACT.md part C: an older
+// version calls four of them `os`, `pageviews`, `resolution`, `visitors` and has three more). The
+// GraphQL names stay; this module learns, per upstream and for the life of the process, which wire
+// name each statistic has, or pins them from configuration.
+import type { StatName } from '../domain.js';
+import { GatewayError } from '../errors.js';
+
+/** `auto`: learn from the install's answers. `contract`/`legacy`: use that family's names only. */
+export type StatNaming = 'auto' | 'contract' | 'legacy';
+export const STAT_NAMINGS: readonly StatNaming[] = ['auto', 'contract', 'legacy'];
+
+/** Wire names by install family; a statistic missing from a family does not exist there. */
+const WIRE_NAMES: Readonly<Record<StatName, { contract?: string; legacy?: string }>> = {
+  browser: { contract: 'browser', legacy: 'browser' },
+  campaign: { contract: 'campaign', legacy: 'campaign' },
+  city: { contract: 'city', legacy: 'city' },
+  continent: { contract: 'continent', legacy: 'continent' },
+  country: { contract: 'country', legacy: 'country' },
+  device: { contract: 'device', legacy: 'device' },
+  event: { contract: 'event', legacy: 'event' },
+  landing_page: { legacy: 'landing_page' },
+  language: { contract: 'language', legacy: 'language' },
+  operating_system: { contract: 'operating_system', legacy: 'os' },
+  page: { contract: 'page', legacy: 'page' },
+  pageview: { contract: 'pageview', legacy: 'pageviews' },
+  pageview_hour: { legacy: 'pageviews_hours' },
+  referrer: { contract: 'referrer', legacy: 'referrer' },
+  screen_resolution: { contract: 'screen_resolution', legacy: 'resolution' },
+  visitor: { contract: 'visitor', legacy: 'visitors' },
+  visitor_hour: { legacy: 'visitors_hours' },
+};
+
+/** The wire names to try for a statistic, the published contract's first. */
+export function wireNameCandidates(name: StatName, naming: StatNaming): string[] {
+  const { contract, legacy } = WIRE_NAMES[name];
+  const families = naming === 'auto' ? [contract, legacy] : [naming === 'contract' ? contract : legacy];
+  return [...new Set(families.filter((wire): wire is string => wire !== undefined))];
+}
+
+export function unsupportedStat(name: StatName): GatewayError {
+  return new GatewayError('UNSUPPORTED', `This analytics install has no statistic ${name.toUpperCase()}.`);
+}
+
+/** The install answered that it has no statistic by that name (a 422 on `name`). */
+function isNameRefused(error: unknown): boolean {
+  return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;
+}
+
+export interface StatNames {
+  /**
+   * Runs `read` with the statistic's wire name. While the name is not known yet, a refusal of the
+   * name (a read, so safe to repeat) moves on to the next candidate; what worked is remembered. When
+   * no candidate is accepted, the statistic is UNSUPPORTED, from then on without an upstream call.
+   */
+  read<T>(name: StatName, read: (wireName: string) => Promise<T>): Promise<T>;
+}
+
+export function createStatNames(naming: StatNaming): StatNames {
+  /** A wire name, or null for a statistic this install does not have. */
+  const known = new Map<StatName, string | null>();
+  /** Settles (never rejects) when the request that is learning a name is done with it. */
+  const learning = new Map<StatName, Promise<void>>();
+
+  async function learn<T>(name: StatName, read: (wireName: string) => Promise<T>): Promise<T> {
+    let done = (): void => undefined;
+    learning.set(name, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      for (const wireName of wireNameCandidates(name, naming)) {
+        try {
+          const result = await read(wireName);
+          known.set(name, wireName);
+          return result;
+        } catch (error) {
+          if (!isNameRefused(error)) throw error; // says nothing about the name: learn another time
+        }
+      }
+      known.set(name, null);
+      throw unsupportedStat(name);
+    } finally {
+      learning.delete(name);
+      done();
+    }
+  }
+
+  return {
+    async read(name, read) {
+      // Concurrent first reads of a statistic wait for the one that is learning its name, so the
+      // install sees at most one refused name per statistic.
+      for (let pending = learning.get(name); pending !== undefined; pending = learning.get(name)) await pending;
+      const wireName = known.get(name);
+      if (wireName === null) throw unsupportedStat(name);
+      return wireName === undefined ? learn(name, read) : read(wireName);
+    },
+  };
+}
