@@ -57,6 +57,13 @@ describe('loadConfig', () => {
     expect(set).toEqual(['--heap-growing-percent=50']);
   });
 
+  it('learns stat names unless UPSTREAM_STAT_NAMES pins a family', () => {
+    expect(loadConfig({}).upstream.statNames).toBe('auto');
+    expect(loadConfig({ UPSTREAM_STAT_NAMES: 'Legacy' }).upstream.statNames).toBe('legacy');
+    expect(loadConfig({ UPSTREAM_STAT_NAMES: 'contract' }).upstream.statNames).toBe('contract');
+    expect(() => loadConfig({ UPSTREAM_STAT_NAMES: 'v3' })).toThrow('UPSTREAM_STAT_NAMES must be one of auto, contract, legacy, got "v3"');
+  });
+
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
   });

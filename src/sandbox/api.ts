@@ -1,13 +1,25 @@
 // The /api/v1 routes: route match, then the key, then the rate limit, then the handler, in
 // Laravel's order (an unknown route is a 404 even without a key; a bad key is a 401 before
 // anything else). Handlers validate everything before touching the store, so a rejected write
-// changes nothing. Transport-free: a request object in, a status/headers/JSON value out.
-import { paginate } from './pagination.js';
+// changes nothing. Transport-free: a request object in, a status/headers/JSON value out. Where
+// the older install (the 'legacy' dialect, CONTRACT.md part C) answers otherwise, the handler
+// asks the dialect.
+import type { Dialect } from './dialect.js';
+import { paginate, plainPaginate } from './pagination.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SandboxStore, WebsiteRecord } from './store.js';
-import { toWire } from './store.js';
-import type { FieldErrors, Input } from './validation.js';
-import { readPage, validateListQuery, validateStatsQuery, validateStore, validateUpdate } from './validation.js';
+import { wireOf } from './store.js';
+import type { FieldErrors, Input, LenientRead } from './validation.js';
+import {
+  postedValues,
+  readPage,
+  validateLegacyListQuery,
+  validateLegacyStatsQuery,
+  validateListQuery,
+  validateStatsQuery,
+  validateStore,
+  validateUpdate,
+} from './validation.js';
 
 export interface ApiRequest {
   method: string;
@@ -26,9 +38,12 @@ export interface ApiResponse {
   headers: Record<string, string>;
   /** A JSON value, or undefined for no body. */
   body: unknown;
+  /** Sent as is, as text/html, instead of `body` (the login redirect's page). */
+  html?: string;
 }
 
 export interface ApiContext {
+  dialect: Dialect;
   store: SandboxStore;
   limiter: RateLimiter | null;
   /** Wall-clock milliseconds for created_at/updated_at (the sandbox's clock, pinned "today" included). */
@@ -38,6 +53,10 @@ export interface ApiContext {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): ApiResponse => ({ status, headers, body });
 const notFound = (): ApiResponse => json(404, { message: 'Resource not found.', status: 404 });
 const invalid = (errors: FieldErrors): ApiResponse => json(422, { message: errors, status: 422 });
+/** What Laravel renders, for a client that wants JSON, when the code throws. */
+const serverError = (): ApiResponse => json(500, { message: 'Server Error' });
+/** firstOrFail() of the older install's update: Laravel renders the ModelNotFoundException's message. */
+const modelNotFound = (): ApiResponse => json(404, { message: 'No query results for model [App\\Models\\Website].' });
 
 interface Call {
   context: ApiContext;
@@ -78,7 +97,12 @@ export function handleApi(context: ApiContext, request: ApiRequest): ApiResponse
   }
 
   const userId = authenticate(context, request.headers.authorization);
-  if (userId === undefined) return json(401, { message: 'Unauthenticated.' });
+  if (userId === undefined) {
+    // The older install's API guard falls back to the web one's answer: a client that does not
+    // ask for JSON is sent to the login page.
+    if (context.dialect === 'legacy' && !expectsJson(request.headers)) return loginRedirect(request.origin);
+    return json(401, { message: 'Unauthenticated.' });
+  }
 
   let rateHeaders: Record<string, string> = {};
   if (context.limiter) {
@@ -108,6 +132,53 @@ function authenticate(context: ApiContext, header: string | undefined): number |
   return token === undefined ? undefined : context.store.userIdForKey(token);
 }
 
+/**
+ * Laravel's Request::expectsJson(): an XMLHttpRequest that accepts anything, or an Accept header
+ * whose first (most preferred) type is JSON.
+ */
+export function expectsJson(headers: Readonly<Record<string, string>>): boolean {
+  const accepted = (headers.accept ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [type = '', ...params] = part.split(';').map((piece) => piece.trim().toLowerCase());
+      const q = params.find((param) => param.startsWith('q='));
+      return { type, index, quality: q === undefined ? 1 : Number(q.slice(2)) || 0 };
+    })
+    .filter((entry) => entry.type !== '')
+    .sort((a, b) => b.quality - a.quality || a.index - b.index);
+  const first = accepted[0]?.type;
+  const wantsJson = first !== undefined && (first.includes('/json') || first.includes('+json'));
+  const acceptsAnything = first === undefined || first === '*/*' || first === '*';
+  const ajax = (headers['x-requested-with'] ?? '').toLowerCase() === 'xmlhttprequest';
+  return wantsJson || (ajax && acceptsAnything);
+}
+
+/** Laravel's redirect to the login route, its little HTML page included. */
+function loginRedirect(origin: string): ApiResponse {
+  const target = `${origin}/login`;
+  const escaped = target
+    .replace(/&/g, '&amp;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#039;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+  const html = [
+    '<!DOCTYPE html>',
+    '<html>',
+    '    <head>',
+    '        <meta charset="UTF-8" />',
+    `        <meta http-equiv="refresh" content="0;url='${escaped}'" />`,
+    '',
+    `        <title>Redirecting to ${escaped}</title>`,
+    '    </head>',
+    '    <body>',
+    `        Redirecting to <a href="${escaped}">${escaped}</a>.`,
+    '    </body>',
+    '</html>',
+  ].join('\n');
+  return { status: 302, headers: { location: target }, body: undefined, html };
+}
+
 function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -120,6 +191,12 @@ function decodeSegment(segment: string): string {
 function ownWebsite(call: Call): WebsiteRecord | undefined {
   if (!/^\d{1,15}$/.test(call.param)) return undefined;
   return call.context.store.find(call.userId, Number(call.param));
+}
+
+/** Any user's website named by the path; undefined for non-numeric and unknown ids. */
+function anyWebsite(call: Call): WebsiteRecord | undefined {
+  if (!/^\d{1,15}$/.test(call.param)) return undefined;
+  return call.context.store.findAny(Number(call.param));
 }
 
 /** Form bodies, and JSON bodies when the content type says so; a body that does not parse is empty. */
@@ -138,33 +215,44 @@ export function parseBody(request: ApiRequest): Input {
   return form;
 }
 
+/** A read the older install could not handle is a 500; the contract's checks are 422s. */
+function readQuery<T>(read: LenientRead<T>): { ok: true; value: T } | { ok: false; response: ApiResponse } {
+  if (read.ok === true) return read;
+  return { ok: false, response: read.ok === 'crash' ? serverError() : invalid(read.errors) };
+}
+
 function listWebsites(call: Call): ApiResponse {
-  const query = validateListQuery(call.request.query);
-  if (!query.ok) return invalid(query.errors);
-  const rows = call.context.store.list(call.userId, query.value).map(toWire);
+  const { dialect, store } = call.context;
+  const read = dialect === 'legacy' ? validateLegacyListQuery(call.request.query) : validateListQuery(call.request.query);
+  const query = readQuery(read);
+  if (!query.ok) return query.response;
+  const rows = store.list(call.userId, query.value).map((website) => wireOf(dialect, website));
   return json(200, paginate(rows, readPage(call.request.query), query.value.perPage, call.request.origin + call.routePath));
 }
 
 function showWebsite(call: Call): ApiResponse {
   const website = ownWebsite(call);
-  return website ? json(200, { data: toWire(website), status: 200 }) : notFound();
+  return website ? json(200, { data: wireOf(call.context.dialect, website), status: 200 }) : notFound();
 }
 
 function storeWebsite(call: Call): ApiResponse {
-  const { store } = call.context;
-  const fields = validateStore(parseBody(call.request), (domain) => store.isDomainTaken(domain));
+  const { dialect, store } = call.context;
+  const input = parseBody(call.request);
+  const fields = validateStore(input, (domain) => store.isDomainTaken(domain), dialect);
   if (!fields.ok) return invalid(fields.errors);
   const website = store.create(call.userId, fields.value, call.context.now());
-  return json(201, { data: toWire(website), status: 201 });
+  return json(201, { data: wireOf(dialect, website, postedValues(input)), status: 201 });
 }
 
 function updateWebsite(call: Call): ApiResponse {
+  const { dialect } = call.context;
   const website = ownWebsite(call);
-  if (!website) return notFound();
-  const changes = validateUpdate(parseBody(call.request), website.password !== null);
+  if (!website) return dialect === 'legacy' ? modelNotFound() : notFound();
+  const input = parseBody(call.request);
+  const changes = validateUpdate(input, website.password !== null, dialect);
   if (!changes.ok) return invalid(changes.errors);
   call.context.store.update(website, changes.value, call.context.now());
-  return json(200, { data: toWire(website), status: 200 });
+  return json(200, { data: wireOf(dialect, website, postedValues(input)), status: 200 });
 }
 
 function deleteWebsite(call: Call): ApiResponse {
@@ -175,11 +263,18 @@ function deleteWebsite(call: Call): ApiResponse {
 }
 
 function showStats(call: Call): ApiResponse {
-  const website = ownWebsite(call);
+  const { dialect, store } = call.context;
+  // The older install looks the website up by id alone: any user's statistics are served.
+  const website = dialect === 'legacy' ? anyWebsite(call) : ownWebsite(call);
   if (!website) return notFound();
-  const query = validateStatsQuery(call.request.query);
-  if (!query.ok) return invalid(query.errors);
-  const series = call.context.store.statsOf(website).get(query.value.name);
+  const read = dialect === 'legacy' ? validateLegacyStatsQuery(call.request.query) : validateStatsQuery(call.request.query);
+  const query = readQuery(read);
+  if (!query.ok) return query.response;
+  const series = store.statsOf(website).get(query.value.name);
   const rows = series ? series.rows(query.value) : [];
-  return json(200, paginate(rows, readPage(call.request.query), query.value.perPage, call.request.origin + call.routePath));
+  const page = readPage(call.request.query);
+  const path = call.request.origin + call.routePath;
+  // The older install returns the paginator itself rather than a resource collection.
+  const body = dialect === 'legacy' ? plainPaginate(rows, page, query.value.perPage, path) : paginate(rows, page, query.value.perPage, path);
+  return json(200, body);
 }

@@ -6,10 +6,10 @@
 //    included, so an upper bound on what the server side costs.
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { STAT_NAMES } from '../domain.js';
 import { handleApi } from './api.js';
 import type { ApiRequest } from './api.js';
 import { formatYmd, parseYmd } from './calendar.js';
+import { CONTRACT_STAT_NAMES } from './dialect.js';
 import { startSandbox } from './server.js';
 import { SandboxStore } from './store.js';
 
@@ -30,7 +30,7 @@ const cpuMicros = (): number => {
 /** The i-th request of the mix: every name, both sort fields and directions, small and big pages. */
 function statsQuery(i: number): Record<string, string> {
   return {
-    name: STAT_NAMES[i % STAT_NAMES.length] as string,
+    name: CONTRACT_STAT_NAMES[i % CONTRACT_STAT_NAMES.length] as string,
     from,
     to: TODAY,
     sort_by: i % 3 === 0 ? 'value' : 'count',
@@ -53,7 +53,7 @@ function seeding(): void {
 
 function inProcess(): void {
   const store = new SandboxStore(today, 20_240_501);
-  const context = { store, limiter: null, now: Date.now };
+  const context = { dialect: 'contract' as const, store, limiter: null, now: Date.now };
   const call = (i: number): string => {
     const req: ApiRequest = {
       method: 'GET',

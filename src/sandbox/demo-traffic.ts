@@ -1,8 +1,10 @@
 // Generates a website's demo statistics: daily counts for the 14 names over the seeded window,
 // with a weekly rhythm, a slow trend, noise, a launch spike or two, and label distributions that
-// look like a real site's (a long tail of pages and referrers, a dozen browsers and countries).
-import type { StatName } from '../domain.js';
+// look like a real site's (a long tail of pages and referrers, a dozen browsers and countries);
+// plus the older install's three (entry pages, and visitors and pageviews by hour of day).
 import { weekday } from './calendar.js';
+import type { SeriesName } from './dialect.js';
+import { seededRandom } from './random.js';
 import type { Random } from './random.js';
 import { LabelSeriesBuilder, dailySeries } from './stat-series.js';
 import type { StatSeries } from './stat-series.js';
@@ -83,10 +85,10 @@ export function generateTraffic(
   random: Random,
   firstDay: number,
   dates: readonly string[],
-): Map<StatName, StatSeries> {
+): Map<SeriesName, StatSeries> {
   const days = dates.length;
-  const builders = new Map<StatName, LabelSeriesBuilder>();
-  const builder = (name: StatName): LabelSeriesBuilder => {
+  const builders = new Map<SeriesName, LabelSeriesBuilder>();
+  const builder = (name: SeriesName): LabelSeriesBuilder => {
     let found = builders.get(name);
     if (!found) {
       found = new LabelSeriesBuilder(firstDay, days);
@@ -95,7 +97,7 @@ export function generateTraffic(
     return found;
   };
   const jitter = (spread: number): number => 1 + (random() * 2 - 1) * spread;
-  const splitOf = (name: StatName, weights: Weighted, lean: number): Split => {
+  const splitOf = (name: SeriesName, weights: Weighted, lean: number): Split => {
     // Each site leans its own way: the shared distributions are reweighted once per site.
     const leaned = weights.map(([, weight]) => weight * jitter(lean));
     const sum = leaned.reduce((acc, weight) => acc + weight, 0);
@@ -169,7 +171,14 @@ export function generateTraffic(
       if (d >= start && d < end) column[d] = Math.round(visitors * share * jitter(0.5));
     }
   }
-  const series = new Map<StatName, StatSeries>([
+  // The older install's statistics draw from a stream of their own, seeded by the main stream once
+  // it is done, so adding them left every contract statistic exactly as it was.
+  const extra = seededRandom(Math.floor(random() * 4_294_967_296));
+  addLandingPages(builder('landing_page'), profile.pages, pages, visitorCounts, extra);
+  addHours(builder('visitors_hours'), visitorCounts, extra);
+  addHours(builder('pageviews_hours'), pageviewCounts, extra);
+
+  const series = new Map<SeriesName, StatSeries>([
     ['visitor', dailySeries(firstDay, dates, visitorCounts)],
     ['pageview', dailySeries(firstDay, dates, pageviewCounts)],
   ]);
@@ -179,4 +188,66 @@ export function generateTraffic(
 
 function zipf(values: readonly string[], exponent: number): Weighted {
   return values.map((value, rank) => [value, 1 / (rank + 1) ** exponent] as const);
+}
+
+/**
+ * Entry pages: each day's visits spread over the site's pages, leaning harder on the top ones than
+ * pageviews do (most visits start at `/` or a popular page), and never more entries for a page on
+ * a day than it had pageviews that day.
+ */
+function addLandingPages(
+  builder: LabelSeriesBuilder,
+  values: readonly string[],
+  pageviews: Split,
+  visitorCounts: readonly number[],
+  random: Random,
+): void {
+  const weights = values.map((_, rank) => (1 / (rank + 1) ** 1.6) * (0.7 + random() * 0.6));
+  const sum = weights.reduce((acc, weight) => acc + weight, 0);
+  const columns = values.map((value) => builder.column(value));
+  visitorCounts.forEach((visitors, d) => {
+    weights.forEach((weight, i) => {
+      const viewed = (pageviews.columns[i] as number[])[d] ?? 0;
+      const entries = Math.round((visitors * weight * (0.75 + random() * 0.5)) / sum);
+      (columns[i] as number[])[d] = Math.min(viewed, entries);
+    });
+  });
+}
+
+export const HOURS: readonly string[] = Array.from({ length: 24 }, (_, hour) => String(hour).padStart(2, '0'));
+
+/**
+ * Hour of day (UTC): each day's total spread over the 24 hours along a per-site daily curve (a
+ * daytime peak whose hour depends on where the audience lives, an evening shoulder, a quiet
+ * night) with some noise, apportioned so the hours of a day add up to exactly that day's total.
+ */
+function addHours(builder: LabelSeriesBuilder, dailyTotals: readonly number[], random: Random): void {
+  const peak = 12 + random() * 8;
+  const bump = (hour: number, centre: number, width: number): number => {
+    const distance = Math.min(Math.abs(hour - centre), 24 - Math.abs(hour - centre));
+    return Math.exp(-(distance * distance) / (2 * width * width));
+  };
+  const curve = HOURS.map((_, hour) => 0.08 + bump(hour, peak, 3.5) + 0.45 * bump(hour, peak + 5, 2));
+  const columns = HOURS.map((hour) => builder.column(hour));
+  dailyTotals.forEach((total, d) => {
+    const counts = apportion(total, curve.map((weight) => weight * (0.8 + random() * 0.4)));
+    counts.forEach((count, hour) => ((columns[hour] as number[])[d] = count));
+  });
+}
+
+/** Whole numbers in proportion to `weights` that add up to exactly `total` (largest remainders first). */
+export function apportion(total: number, weights: readonly number[]): number[] {
+  const sum = weights.reduce((acc, weight) => acc + weight, 0);
+  if (sum <= 0 || total <= 0) return weights.map(() => 0);
+  const exact = weights.map((weight) => (total * weight) / sum);
+  const counts = exact.map(Math.floor);
+  let left = total - counts.reduce((acc, count) => acc + count, 0);
+  const byRemainder = exact
+    .map((value, i) => ({ i, remainder: value - Math.floor(value) }))
+    .sort((a, b) => b.remainder - a.remainder || a.i - b.i);
+  for (const { i } of byRemainder) {
+    if (left-- <= 0) break;
+    counts[i] = (counts[i] as number) + 1;
+  }
+  return counts;
 }

@@ -1,5 +1,6 @@
 // The SANDBOX_* environment variables of `npm run sandbox`, read and checked.
 import { parseYmd } from './calendar.js';
+import { DIALECTS, isDialect } from './dialect.js';
 import type { SandboxOptions } from './types.js';
 
 export class ConfigError extends Error {}
@@ -36,5 +37,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): SandboxOptions {
   if (faultRate !== undefined) options.faultRate = faultRate;
   const perMinute = number('SANDBOX_RATE_LIMIT', Number.isSafeInteger, 'a whole number of requests per minute (0 = off)');
   if (perMinute !== undefined) options.rateLimit = perMinute === 0 ? null : { limit: perMinute, windowMs: 60_000 };
+  const dialect = read('SANDBOX_DIALECT');
+  if (dialect !== undefined) {
+    if (!isDialect(dialect)) throw new ConfigError(`SANDBOX_DIALECT must be ${DIALECTS.join(' or ')}, got ${JSON.stringify(dialect)}`);
+    options.dialect = dialect;
+  }
   return options;
 }

@@ -4,6 +4,8 @@ import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { SandboxKnobs, ScriptedFault } from './types.js';
 
+type BrokenAnswer = Extract<ScriptedFault, { kind: 'afterHandling' }>['answer'];
+
 export const DEFAULT_KNOBS: SandboxKnobs = { latencyMs: 0, jitterMs: 0, faultRate: 0, rateLimit: null };
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -48,6 +50,7 @@ function parseRateLimit(value: unknown): SandboxKnobs['rateLimit'] {
 }
 
 const MAX_OVERSIZE_BYTES = 256 * 1024 * 1024;
+const BROKEN_ANSWERS: readonly BrokenAnswer[] = ['malformed', 'truncated', 'reset'];
 
 /** Checks a list of scripted faults; throws a TypeError naming the first bad one. */
 export function parseScriptedFaults(value: unknown): ScriptedFault[] {
@@ -86,8 +89,15 @@ export function parseScriptedFaults(value: unknown): ScriptedFault[] {
       case 'delay':
         if (!isNonNegative(fault.ms)) throw new TypeError(`${where}.ms must be a number >= 0`);
         return { kind: 'delay', ms: fault.ms };
+      case 'afterHandling': {
+        const answer = BROKEN_ANSWERS.find((known) => known === fault.answer);
+        if (answer === undefined) throw new TypeError(`${where}.answer must be one of ${BROKEN_ANSWERS.join(', ')}`);
+        return { kind: 'afterHandling', answer };
+      }
       default:
-        throw new TypeError(`${where}.kind must be one of status, html500, hang, reset, truncated, malformed, oversize, delay`);
+        throw new TypeError(
+          `${where}.kind must be one of status, html500, hang, reset, truncated, malformed, oversize, delay, afterHandling`,
+        );
     }
   });
 }
@@ -128,8 +138,8 @@ export function writeUnavailable(res: ServerResponse): void {
   send(res, 503, { 'content-type': JSON_TYPE }, JSON.stringify({ message: 'Service Unavailable' }));
 }
 
-/** Answers (or deliberately fails to answer) with a scripted fault; `delay` is handled by the caller. */
-export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { kind: 'delay' }>): void {
+/** Answers (or deliberately fails to answer) with a scripted fault; `delay` and `afterHandling` are the caller's. */
+export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { kind: 'delay' | 'afterHandling' }>): void {
   switch (fault.kind) {
     case 'status': {
       const body =
@@ -144,15 +154,13 @@ export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { 
     case 'hang':
       return;
     case 'reset':
-      // Promise the whole body, send half, then drop the connection once the half is on the wire.
-      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(SAMPLE_BODY)) });
-      res.write(SAMPLE_BODY.slice(0, Math.floor(SAMPLE_BODY.length / 2)), () => res.destroy());
+      writeHalfThenReset(res, 200, { 'content-type': JSON_TYPE }, SAMPLE_BODY);
       return;
     case 'truncated':
-      send(res, 200, { 'content-type': JSON_TYPE }, SAMPLE_BODY.slice(0, Math.floor(SAMPLE_BODY.length * 0.6)));
+      send(res, 200, { 'content-type': JSON_TYPE }, cutShort(SAMPLE_BODY));
       return;
     case 'malformed':
-      send(res, 200, { 'content-type': JSON_TYPE }, '<html><body><h1>Welcome to nginx!</h1></body></html>');
+      send(res, 200, { 'content-type': JSON_TYPE }, NOT_JSON);
       return;
     case 'oversize': {
       const envelope = '{"data":[],"status":200,"padding":""}';
@@ -162,6 +170,45 @@ export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { 
       return;
     }
   }
+}
+
+/**
+ * The real answer of a request that was handled (a write applied), broken on its way out: its
+ * body replaced by something that is not JSON, cut short, or dropped mid-body. Status and headers
+ * are the real ones.
+ */
+export function writeBrokenAnswer(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: string,
+  answer: BrokenAnswer,
+): void {
+  switch (answer) {
+    case 'malformed':
+      send(res, status, headers, NOT_JSON);
+      return;
+    case 'truncated':
+      send(res, status, headers, cutShort(body));
+      return;
+    case 'reset':
+      writeHalfThenReset(res, status, headers, body);
+      return;
+  }
+}
+
+const NOT_JSON = '<html><body><h1>Welcome to nginx!</h1></body></html>';
+
+/** The first 60% of a body (at least one character short of it), for a close that looks correct. */
+function cutShort(body: string): string {
+  return body.slice(0, Math.min(Math.floor(body.length * 0.6), Math.max(0, body.length - 1)));
+}
+
+/** Promises the whole body, sends half, then drops the connection once the half is on the wire. */
+function writeHalfThenReset(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.write(body.slice(0, Math.floor(body.length / 2)), () => res.destroy());
 }
 
 export function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       `Sandbox analytics API listening on ${sandbox.url}`,
-      `  API base:  ${sandbox.url}/api/v1`,
+      `  API base:  ${sandbox.url}/api/v1 (dialect: ${sandbox.dialect})`,
       `  Demo keys: ${sandbox.keys.map((key, i) => `${key} (user ${i + 1})`).join(', ')}`,
       `  Control:   ${sandbox.url}/__sandbox/log, /__sandbox/knobs, /__sandbox/faults, /__sandbox/health`,
       `  Try:       curl -H 'Authorization: Bearer ${sandbox.keys[0] ?? ''}' ${sandbox.url}/api/v1/websites`,

@@ -9,7 +9,17 @@ import { handleApi } from './api.js';
 import type { ApiContext } from './api.js';
 import { currentUtcDay, dayStartMs, formatYmd, parseYmd } from './calendar.js';
 import { DEMO_USERS } from './demo-data.js';
-import { DEFAULT_KNOBS, parseKnobs, parseScriptedFaults, send, writeFault, writeHtml500, writeUnavailable } from './faults.js';
+import { isDialect } from './dialect.js';
+import {
+  DEFAULT_KNOBS,
+  parseKnobs,
+  parseScriptedFaults,
+  send,
+  writeBrokenAnswer,
+  writeFault,
+  writeHtml500,
+  writeUnavailable,
+} from './faults.js';
 import { mixSeed, seededRandom } from './random.js';
 import { RateLimiter } from './rate-limiter.js';
 import { MemoryRequestLog } from './request-log.js';
@@ -19,6 +29,7 @@ import type { RequestLogEntry, Sandbox, SandboxKnobs, SandboxOptions, ScriptedFa
 export const DEFAULT_SEED = 20_240_501;
 const MS_PER_DAY = 86_400_000;
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-cache, private' };
+const HTML_HEADERS = { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'no-cache, private' };
 const NOT_FOUND = JSON.stringify({ message: 'Resource not found.', status: 404 });
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -31,12 +42,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
   const logLimit = options.logLimit ?? 10_000;
   if (!Number.isInteger(logLimit) || logLimit < 0) throw new RangeError(`logLimit must be an integer >= 0, got ${logLimit}`);
+  const dialect = options.dialect ?? 'contract';
+  if (!isDialect(dialect)) throw new RangeError(`dialect must be 'contract' or 'legacy', got ${JSON.stringify(dialect)}`);
 
   const store = new SandboxStore(today, seed);
   // With a pinned today the clock starts at that date, at the real time of day, and runs on, so
   // timestamps of writes stay after the seeded ones.
   const clockOffset = options.today === undefined ? 0 : dayStartMs(today) + (Date.now() % MS_PER_DAY) - Date.now();
-  const context: ApiContext = { store, limiter: null, now: () => Date.now() + clockOffset };
+  const context: ApiContext = { dialect, store, limiter: null, now: () => Date.now() + clockOffset };
   const { latencyMs, jitterMs, faultRate, rateLimit } = options;
   let knobs: SandboxKnobs = { ...DEFAULT_KNOBS };
   const setKnobs = (update: Partial<SandboxKnobs>): SandboxKnobs => {
@@ -79,14 +92,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     res.on('close', () => log.end(entry, res.writableFinished ? res.statusCode : 0, performance.now()));
     const fault = scripted.shift(); // taken on arrival, so faults go to requests in arrival order
     entry.body = await readBody(req);
-    if (fault && fault.kind !== 'delay') return writeFault(res, fault);
+    if (fault && fault.kind !== 'delay' && fault.kind !== 'afterHandling') return writeFault(res, fault);
     // The latency stands for the network: the answer leaves that long after the request arrived,
     // and it is worked out on arrival, within the wait, as a server answering calls in parallel
     // would. Working it out after the wait queued simultaneous calls behind each other on this one
     // thread (seven parallel stats calls came back 1-2 ms later than the latency).
     const due =
-      entry.startedAt + (fault?.ms ?? 0) + knobs.latencyMs + (knobs.jitterMs > 0 ? dice() * knobs.jitterMs : 0);
-    const answer = knobs.faultRate > 0 && dice() < knobs.faultRate ? (dice() < 0.5 ? 'html500' : 'unavailable') : null;
+      entry.startedAt + (fault?.kind === 'delay' ? fault.ms : 0) + knobs.latencyMs + (knobs.jitterMs > 0 ? dice() * knobs.jitterMs : 0);
+    // A request scripted to be handled and then broken is handled whatever the dice say, so a test
+    // can rely on its write having been applied.
+    const rolled = fault?.kind !== 'afterHandling' && knobs.faultRate > 0 && dice() < knobs.faultRate;
+    const answer = rolled ? (dice() < 0.5 ? 'html500' : 'unavailable') : null;
     const response =
       answer === null
         ? handleApi(context, {
@@ -98,11 +114,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
             origin: `http://${req.headers.host ?? `${host}:${port}`}`,
           })
         : null;
-    const body = response?.body === undefined ? '' : JSON.stringify(response.body);
+    const body = response?.html ?? (response?.body === undefined ? '' : JSON.stringify(response.body));
     await sleep(due - performance.now());
     if (answer === 'html500') return writeHtml500(res);
     if (answer === 'unavailable' || response === null) return writeUnavailable(res);
-    send(res, response.status, { ...JSON_HEADERS, ...response.headers }, body);
+    const headers = { ...(response.html === undefined ? JSON_HEADERS : HTML_HEADERS), ...response.headers };
+    if (fault?.kind === 'afterHandling') return writeBrokenAnswer(res, response.status, headers, body, fault.answer);
+    send(res, response.status, headers, body);
   }
 
   async function serveControl(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
@@ -161,6 +179,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let closing: Promise<void> | undefined;
   return {
     url,
+    dialect,
     log,
     keys: DEMO_USERS.map((user) => user.key),
     setKnobs: (update) => void setKnobs(update),

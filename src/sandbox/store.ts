@@ -1,14 +1,14 @@
 // The install's state: users, websites (one global id sequence) and each website's statistics.
 // Seeded websites generate their statistics on first read, so starting a sandbox costs almost
 // nothing; the generated tables depend only on the seed, the website and "today".
-import type { StatName } from '../domain.js';
 import { dayStartMs, formatYmd, laravelTimestamp } from './calendar.js';
 import { DEMO_USERS, DEMO_WEBSITES } from './demo-data.js';
 import type { TrafficProfile } from './demo-traffic.js';
 import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
+import type { Dialect, SeriesName } from './dialect.js';
 import { mixSeed, seededRandom } from './random.js';
 import type { StatSeries } from './stat-series.js';
-import type { Flag, ListQuery, NewWebsite, WebsiteChanges } from './validation.js';
+import type { EchoedField, Flag, ListQuery, NewWebsite, WebsiteChanges } from './validation.js';
 
 /** A stored website: what a store request validates to, plus what the service itself keeps. */
 export interface WebsiteRecord extends NewWebsite {
@@ -36,12 +36,32 @@ export interface WireWebsite {
   updated_at: string;
 }
 
+/** A value echoed as sent: a string from a form; from a JSON body, whatever scalar it held. */
+export type EchoedValue = string | number | boolean;
+
+/**
+ * A website as the older install serialises it: no exclude_params, no favorite; privacy and email
+ * NULL when never set; and right after a write, the numeric fields sent come back as sent.
+ */
+export interface LegacyWireWebsite {
+  id: number;
+  domain: string;
+  privacy: number | EchoedValue | null;
+  email: number | EchoedValue | null;
+  password: boolean;
+  exclude_bots: number | EchoedValue;
+  exclude_ips: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export function toWire(website: WebsiteRecord): WireWebsite {
   return {
     id: website.id,
     domain: website.domain,
-    privacy: website.privacy,
-    email: website.email,
+    // Only the legacy dialect stores NULL, and that install reads it as 0.
+    privacy: website.privacy ?? 0,
+    email: website.email ?? 0,
     password: website.password !== null,
     exclude_bots: website.excludeBots,
     exclude_params: website.excludeParams,
@@ -52,14 +72,42 @@ export function toWire(website: WebsiteRecord): WireWebsite {
   };
 }
 
-const EMPTY_STATS: ReadonlyMap<StatName, StatSeries> = new Map();
+/** `posted`: what a create or update request sent for the numeric fields, echoed instead of the stored numbers. */
+export function toLegacyWire(website: WebsiteRecord, posted: Partial<Record<EchoedField, unknown>> = {}): LegacyWireWebsite {
+  const echo = (field: EchoedField): EchoedValue | undefined => {
+    const sent = posted[field];
+    return typeof sent === 'string' || typeof sent === 'number' || typeof sent === 'boolean' ? sent : undefined;
+  };
+  return {
+    id: website.id,
+    domain: website.domain,
+    privacy: echo('privacy') ?? website.privacy,
+    email: echo('email') ?? website.email,
+    password: website.password !== null,
+    exclude_bots: echo('exclude_bots') ?? website.excludeBots,
+    exclude_ips: website.excludeIps,
+    created_at: laravelTimestamp(website.createdAt),
+    updated_at: laravelTimestamp(website.updatedAt),
+  };
+}
+
+/** The website as the dialect serialises it. */
+export function wireOf(
+  dialect: Dialect,
+  website: WebsiteRecord,
+  posted?: Partial<Record<EchoedField, unknown>>,
+): WireWebsite | LegacyWireWebsite {
+  return dialect === 'legacy' ? toLegacyWire(website, posted) : toWire(website);
+}
+
+const EMPTY_STATS: ReadonlyMap<SeriesName, StatSeries> = new Map();
 
 export class SandboxStore {
   /** First day of the stats window: `today - 119`. */
   readonly firstDay: number;
   private readonly dates: readonly string[];
   private readonly websites = new Map<number, WebsiteRecord>();
-  private readonly stats = new Map<number, ReadonlyMap<StatName, StatSeries>>();
+  private readonly stats = new Map<number, ReadonlyMap<SeriesName, StatSeries>>();
   private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
   private nextId = 1;
 
@@ -97,6 +145,11 @@ export class SandboxStore {
   find(userId: number, id: number): WebsiteRecord | undefined {
     const website = this.websites.get(id);
     return website?.userId === userId ? website : undefined;
+  }
+
+  /** Any user's website with that id: the older install's stats endpoint does not check the owner. */
+  findAny(id: number): WebsiteRecord | undefined {
+    return this.websites.get(id);
   }
 
   list(userId: number, query: ListQuery): WebsiteRecord[] {
@@ -146,7 +199,7 @@ export class SandboxStore {
     this.stats.delete(website.id);
   }
 
-  statsOf(website: WebsiteRecord): ReadonlyMap<StatName, StatSeries> {
+  statsOf(website: WebsiteRecord): ReadonlyMap<SeriesName, StatSeries> {
     let series = this.stats.get(website.id);
     if (!series) {
       series = website.traffic

@@ -1,4 +1,7 @@
 // The sandbox's public interface: what the gateway, its tests and the benchmark program against.
+import type { Dialect } from './dialect.js';
+
+export type { Dialect } from './dialect.js';
 
 export interface SandboxKnobs {
   /** Fixed delay added before each /api/v1 answer (default 0). */
@@ -27,7 +30,15 @@ export type ScriptedFault =
   /** 200 with a valid JSON body of about that many bytes. */
   | { kind: 'oversize'; bytes: number }
   /** Answers normally, after ms. */
-  | { kind: 'delay'; ms: number };
+  | { kind: 'delay'; ms: number }
+  /**
+   * Handles the request normally (auth checked, rate limit counted, a write applied to the store;
+   * the random faultRate does not apply), then breaks the answer on its way out: `malformed`
+   * replaces the body by one that is not JSON (status and headers kept), `truncated` cuts it short
+   * with a matching content-length, `reset` sends the status and headers and destroys the socket
+   * mid-body. For proving that a write whose 2xx answer could not be read was applied anyway.
+   */
+  | { kind: 'afterHandling'; answer: 'malformed' | 'truncated' | 'reset' };
 
 export interface SandboxOptions extends Partial<SandboxKnobs> {
   /** Default 0 (an ephemeral port). */
@@ -40,6 +51,15 @@ export interface SandboxOptions extends Partial<SandboxKnobs> {
   seed?: number;
   /** Most entries the request log keeps, oldest dropped first (count is unaffected); default 10000. */
   logLimit?: number;
+  /**
+   * Which install to play (CONTRACT.md): 'contract' (default) answers as parts A and B describe;
+   * 'legacy' as the older install of part C: its stat names (os, pageviews, resolution, visitors,
+   * plus landing_page, pageviews_hours, visitors_hours), stats as Laravel's plain paginator,
+   * websites without exclude_params and favorite, NULL privacy/email on create and posted strings
+   * echoed after writes, the model-not-found 404 on update, stats of any user's website, lenient
+   * reads (a 500 for what would crash them) and a 302 to /login for a client not asking for JSON.
+   */
+  dialect?: Dialect;
 }
 
 export interface RequestLogEntry {
@@ -74,10 +94,15 @@ export interface Sandbox {
   /** e.g. 'http://127.0.0.1:43117' (no trailing slash; the API is at url + '/api/v1'). */
   url: string;
   log: RequestLog;
+  /** The install it plays: SandboxOptions.dialect. */
+  readonly dialect: Dialect;
   /** ['sandbox-key-1', 'sandbox-key-2'] */
   keys: readonly string[];
   setKnobs(knobs: Partial<SandboxKnobs>): void;
-  /** Each of the next /api/v1 requests consumes one, in order, before normal handling (auth is NOT checked). */
+  /**
+   * Each of the next /api/v1 requests consumes one, in order, on arrival. Most replace the
+   * handling (auth is NOT checked); `delay` and `afterHandling` handle the request normally.
+   */
   scriptFaults(faults: ScriptedFault[]): void;
   /** Closes the server and any hanging sockets. */
   close(): Promise<void>;

@@ -1,9 +1,9 @@
 // Input rules of the upstream, as Laravel would apply them: empty strings count as absent
 // (ConvertEmptyStringsToNull), strings are trimmed except the password (TrimStrings), and each
 // failure is a message in Laravel's wording under the field's name. Pure functions, no I/O.
-import { STAT_NAMES, PER_PAGE_VALUES } from '../domain.js';
-import type { StatName } from '../domain.js';
 import { parseYmd } from './calendar.js';
+import type { Dialect, SeriesName } from './dialect.js';
+import { PER_PAGE_VALUES, seriesFor } from './dialect.js';
 
 export type FieldErrors = Record<string, string[]>;
 export type Validated<T> = { ok: true; value: T } | { ok: false; errors: FieldErrors };
@@ -103,17 +103,27 @@ const PASSWORD_REQUIRED = 'The password field is required when privacy is 2.';
 
 export interface NewWebsite {
   domain: string;
-  privacy: PrivacyCode;
+  /** null only in the legacy dialect, which stores NULL when the field is not sent. */
+  privacy: PrivacyCode | null;
   password: string | null;
-  email: Flag;
+  /** null as privacy. */
+  email: Flag | null;
   excludeBots: Flag;
   excludeParams: string | null;
   excludeIps: string | null;
 }
 
-/** Store: domain required, normalised and unique; defaults privacy 0, email 0, exclude_bots 1. */
-export function validateStore(input: Input, isDomainTaken: (domain: string) => boolean): Validated<NewWebsite> {
+/**
+ * Store: domain required, normalised and unique; defaults privacy 0, email 0, exclude_bots 1. The
+ * older install has no default for privacy and email: it stores NULL (and reads NULL as 0).
+ */
+export function validateStore(
+  input: Input,
+  isDomainTaken: (domain: string) => boolean,
+  dialect: Dialect = 'contract',
+): Validated<NewWebsite> {
   const errors = new Collector();
+  const unset = dialect === 'legacy' ? null : 0;
   let domain = '';
   const rawDomain = normalised(input, 'domain');
   if (rawDomain === null) errors.add('domain', MESSAGES.required('domain'));
@@ -125,21 +135,21 @@ export function validateStore(input: Input, isDomainTaken: (domain: string) => b
     else if (isDomainTaken(domain)) errors.add('domain', 'The domain has already been taken.');
   }
   const rawPrivacy = normalised(input, 'privacy');
-  const privacy = rawPrivacy === null ? 0 : readPrivacy(errors, rawPrivacy);
+  const privacy = rawPrivacy === null ? unset : readPrivacy(errors, rawPrivacy);
   const rawPassword = normalised(input, 'password', false);
   const password = rawPassword === null ? null : readString(errors, 'password', rawPassword, PASSWORD_MAX);
   if (privacy === 2 && rawPassword === null) errors.add('password', PASSWORD_REQUIRED);
   const rawEmail = normalised(input, 'email');
-  const email = rawEmail === null ? 0 : readFlag(errors, 'email', rawEmail);
+  const email = rawEmail === null ? unset : readFlag(errors, 'email', rawEmail);
   const rawBots = normalised(input, 'exclude_bots');
   const excludeBots = rawBots === null ? 1 : readFlag(errors, 'exclude_bots', rawBots);
   const excludeParams = readOptionalText(errors, input, 'exclude_params');
   const excludeIps = readOptionalText(errors, input, 'exclude_ips');
   return errors.result({
     domain,
-    privacy: privacy ?? 0,
+    privacy: privacy === undefined ? unset : privacy,
     password: password ?? null,
-    email: email ?? 0,
+    email: email === undefined ? unset : email,
     excludeBots: excludeBots ?? 1,
     excludeParams: excludeParams ?? null,
     excludeIps: excludeIps ?? null,
@@ -164,9 +174,10 @@ export interface WebsiteChanges {
 
 /**
  * Update: every field optional, no defaults, domain ignored. An empty exclude_* clears it; an empty
- * flag or privacy leaves it unchanged. Privacy 2 needs a password, sent now or already stored.
+ * flag or privacy leaves it unchanged. Privacy 2 needs a password, sent now or already stored. The
+ * older install has no favorites: it neither checks nor applies the field.
  */
-export function validateUpdate(input: Input, hasStoredPassword: boolean): Validated<WebsiteChanges> {
+export function validateUpdate(input: Input, hasStoredPassword: boolean, dialect: Dialect = 'contract'): Validated<WebsiteChanges> {
   const errors = new Collector();
   const changes: WebsiteChanges = {};
   const rawPrivacy = normalised(input, 'privacy');
@@ -191,12 +202,26 @@ export function validateUpdate(input: Input, hasStoredPassword: boolean): Valida
     const text = readOptionalText(errors, input, field);
     if (text !== undefined) changes[key] = text;
   }
-  const rawFavorite = normalised(input, 'favorite');
+  const rawFavorite = dialect === 'contract' ? normalised(input, 'favorite') : null;
   if (rawFavorite !== null) {
     const favorite = readFlag(errors, 'favorite', rawFavorite);
     if (favorite !== undefined) changes.favorite = favorite;
   }
   return errors.result(changes);
+}
+
+/** Numeric columns the older install echoes as sent: it answers a write with the model it just filled from the request. */
+export const ECHOED_FIELDS = ['privacy', 'email', 'exclude_bots'] as const;
+export type EchoedField = (typeof ECHOED_FIELDS)[number];
+
+/** The echoed fields that were sent, as the middleware left them (trimmed strings, from a form). */
+export function postedValues(input: Input): Partial<Record<EchoedField, unknown>> {
+  const posted: Partial<Record<EchoedField, unknown>> = {};
+  for (const field of ECHOED_FIELDS) {
+    const value = normalised(input, field);
+    if (value !== null) posted[field] = value;
+  }
+  return posted;
 }
 
 type Query = Readonly<Record<string, string>>;
@@ -242,7 +267,8 @@ export function validateListQuery(query: Query): Validated<ListQuery> {
 }
 
 export interface StatsQuery {
-  name: StatName;
+  /** The series asked for, under its internal name. */
+  name: SeriesName;
   fromDay: number;
   toDay: number;
   search: string | undefined;
@@ -251,11 +277,12 @@ export interface StatsQuery {
   perPage: number;
 }
 
-export function validateStatsQuery(query: Query): Validated<StatsQuery> {
-  const errors = new Collector();
+/** name, from and to: checked alike by both installs (a FormRequest), but against each one's names. */
+function readStatsRange(errors: Collector, query: Query, dialect: Dialect): Pick<StatsQuery, 'name' | 'fromDay' | 'toDay'> {
   const name = normalised(query, 'name');
+  const series = typeof name === 'string' ? seriesFor(dialect, name) : undefined;
   if (name === null) errors.add('name', MESSAGES.required('name'));
-  else if (!STAT_NAMES.some((known) => known === name)) errors.add('name', MESSAGES.in('name'));
+  else if (series === undefined) errors.add('name', MESSAGES.in('name'));
   const readDate = (field: 'from' | 'to'): number | null => {
     const raw = normalised(query, field);
     if (raw === null) {
@@ -271,17 +298,75 @@ export function validateStatsQuery(query: Query): Validated<StatsQuery> {
   if (fromDay !== null && toDay !== null && toDay < fromDay) {
     errors.add('to', 'The to field must be a date after or equal to from.');
   }
+  return { name: series ?? 'visitor', fromDay: fromDay ?? 0, toDay: toDay ?? 0 };
+}
+
+export function validateStatsQuery(query: Query): Validated<StatsQuery> {
+  const errors = new Collector();
+  const range = readStatsRange(errors, query, 'contract');
   const search = normalised(query, 'search');
   readChoice(errors, query, 'search_by', ['value'], 'value');
   return errors.result({
-    name: name as StatName,
-    fromDay: fromDay ?? 0,
-    toDay: toDay ?? 0,
+    ...range,
     search: typeof search === 'string' ? search : undefined,
     sortBy: readChoice(errors, query, 'sort_by', ['count', 'value'], 'count'),
     sort: readChoice(errors, query, 'sort', ['desc', 'asc'], 'desc'),
     perPage: readChoice(errors, query, 'per_page', PER_PAGE_VALUES, 10),
   });
+}
+
+// The older install checks little of a read: what it does not check goes straight into the
+// query builder, and what the builder or the paginator cannot take is an exception, i.e. a 500.
+
+/** A read as the older install takes it: a 422 for what its rules check, a 500 for what crashes it. */
+export type LenientRead<T> = Validated<T> | { ok: 'crash'; reason: string };
+
+const crash = (reason: string): { ok: 'crash'; reason: string } => ({ ok: 'crash', reason });
+
+/** The model's default page size, used when per_page is 0 (`$perPage ?: $model->getPerPage()`). */
+const LARAVEL_PER_PAGE = 15;
+
+/** per_page: any whole number, 0 meaning 15; absent 10; anything else breaks the paginator. */
+function lenientPerPage(query: Query): number | undefined {
+  const raw = normalised(query, 'per_page');
+  if (raw === null) return 10;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) return undefined;
+  return Number(raw) === 0 ? LARAVEL_PER_PAGE : Number(raw);
+}
+
+/** A column or direction for orderBy: compared case-insensitively, as SQL and Laravel do; undefined breaks the query. */
+function lenientOrder<T extends string>(query: Query, field: string, choices: readonly T[], fallback: T): T | undefined {
+  const raw = normalised(query, field);
+  if (raw === null) return fallback;
+  return choices.find((choice) => choice === String(raw).toLowerCase());
+}
+
+/** The older install's list query: search_by and favorite ignored (it has no favorites); nothing is a 422. */
+export function validateLegacyListQuery(query: Query): LenientRead<ListQuery> {
+  const search = normalised(query, 'search');
+  const sortBy = lenientOrder(query, 'sort_by', ['id', 'domain'] as const, 'id');
+  if (sortBy === undefined) return crash('unknown column in ORDER BY');
+  const sort = lenientOrder(query, 'sort', ['desc', 'asc'] as const, 'desc');
+  if (sort === undefined) return crash('Order direction must be "asc" or "desc".');
+  const perPage = lenientPerPage(query);
+  if (perPage === undefined) return crash('per_page is not a whole number');
+  return { ok: true, value: { search: typeof search === 'string' ? search : undefined, favorite: undefined, sortBy, sort, perPage } };
+}
+
+/** The older install's stats query: name, from and to checked (its names), search_by ignored, the rest lenient. */
+export function validateLegacyStatsQuery(query: Query): LenientRead<StatsQuery> {
+  const errors = new Collector();
+  const range = readStatsRange(errors, query, 'legacy');
+  // The rules run before the controller, so a 422 wins over what would crash later.
+  if (Object.keys(errors.errors).length > 0) return { ok: false, errors: errors.errors };
+  const search = normalised(query, 'search');
+  const sortBy = lenientOrder(query, 'sort_by', ['count', 'value'] as const, 'count');
+  if (sortBy === undefined) return crash('unknown column in ORDER BY');
+  const sort = lenientOrder(query, 'sort', ['desc', 'asc'] as const, 'desc');
+  if (sort === undefined) return crash('Order direction must be "asc" or "desc".');
+  const perPage = lenientPerPage(query);
+  if (perPage === undefined) return crash('per_page is not a whole number');
+  return { ok: true, value: { ...range, search: typeof search === 'string' ? search : undefined, sortBy, sort, perPage } };
 }
 
 /** Laravel's paginator reads `page` leniently: anything but an integer >= 1 means page 1. */

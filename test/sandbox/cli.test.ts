@@ -102,6 +102,18 @@ describe('npm run sandbox (dist/sandbox/main.js)', () => {
     expect((await done).code).toBe(0);
   });
 
+  it('plays the older install with SANDBOX_DIALECT=legacy', async () => {
+    const child = run({ SANDBOX_PORT: '0', SANDBOX_TODAY: '2026-03-15', SANDBOX_DIALECT: 'legacy' });
+    const done = exited(child);
+    const { url, banner } = await started(child);
+    expect(banner()).toContain('dialect: legacy');
+    const reply = await call<{ per_page: string }>(url, '/api/v1/stats/1?name=os&from=2026-03-01&to=2026-03-15', { key: KEY_1 });
+    expect(reply.status).toBe(200);
+    expect(reply.body.per_page).toBe('10');
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
   it.each([
     ['SANDBOX_PORT', 'abc'],
     ['SANDBOX_PORT', '70000'],
@@ -109,6 +121,7 @@ describe('npm run sandbox (dist/sandbox/main.js)', () => {
     ['SANDBOX_LATENCY_MS', '-5'],
     ['SANDBOX_FAULT_RATE', '1.5'],
     ['SANDBOX_RATE_LIMIT', '2.5'],
+    ['SANDBOX_DIALECT', 'modern'],
   ])('exits 2 with a clear message when %s=%s', async (name, value) => {
     const { code, stderr } = await exited(run({ SANDBOX_PORT: '0', [name]: value }));
     expect(code).toBe(2);
@@ -137,6 +150,16 @@ describe('optionsFromEnv', () => {
       }),
     ).toEqual({ port: 0, host: '0.0.0.0', today: '2024-02-29', seed: 42, latencyMs: 12.5, jitterMs: 3, faultRate: 0.25, rateLimit: null });
     expect(optionsFromEnv({ SANDBOX_RATE_LIMIT: '60' }).rateLimit).toEqual({ limit: 60, windowMs: 60_000 });
+  });
+
+  it('reads SANDBOX_DIALECT', () => {
+    expect(optionsFromEnv({ SANDBOX_DIALECT: 'legacy' }).dialect).toBe('legacy');
+    expect(optionsFromEnv({ SANDBOX_DIALECT: ' contract ' }).dialect).toBe('contract');
+    expect(optionsFromEnv({ SANDBOX_DIALECT: '' })).not.toHaveProperty('dialect');
+    for (const bad of ['Legacy', 'v3', 'contract,legacy']) {
+      expect(() => optionsFromEnv({ SANDBOX_DIALECT: bad })).toThrow(ConfigError);
+      expect(() => optionsFromEnv({ SANDBOX_DIALECT: bad })).toThrow(`SANDBOX_DIALECT must be contract or legacy, got ${JSON.stringify(bad)}`);
+    }
   });
 
   it('throws a ConfigError naming the variable', () => {

@@ -9,6 +9,8 @@ export const TODAY = '2026-03-15';
 export type { WireWebsite } from '../../src/sandbox/store.js';
 export type { PaginatedBody as WirePage } from '../../src/sandbox/pagination.js';
 export type { StatRow } from '../../src/sandbox/stat-series.js';
+export type { LegacyWireWebsite } from '../../src/sandbox/store.js';
+export type { PlainPaginatedBody as WirePlainPage } from '../../src/sandbox/pagination.js';
 
 
 export interface ErrorBody {

@@ -1,7 +1,7 @@
 // GET /api/v1/stats/{id}: the 14 names and their value encodings, range sums, sorting, search,
 // pagination, validation, and deterministic seeded data relative to a pinned "today".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STAT_NAMES } from '../../src/domain.js';
+import { CONTRACT_STAT_NAMES as STAT_NAMES } from '../../src/sandbox/dialect.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { KEY_2, TODAY, call, statsPath } from './http.js';
