@@ -2,7 +2,7 @@
 // of the sandbox, the published contract (CONTRACT.md parts A/B) and the older install (part C).
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { KEY_1, KEY_2, restCalls, startStack, type Stack } from './support.js';
+import { CREATE_WEBSITE, DELETE_WEBSITE, KEY_1, KEY_2, UPDATE_WEBSITE, WEBSITE_FIELDS, restCalls, startStack, type Stack } from './support.js';
 
 type Dialect = 'contract' | 'legacy';
 
@@ -12,13 +12,6 @@ const README_LIST = /```graphql\n(\{\s*websites[\s\S]*?)```/.exec(readme)![1]!;
 
 const RANGE = 'from: "2026-03-01", to: "2026-03-15"';
 const WHOLE_DEMO = 'from: "2025-11-16", to: "2026-03-15"';
-const WEBSITE = 'id domain privacy passwordProtected emailReports excludeBots excludeParams excludeIps favorite';
-const CREATE = `mutation($input: CreateWebsiteInput!) { createWebsite(input: $input) {
-  website { ${WEBSITE} } userErrors { field message code } } }`;
-const UPDATE = `mutation($id: ID!, $input: UpdateWebsiteInput!) { updateWebsite(id: $id, input: $input) {
-  website { ${WEBSITE} } userErrors { field message code } } }`;
-const DELETE = 'mutation($id: ID!) { deleteWebsite(id: $id) { deletedId userErrors { field message code } } }';
-
 const CONTRACT_STATS = [
   'BROWSER', 'CAMPAIGN', 'CITY', 'CONTINENT', 'COUNTRY', 'DEVICE', 'EVENT', 'LANGUAGE',
   'OPERATING_SYSTEM', 'PAGE', 'PAGEVIEW', 'REFERRER', 'SCREEN_RESOLUTION', 'VISITOR',
@@ -166,7 +159,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         excludeParams: ['utm_source', 'fbclid'],
         excludeIps: ['10.0.0.1', '10.0.0.2'],
       };
-      const created = await stack.gql(CREATE, { input });
+      const created = await stack.gql(CREATE_WEBSITE, { input });
       expect(created.errors).toBeUndefined();
       expect(created.data.createWebsite.userErrors).toEqual([]);
       const website = created.data.createWebsite.website;
@@ -182,7 +175,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         favorite: dialect === 'legacy' ? null : false,
       });
 
-      const read = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE} } }`);
+      const read = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE_FIELDS} } }`);
       expect(read.data.website).toEqual(website);
 
       const update = {
@@ -192,7 +185,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         excludeParams: ['ref'],
         excludeIps: [],
       };
-      const updated = await stack.gql(UPDATE, { id: website.id, input: update });
+      const updated = await stack.gql(UPDATE_WEBSITE, { id: website.id, input: update });
       expect(updated.errors).toBeUndefined();
       expect(updated.data.updateWebsite.userErrors).toEqual([]);
       expect(updated.data.updateWebsite.website).toMatchObject({
@@ -202,17 +195,17 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         excludeIps: [],
         excludeParams: dialect === 'legacy' ? null : ['ref'],
       });
-      const reread = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE} } }`);
+      const reread = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE_FIELDS} } }`);
       expect(reread.data.website).toEqual(updated.data.updateWebsite.website);
 
-      const deleted = await stack.gql(DELETE, { id: website.id });
+      const deleted = await stack.gql(DELETE_WEBSITE, { id: website.id });
       expect(deleted.data.deleteWebsite).toEqual({ deletedId: website.id, userErrors: [] });
       const gone = await stack.gql(`{ website(id: "${website.id}") { id } }`);
       expect(gone.errors![0]!.extensions!.code).toBe('NOT_FOUND');
     });
 
     it('a create with only a domain answers the website with the install\'s defaults, in one call', async () => {
-      const { data, errors } = await stack.gql(CREATE, { input: { domain: `only-domain-${dialect}.example.com` } });
+      const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: `only-domain-${dialect}.example.com` } });
       expect(errors).toBeUndefined();
       expect(data.createWebsite.userErrors).toEqual([]);
       expect(data.createWebsite.website).toMatchObject({ privacy: 'PUBLIC', emailReports: false, passwordProtected: false });
@@ -221,7 +214,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
 
     it('an update of an unknown or foreign id: NOT_FOUND in userErrors, whichever 404 body the install sends', async () => {
       for (const id of [theirs[0], '999999']) {
-        const { data } = await stack.gql(UPDATE, { id, input: { emailReports: true } });
+        const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { emailReports: true } });
         expect(data.updateWebsite.website).toBeNull();
         expect(data.updateWebsite.userErrors).toEqual([{ field: ['id'], message: `No website with id ${id}.`, code: 'NOT_FOUND' }]);
       }
@@ -232,7 +225,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
       async (answer) => {
         const domain = `unreadable-${answer}-${dialect}.example.com`;
         stack.sandbox.scriptFaults([{ kind: 'afterHandling', answer }]);
-        const { data, errors } = await stack.gql(CREATE, { input: { domain, emailReports: true } });
+        const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain, emailReports: true } });
         expect(errors).toBeUndefined();
         expect(data.createWebsite.userErrors).toEqual([]);
         expect(data.createWebsite.website).toMatchObject({ domain, emailReports: true });
@@ -245,7 +238,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
 
     it('an update whose 2xx answer cannot be read: read back by id, the change shown', async () => {
       stack.sandbox.scriptFaults([{ kind: 'afterHandling', answer: 'malformed' }]);
-      const { data, errors } = await stack.gql(UPDATE, { id: mine[1], input: { excludeIps: ['192.0.2.7'] } });
+      const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id: mine[1], input: { excludeIps: ['192.0.2.7'] } });
       expect(errors).toBeUndefined();
       expect(data.updateWebsite).toMatchObject({ website: { id: mine[1], excludeIps: ['192.0.2.7'] }, userErrors: [] });
       expect(restCalls(stack.sandbox)).toEqual([`PATCH /api/v1/websites/${mine[1]}`, `GET /api/v1/websites/${mine[1]}`]);
@@ -266,7 +259,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
     });
 
     it('an update with favorite: UNSUPPORTED in userErrors where it was ignored, the other fields applied', async () => {
-      const { data, errors } = await stack.gql(UPDATE, { id: mine[2], input: { favorite: true, emailReports: true } });
+      const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id: mine[2], input: { favorite: true, emailReports: true } });
       expect(errors).toBeUndefined();
       expect(data.updateWebsite.website).toMatchObject({ id: mine[2], emailReports: true });
       if (dialect === 'legacy') {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { KEY_2, startStack, type Stack } from './support.js';
+import { CREATE_WEBSITE, DELETE_WEBSITE, KEY_2, UPDATE_WEBSITE, startStack, type Stack } from './support.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -7,13 +7,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 beforeEach(() => stack.sandbox.log.reset());
-
-const WEBSITE = 'id domain privacy passwordProtected emailReports excludeBots excludeParams excludeIps favorite';
-const CREATE = `mutation($input: CreateWebsiteInput!) { createWebsite(input: $input) {
-  website { ${WEBSITE} } userErrors { field message code } } }`;
-const UPDATE = `mutation($id: ID!, $input: UpdateWebsiteInput!) { updateWebsite(id: $id, input: $input) {
-  website { ${WEBSITE} } userErrors { field message code } } }`;
-const DELETE = 'mutation($id: ID!) { deleteWebsite(id: $id) { deletedId userErrors { field message code } } }';
 
 function lastForm(): Record<string, string> {
   const entry = stack.sandbox.log.entries.at(-1)!;
@@ -23,7 +16,7 @@ function lastForm(): Record<string, string> {
 
 describe('createWebsite', () => {
   it('sends only the given fields and returns the stored website with the upstream defaults', async () => {
-    const { data, errors } = await stack.gql(CREATE, { input: { domain: 'HTTPS://www.Minimal-Example.org/' } });
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'HTTPS://www.Minimal-Example.org/' } });
     expect(errors).toBeUndefined();
     expect(data.createWebsite.userErrors).toEqual([]);
     expect(data.createWebsite.website).toMatchObject({
@@ -41,7 +34,7 @@ describe('createWebsite', () => {
   });
 
   it('encodes every field: privacy as 0/1/2, flags as 1/0, lists joined by newlines', async () => {
-    const { data, errors } = await stack.gql(CREATE, {
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, {
       input: {
         domain: 'full-example.com',
         privacy: 'PASSWORD',
@@ -73,7 +66,7 @@ describe('createWebsite', () => {
   });
 
   it('primes the by-id loader: reading the new website in the same request costs no call', async () => {
-    const { data, errors } = await stack.gql(CREATE, { input: { domain: 'primed-example.com' } });
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'primed-example.com' } });
     expect(errors).toBeUndefined();
     expect(stack.sandbox.log.count).toBe(1);
     // And a later request sees it (per-request caches, real upstream state).
@@ -82,7 +75,7 @@ describe('createWebsite', () => {
   });
 
   it('refuses a bad domain, a missing password and bad list entries before any upstream call', async () => {
-    const { data, errors } = await stack.gql(CREATE, {
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, {
       input: { domain: 'not a domain', privacy: 'PASSWORD', excludeIps: ['1.2.3.4', 'two\nlines'] },
     });
     expect(errors).toBeUndefined();
@@ -96,8 +89,8 @@ describe('createWebsite', () => {
   });
 
   it('turns an upstream 422 into userErrors with schema field names', async () => {
-    await stack.gql(CREATE, { input: { domain: 'taken-example.com' } });
-    const { data, errors } = await stack.gql(CREATE, { input: { domain: 'taken-example.com' } });
+    await stack.gql(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
     expect(errors).toBeUndefined();
     expect(data.createWebsite).toEqual({
       website: null,
@@ -107,7 +100,7 @@ describe('createWebsite', () => {
 
   it('is never retried: a 503 on POST gives one POST and an UPSTREAM_ERROR', async () => {
     stack.sandbox.scriptFaults([{ kind: 'status', status: 503 }]);
-    const { data, errors } = await stack.gql(CREATE, { input: { domain: 'once-example.com' } });
+    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'once-example.com' } });
     expect(data).toBeNull();
     expect(errors![0]!.extensions!.code).toBe('UPSTREAM_ERROR');
     expect(stack.sandbox.log.entries.filter((e) => e.method === 'POST')).toHaveLength(1);
@@ -117,14 +110,14 @@ describe('createWebsite', () => {
 describe('updateWebsite', () => {
   let id: string;
   beforeAll(async () => {
-    const { data } = await stack.gql(CREATE, {
+    const { data } = await stack.gql(CREATE_WEBSITE, {
       input: { domain: 'update-example.com', excludeParams: ['a', 'b'], emailReports: true },
     });
     id = data.createWebsite.website.id;
   });
 
   it('PATCHes only the given fields and leaves the others alone', async () => {
-    const { data, errors } = await stack.gql(UPDATE, { id, input: { favorite: true, privacy: 'PRIVATE' } });
+    const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id, input: { favorite: true, privacy: 'PRIVATE' } });
     expect(errors).toBeUndefined();
     expect(stack.sandbox.log.entries.map((e) => `${e.method} ${e.path}`)).toEqual([`PATCH /api/v1/websites/${id}`]);
     expect(lastForm()).toEqual({ favorite: '1', privacy: '1' });
@@ -138,13 +131,13 @@ describe('updateWebsite', () => {
   });
 
   it('clears a list with an empty list (an empty form value)', async () => {
-    const { data } = await stack.gql(UPDATE, { id, input: { excludeParams: [] } });
+    const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { excludeParams: [] } });
     expect(lastForm()).toEqual({ exclude_params: '' });
     expect(data.updateWebsite.website.excludeParams).toEqual([]);
   });
 
   it('treats null fields as not given, and refuses an input that changes nothing', async () => {
-    const { data } = await stack.gql(UPDATE, { id, input: { favorite: null } });
+    const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { favorite: null } });
     expect(data.updateWebsite.userErrors).toEqual([
       { field: ['input'], message: 'input must set at least one field.', code: 'BAD_USER_INPUT' },
     ]);
@@ -155,7 +148,7 @@ describe('updateWebsite', () => {
     const foreign = await stack.gql('{ websites { nodes { id } } }', {}, KEY_2);
     const otherId = foreign.data.websites.nodes[0].id;
     const before = await stack.gql(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
-    const { data } = await stack.gql(UPDATE, { id: otherId, input: { favorite: !before.data.website.favorite } });
+    const { data } = await stack.gql(UPDATE_WEBSITE, { id: otherId, input: { favorite: !before.data.website.favorite } });
     expect(data.updateWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['id'], message: `No website with id ${otherId}.`, code: 'NOT_FOUND' }],
@@ -165,7 +158,7 @@ describe('updateWebsite', () => {
   });
 
   it('refuses a malformed id before any upstream call', async () => {
-    const { data } = await stack.gql(UPDATE, { id: '12abc', input: { favorite: true } });
+    const { data } = await stack.gql(UPDATE_WEBSITE, { id: '12abc', input: { favorite: true } });
     expect(data.updateWebsite.userErrors).toEqual([
       { field: ['id'], message: 'id must be a positive integer id, got "12abc".', code: 'BAD_USER_INPUT' },
     ]);
@@ -175,10 +168,10 @@ describe('updateWebsite', () => {
 
 describe('deleteWebsite', () => {
   it('DELETEs, returns the id, and the website is gone', async () => {
-    const created = await stack.gql(CREATE, { input: { domain: 'delete-example.com' } });
+    const created = await stack.gql(CREATE_WEBSITE, { input: { domain: 'delete-example.com' } });
     const id = created.data.createWebsite.website.id;
     stack.sandbox.log.reset();
-    const { data, errors } = await stack.gql(DELETE, { id });
+    const { data, errors } = await stack.gql(DELETE_WEBSITE, { id });
     expect(errors).toBeUndefined();
     expect(data.deleteWebsite).toEqual({ deletedId: id, userErrors: [] });
     expect(stack.sandbox.log.entries.map((e) => `${e.method} ${e.path}`)).toEqual([`DELETE /api/v1/websites/${id}`]);
@@ -187,7 +180,7 @@ describe('deleteWebsite', () => {
   });
 
   it('reports an unknown id as a NOT_FOUND userError', async () => {
-    const { data } = await stack.gql(DELETE, { id: '987654' });
+    const { data } = await stack.gql(DELETE_WEBSITE, { id: '987654' });
     expect(data.deleteWebsite).toEqual({
       deletedId: null,
       userErrors: [{ field: ['id'], message: 'No website with id 987654.', code: 'NOT_FOUND' }],

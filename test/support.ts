@@ -67,3 +67,11 @@ export function restCalls(sandbox: Sandbox): string[] {
     return `${entry.method} ${entry.path}${query ? `?${query}` : ''}`;
   });
 }
+
+/** The mutations of the suites, selecting every scalar field of a website. */
+export const WEBSITE_FIELDS = 'id domain privacy passwordProtected emailReports excludeBots excludeParams excludeIps favorite';
+export const CREATE_WEBSITE = `mutation($input: CreateWebsiteInput!) { createWebsite(input: $input) {
+  website { ${WEBSITE_FIELDS} } userErrors { field message code } } }`;
+export const UPDATE_WEBSITE = `mutation($id: ID!, $input: UpdateWebsiteInput!) { updateWebsite(id: $id, input: $input) {
+  website { ${WEBSITE_FIELDS} } userErrors { field message code } } }`;
+export const DELETE_WEBSITE = 'mutation($id: ID!) { deleteWebsite(id: $id) { deletedId userErrors { field message code } } }';
