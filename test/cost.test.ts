@@ -23,6 +23,10 @@ describe('operationCost', () => {
     expect(cost('{ __typename }')).toBe(0);
   });
 
+  it('counts Query.stats twice: it reads the website too, to check the caller owns it', () => {
+    expect(cost(`{ ${STAT.replace('stats(', 'stats(websiteId: "1", ')} }`)).toBe(2);
+  });
+
   it('multiplies fields under websites by its page size: a dashboard list passes, an amplification does not', () => {
     expect(cost(`{ websites(perPage: 25) { nodes { ${STAT} } } }`)).toBe(26);
     const six = Array.from({ length: 6 }, (_, i) => `s${i}: ${STAT}`).join(' ');
