@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { tuneHeap } from '../src/heap.js';
+import { tuneHeap } from '../src/main.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postGraphQL, startStack, type Stack } from './support.js';
+import { postGraphQL, startStack, type Stack } from './fixture.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]!);

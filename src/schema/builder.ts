@@ -1,8 +1,9 @@
-// The one place that owns Pothos: plugins, scalars and the context type.
+// The one place that owns Pothos: its plugins, the scalar types and the context type. Every field
+// that reaches the upstream declares its cost where it is defined (`complexity`, counted in upstream
+// calls); graphql/plugins/use-cost-limit.ts adds them up before execution.
 import SchemaBuilder from '@pothos/core';
-import { GraphQLError, Kind } from 'graphql';
-import type { GatewayContext } from '../context.js';
-import { parseCalendarDate } from './validate.js';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import type { GatewayContext } from '../graphql/context.js';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
@@ -12,41 +13,24 @@ export const builder = new SchemaBuilder<{
     Date: { Input: string; Output: string };
     DateTime: { Input: string; Output: string };
   };
-}>({ defaultFieldNullability: false });
-
-builder.scalarType('Date', {
-  description: 'A calendar date in the form YYYY-MM-DD (UTC). Impossible dates such as 2026-02-30 are rejected.',
-  serialize: (value) => value,
-  parseValue: (value) => {
-    const date = typeof value === 'string' ? parseCalendarDate(value) : null;
-    if (date === null) {
-      throw new GraphQLError(`Date must be a real calendar date written YYYY-MM-DD, got ${JSON.stringify(value)}.`, {
-        extensions: { code: 'BAD_USER_INPUT' },
-      });
-    }
-    return date;
-  },
-  parseLiteral: (ast) => {
-    const date = ast.kind === Kind.STRING ? parseCalendarDate(ast.value) : null;
-    if (date === null) {
-      throw new GraphQLError('Date must be a real calendar date written as a string "YYYY-MM-DD".', {
-        extensions: { code: 'BAD_USER_INPUT' },
-      });
-    }
-    return date;
+}>({
+  defaultFieldNullability: false,
+  plugins: [ComplexityPlugin],
+  complexity: {
+    // A field costs nothing unless it declares a cost: exposed fields read their parent, and a test
+    // (test/schema/complexity.test.ts) refuses any field with a resolver of its own and no declaration.
+    defaultComplexity: 0,
+    defaultListMultiplier: 1,
+    // The limit is enforced before execution by use-cost-limit.ts, with our error and extensions; the
+    // plugin's own check inside root resolvers would only repeat the count.
+    disabled: true,
   },
 });
 
-builder.scalarType('DateTime', {
-  description: 'A point in time as an ISO-8601 string in UTC, e.g. 2024-05-01T10:00:00.000Z.',
-  serialize: (value) => value,
-  parseValue: (value) => {
-    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
-      throw new GraphQLError('DateTime must be an ISO-8601 string.', { extensions: { code: 'BAD_USER_INPUT' } });
-    }
-    return new Date(value).toISOString();
-  },
-});
+/** For fields with a resolver of their own that never calls the upstream (lists keep multiplier 1). */
+export const NO_UPSTREAM_CALL = { field: 0, multiplier: 1 } as const;
+/** For fields that make one upstream call each time they resolve. */
+export const ONE_UPSTREAM_CALL = { field: 1, multiplier: 1 } as const;
 
 builder.queryType({ description: 'Reads: websites and their statistics, with the caller\'s API key.' });
 builder.mutationType({ description: 'Writes: create, update and delete websites. Never retried by the gateway.' });

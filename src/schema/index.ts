@@ -1,7 +1,7 @@
 // Importing each domain file registers its types and fields on the builder.
 import { builder } from './builder.js';
+import './scalars.js';
 import './website.js';
 import './stats.js';
-import './mutations.js';
 
 export const schema = builder.toSchema();

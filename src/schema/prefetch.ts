@@ -1,25 +1,10 @@
 // Look-ahead for `website(id) { stats(...) }`: the stats only need the id, which is already in the
 // arguments, so they are started together with the website instead of after it. That turns two
 // upstream round trips into one. Website.stats later finds the same promises in the loader cache.
-import {
-  GraphQLIncludeDirective,
-  GraphQLSkipDirective,
-  Kind,
-  getArgumentValues,
-  getDirectiveValues,
-  isObjectType,
-  type GraphQLResolveInfo,
-  type SelectionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { Kind, getArgumentValues, isObjectType, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { isIncluded } from '../graphql/directives.js';
 import type { Loaders } from '../upstream/loaders.js';
-import { statsQuery, type StatsArgs } from './arguments.js';
-
-function included(node: SelectionNode, variables: GraphQLResolveInfo['variableValues']): boolean {
-  const skip = getDirectiveValues(GraphQLSkipDirective, node, variables);
-  const include = getDirectiveValues(GraphQLIncludeDirective, node, variables);
-  return skip?.if !== true && include?.if !== false;
-}
+import { statsQuery, type StatArgs } from './stats.js';
 
 export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, loaders: Loaders): void {
   const websiteType = info.schema.getType('Website');
@@ -28,12 +13,12 @@ export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string
 
   const visit = (selectionSet: SelectionSetNode | undefined): void => {
     for (const node of selectionSet?.selections ?? []) {
-      if (!included(node, info.variableValues)) continue;
+      if (!isIncluded(node, info.variableValues)) continue;
       if (node.kind === Kind.FIELD) {
         if (node.name.value !== 'stats') continue;
         let query;
         try {
-          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as unknown as StatsArgs);
+          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as StatArgs);
         } catch {
           continue; // Invalid arguments: Website.stats will report them when it runs.
         }

@@ -56,6 +56,12 @@ export function searchProblem(search: string | undefined): Problem | null {
     : null;
 }
 
+export function dateProblem(argument: string, value: string): Problem | null {
+  return parseCalendarDate(value) === null
+    ? { field: [argument], message: `${argument} must be a real calendar date written YYYY-MM-DD, got ${JSON.stringify(value.slice(0, 40))}.` }
+    : null;
+}
+
 export function dateRangeProblem(from: string, to: string): Problem | null {
   return from > to ? { field: ['to'], message: `to (${to}) must be on or after from (${from}).` } : null;
 }
@@ -114,7 +120,8 @@ export function websiteWriteProblems(write: WebsiteWrite, creating: boolean): Pr
   if (write.password !== undefined && (write.password.length < 1 || write.password.length > LIMITS.password)) {
     problems.push({ field: ['input', 'password'], message: `password must be 1 to ${LIMITS.password} characters.` });
   }
-  if (creating && write.privacy === 'PASSWORD' && write.password === undefined) {
+  // The install requires the password with privacy 2 on update too (Laravel's required_if).
+  if (write.privacy === 'PASSWORD' && write.password === undefined) {
     problems.push({ field: ['input', 'password'], message: 'password is required when privacy is PASSWORD.' });
   }
   problems.push(...listProblems('excludeParams', write.excludeParams), ...listProblems('excludeIps', write.excludeIps));

@@ -1,9 +1,40 @@
-import type { Website } from '../domain.js';
-import { assertWebsiteId, websiteListQuery } from './arguments.js';
-import { builder } from './builder.js';
-import { PrivacyEnum, SortDirectionEnum, WebsiteSortFieldEnum } from './enums.js';
-import { listType } from './lists.js';
+// Website: its enums, the type (with its statistics), WebsiteList, the queries that read websites,
+// the inputs and the mutations that write them.
+import type { InputShapeFromFields } from '@pothos/core';
+import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
+import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, builder } from './builder.js';
+import { SortDirectionEnum, listType } from './pagination.js';
 import { prefetchWebsiteStats } from './prefetch.js';
+import { StatListRef, statArgs, statsQuery } from './stats.js';
+import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
+import {
+  assertNoProblems,
+  idProblem,
+  normalizeDomain,
+  pagingProblems,
+  searchProblem,
+  websiteWriteProblems,
+  type Problem,
+} from './validate.js';
+
+export const PrivacyEnum = builder.enumType('Privacy', {
+  description: 'Who may see a website\'s statistics page.',
+  values: {
+    PUBLIC: { value: 'PUBLIC', description: 'Anyone with the link.' },
+    PRIVATE: { value: 'PRIVATE', description: 'Only the owner, when signed in.' },
+    PASSWORD: { value: 'PASSWORD', description: 'Anyone who knows the website\'s password.' },
+  } as const,
+});
+
+export const WebsiteSortFieldEnum = builder.enumType('WebsiteSortField', {
+  description: 'What a list of websites is sorted by.',
+  values: {
+    CREATED_AT: { value: 'id', description: 'When the website was added.' },
+    DOMAIN: { value: 'domain', description: 'The domain name, alphabetically.' },
+  } as const,
+});
 
 export const WebsiteRef = builder.objectRef<Website>('Website').implement({
   description: 'A website tracked by the analytics service, owned by the API key\'s user.',
@@ -30,25 +61,52 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', nullable: true, description: 'When the website was added.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true, description: 'When its settings last changed.' }),
+    stats: t.field({
+      type: StatListRef,
+      description: 'A statistic of this website over a date range, grouped by value.',
+      args: statArgs,
+      complexity: ONE_UPSTREAM_CALL,
+      resolve: (website, args, ctx) => ctx.loaders.statPage.load(statsQuery(website.id, args)),
+    }),
   }),
 });
 
 export const WebsiteListRef = listType('WebsiteList', WebsiteRef, 'websites');
 
+const websitesArgs = builder.args((t) => ({
+  search: t.string({ description: 'Only websites whose domain contains this text.' }),
+  favorite: t.boolean({
+    description: 'Only favorites (true) or only non-favorites (false). UNSUPPORTED on an install without favorites.',
+  }),
+  sortBy: t.field({ type: WebsiteSortFieldEnum, defaultValue: 'id', description: 'What to sort by.' }),
+  sort: t.field({ type: SortDirectionEnum, defaultValue: 'desc', description: 'Sort direction.' }),
+  perPage: t.int({ defaultValue: 10, description: 'Websites per page: 10, 25, 50 or 100.' }),
+  page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
+}));
+
+/** The validated upstream query for a page of websites; an explicit null means "the default". */
+export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {
+  const perPage = args.perPage ?? 10;
+  const page = args.page ?? 1;
+  const search = args.search === '' || args.search === null ? undefined : args.search;
+  assertNoProblems([...pagingProblems({ perPage, page }), searchProblem(search)]);
+  return {
+    ...(search === undefined ? {} : { search }),
+    ...(args.favorite === null || args.favorite === undefined ? {} : { favorite: args.favorite }),
+    sortBy: args.sortBy ?? 'id',
+    sort: args.sort ?? 'desc',
+    perPage,
+    page,
+  };
+}
+
 builder.queryField('websites', (t) =>
   t.field({
     type: WebsiteListRef,
     description: 'The caller\'s websites, one page at a time.',
-    args: {
-      search: t.arg.string({ description: 'Only websites whose domain contains this text.' }),
-      favorite: t.arg.boolean({
-        description: 'Only favorites (true) or only non-favorites (false). UNSUPPORTED on an install without favorites.',
-      }),
-      sortBy: t.arg({ type: WebsiteSortFieldEnum, defaultValue: 'id', description: 'What to sort by.' }),
-      sort: t.arg({ type: SortDirectionEnum, defaultValue: 'desc', description: 'Sort direction.' }),
-      perPage: t.arg.int({ defaultValue: 10, description: 'Websites per page: 10, 25, 50 or 100.' }),
-      page: t.arg.int({ defaultValue: 1, description: 'Page number, from 1.' }),
-    },
+    args: websitesArgs,
+    // Fields under the list run once per website: the page size multiplies their cost.
+    complexity: (args) => ({ field: 1, multiplier: typeof args.perPage === 'number' && args.perPage > 0 ? args.perPage : 10 }),
     resolve: (_root, args, ctx) => ctx.loaders.websitePage.load(websiteListQuery(args)),
   }),
 );
@@ -59,11 +117,193 @@ builder.queryField('website', (t) =>
     nullable: true,
     description: 'One website by id; null with a NOT_FOUND error when the caller has no such website.',
     args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
+    complexity: ONE_UPSTREAM_CALL,
     resolve: (_root, { id }, ctx, info) => {
-      assertWebsiteId('id', id);
+      assertNoProblems([idProblem(['id'], id)]);
       const website = ctx.loaders.website.load(id);
       prefetchWebsiteStats(info, id, ctx.loaders);
       return website;
+    },
+  }),
+);
+
+interface WebsitePayload {
+  website: Website | null;
+  userErrors: UserError[];
+}
+
+interface DeleteWebsitePayload {
+  deletedId: string | null;
+  userErrors: UserError[];
+}
+
+const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').implement({
+  description: 'The result of creating or updating a website.',
+  fields: (t) => ({
+    website: t.field({
+      type: WebsiteRef,
+      nullable: true,
+      description: 'The website as stored, or null when userErrors says why not.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (payload) => payload.website,
+    }),
+    userErrors: t.field({
+      type: [UserErrorRef],
+      description: 'Empty on success.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (payload) => payload.userErrors,
+    }),
+  }),
+});
+
+const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteWebsitePayload').implement({
+  description: 'The result of deleting a website.',
+  fields: (t) => ({
+    deletedId: t.exposeID('deletedId', { nullable: true, description: 'The id of the deleted website, or null when userErrors says why not.' }),
+    userErrors: t.field({
+      type: [UserErrorRef],
+      description: 'Empty on success.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (payload) => payload.userErrors,
+    }),
+  }),
+});
+
+const writeFields = {
+  privacy: 'Who may see the statistics page.',
+  password: 'Password for privacy PASSWORD, 1 to 128 characters. Required with privacy PASSWORD.',
+  emailReports: 'Send periodic e-mail reports.',
+  excludeBots: 'Ignore visits from known bots.',
+  excludeParams: 'URL query parameter names to strip from tracked pages; an empty list clears them.',
+  excludeIps: 'IP addresses whose visits are not tracked; an empty list clears them.',
+} as const;
+
+const CreateWebsiteInput = builder.inputType('CreateWebsiteInput', {
+  description: 'A new website. Fields left out take the service\'s defaults: privacy PUBLIC, emailReports false, excludeBots true, no exclusions.',
+  fields: (t) => ({
+    domain: t.string({ required: true, description: 'Domain name or IPv4 address; a scheme and "www." are stripped.' }),
+    privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
+    password: t.string({ description: writeFields.password }),
+    emailReports: t.boolean({ description: writeFields.emailReports }),
+    excludeBots: t.boolean({ description: writeFields.excludeBots }),
+    excludeParams: t.stringList({ description: writeFields.excludeParams }),
+    excludeIps: t.stringList({ description: writeFields.excludeIps }),
+  }),
+});
+
+const UpdateWebsiteInput = builder.inputType('UpdateWebsiteInput', {
+  description: 'Changes to a website: only the fields given are changed. The domain cannot be changed.',
+  fields: (t) => ({
+    privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
+    password: t.string({ description: writeFields.password }),
+    emailReports: t.boolean({ description: writeFields.emailReports }),
+    excludeBots: t.boolean({ description: writeFields.excludeBots }),
+    excludeParams: t.stringList({ description: writeFields.excludeParams }),
+    excludeIps: t.stringList({ description: writeFields.excludeIps }),
+    favorite: t.boolean({ description: 'Mark or unmark the website as a favorite.' }),
+  }),
+});
+
+/** What either input holds; the inputs' types inferred by Pothos must fit it. */
+type WriteInput = { [Field in keyof WebsiteWrite]?: WebsiteWrite[Field] | null };
+
+/** An explicit null is treated like an omitted field: "leave it as it is" (or the default on create). */
+function toWrite(input: WriteInput): WebsiteWrite {
+  const write: WebsiteWrite = {};
+  if (input.domain != null) write.domain = input.domain;
+  if (input.privacy != null) write.privacy = input.privacy;
+  if (input.password != null) write.password = input.password;
+  if (input.emailReports != null) write.emailReports = input.emailReports;
+  if (input.excludeBots != null) write.excludeBots = input.excludeBots;
+  if (input.excludeParams != null) write.excludeParams = input.excludeParams;
+  if (input.excludeIps != null) write.excludeIps = input.excludeIps;
+  if (input.favorite != null) write.favorite = input.favorite;
+  return write;
+}
+
+/**
+ * Fields an install accepted with a 2xx but did not apply: an install without favorites ignores
+ * `favorite`. The caller learns it instead of being told that it worked.
+ */
+function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
+  if (write.favorite === undefined || website.favorite === write.favorite) return [];
+  return [
+    {
+      field: ['input', 'favorite'],
+      message: 'This analytics install does not keep favorites; the other fields were applied.',
+      code: 'UNSUPPORTED',
+    },
+  ];
+}
+
+builder.mutationField('createWebsite', (t) =>
+  t.field({
+    type: WebsitePayloadRef,
+    description: 'Add a website. Sent once: on a timeout the error says the outcome is unknown.',
+    args: { input: t.arg({ type: CreateWebsiteInput, required: true, description: 'The new website.' }) },
+    complexity: ONE_UPSTREAM_CALL,
+    resolve: async (_root, { input }, ctx) => {
+      const write = toWrite(input);
+      const problems = websiteWriteProblems(write, true);
+      if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
+      write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
+      try {
+        const website = await storeWebsite(ctx.send, write);
+        ctx.loaders.prime(website);
+        return { website, userErrors: [] };
+      } catch (error) {
+        return { website: null, userErrors: refusal(error) };
+      }
+    },
+  }),
+);
+
+builder.mutationField('updateWebsite', (t) =>
+  t.field({
+    type: WebsitePayloadRef,
+    description: 'Change a website\'s settings (HTTP PATCH of the given fields only).',
+    args: {
+      id: t.arg.id({ required: true, description: 'The website\'s id.' }),
+      input: t.arg({ type: UpdateWebsiteInput, required: true, description: 'The fields to change.' }),
+    },
+    complexity: ONE_UPSTREAM_CALL,
+    resolve: async (_root, { id, input }, ctx) => {
+      const write = toWrite(input);
+      const problems = [idProblem(['id'], id), ...websiteWriteProblems(write, false)].filter((p): p is Problem => p !== null);
+      if (Object.keys(write).length === 0) {
+        problems.push({ field: ['input'], message: 'input must set at least one field.' });
+      }
+      if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
+      try {
+        const website = await patchWebsite(ctx.send, id, write);
+        ctx.loaders.prime(website);
+        return { website, userErrors: ignoredFields(write, website) };
+      } catch (error) {
+        return { website: null, userErrors: refusal(error) };
+      }
+    },
+  }),
+);
+
+builder.mutationField('deleteWebsite', (t) =>
+  t.field({
+    type: DeleteWebsitePayloadRef,
+    description: 'Delete a website and all its statistics.',
+    args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
+    complexity: ONE_UPSTREAM_CALL,
+    resolve: async (_root, { id }, ctx) => {
+      const problem = idProblem(['id'], id);
+      if (problem) return { deletedId: null, userErrors: userErrors([problem]) };
+      try {
+        const deletion = await destroyWebsite(ctx.send, id);
+        ctx.loaders.website.clear(id);
+        if (!deletion.deleted) {
+          throw new GatewayError('UPSTREAM_ERROR', `The analytics service did not delete website ${id}.`);
+        }
+        return { deletedId: deletion.id, userErrors: [] };
+      } catch (error) {
+        return { deletedId: null, userErrors: refusal(error) };
+      }
     },
   }),
 );

@@ -38,16 +38,32 @@ export const UPSTREAM_FIELD_NAMES: Record<string, string> = {
   page: 'page',
 };
 
-/** Sends, and renames the fields of an upstream 422 to the names our schema uses. */
+const PRIVACY_NAMES: Record<string, Privacy> = { '0': 'PUBLIC', '1': 'PRIVATE', '2': 'PASSWORD' };
+const LARAVEL_ATTRIBUTE = /\bThe (exclude[ _]params|exclude[ _]ips|exclude[ _]bots|email|per[ _]page|sort[ _]by|search[ _]by) field\b/g;
+
+/**
+ * A validation message in the schema's terms: Laravel names fields as the form does and values as
+ * the wire carries them ("The password field is required when privacy is 2.").
+ */
+export function inSchemaTerms(message: string): string {
+  return message
+    .replace(/\bprivacy is ([012])\b/g, (_, code: string) => `privacy is ${PRIVACY_NAMES[code] ?? code}`)
+    .replace(LARAVEL_ATTRIBUTE, (_, name: string) => `The ${UPSTREAM_FIELD_NAMES[name.replace(' ', '_')] ?? name} field`);
+}
+
+/** Sends, and puts the fields and messages of an upstream 422 in the terms our schema uses. */
 async function call(send: Send, request: Parameters<Send>[0]): Promise<unknown> {
   try {
     return (await send(request)).body;
   } catch (error) {
     if (error instanceof GatewayError && error.details.fieldErrors) {
       const renamed = Object.fromEntries(
-        Object.entries(error.details.fieldErrors).map(([field, messages]) => [UPSTREAM_FIELD_NAMES[field] ?? field, messages]),
+        Object.entries(error.details.fieldErrors).map(([field, messages]) => [
+          UPSTREAM_FIELD_NAMES[field] ?? field,
+          messages.map(inSchemaTerms),
+        ]),
       );
-      throw new GatewayError(error.code, error.message, { ...error.details, fieldErrors: renamed });
+      throw new GatewayError(error.code, inSchemaTerms(error.message), { ...error.details, fieldErrors: renamed });
     }
     throw error;
   }

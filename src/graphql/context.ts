@@ -1,0 +1,78 @@
+// One context per GraphQL request: the caller's key, fresh loaders and a bound upstream sender.
+// Nothing here outlives the request, which is what keeps one key's data away from another key.
+import pLimit from 'p-limit';
+import type { Config } from '../config.js';
+import type { RateLimit } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { Send } from '../upstream/api.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import type { StatNames } from '../upstream/dialect.js';
+import { createLoaders, type Loaders } from '../upstream/loaders.js';
+
+export interface GatewayContext {
+  loaders: Loaders;
+  send: Send;
+  /**
+   * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
+   * into its own context object, so a field assigned later would not be seen through this one.
+   */
+  readonly usage: Usage;
+}
+
+export interface Usage {
+  /** Upstream calls made for this request (retries not counted). */
+  upstreamCalls: number;
+  /** The operation's cost as counted before it ran (graphql/plugins/use-cost-limit.ts); null until then. */
+  cost: number | null;
+  /** What the install's latest answer said of the key's rate limit; null when it said nothing. */
+  rateLimit: RateLimit | null;
+}
+
+// RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** The header to forward, or an error saying what is wrong with it. */
+export function readAuthorization(header: string | null): { authorization: string } | { problem: string } {
+  if (header === null || header.trim() === '') {
+    return { problem: 'Send your analytics API key as "Authorization: Bearer <key>".' };
+  }
+  if (!BEARER.test(header)) {
+    return { problem: 'The Authorization header must be "Bearer <key>", the key from your analytics account page.' };
+  }
+  return { authorization: header };
+}
+
+/** What outlives a request: the upstream client, and what the gateway has learnt of the install. */
+export interface Upstream {
+  client: UpstreamClient;
+  statNames: StatNames;
+}
+
+export function createContext(
+  request: Request,
+  upstream: Upstream,
+  config: Pick<Config, 'maxConcurrency' | 'requestDeadlineMs'>,
+): GatewayContext {
+  const { client } = upstream;
+  const auth = readAuthorization(request.headers.get('authorization'));
+  const deadline = Date.now() + config.requestDeadlineMs;
+  const limit = pLimit(config.maxConcurrency);
+  const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null };
+  const onRateLimit = (rateLimit: RateLimit): void => {
+    usage.rateLimit = rateLimit;
+  };
+  // The deadline as a signal, made on the first upstream call (most requests of a page make several).
+  let signal: AbortSignal | undefined;
+  const upstreamSignal = (): AbortSignal =>
+    (signal ??= AbortSignal.any([request.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]));
+
+  const send: Send = (call) => {
+    if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
+    return limit(() => {
+      usage.upstreamCalls++;
+      return client.send({ ...call, authorization: auth.authorization, signal: upstreamSignal(), deadline, onRateLimit });
+    });
+  };
+
+  return { loaders: createLoaders(send, upstream.statNames), send, usage };
+}

@@ -1,0 +1,60 @@
+// One log line per GraphQL request: operation name, duration, upstream calls, cost, outcome. Built
+// from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../context.js';
+
+export interface RequestLogLine {
+  operation: string | null;
+  durationMs: number;
+  upstreamCalls: number;
+  cost: number | null;
+  outcome: 'ok' | 'error';
+  errorCodes?: string[];
+}
+
+export interface RequestLogOptions {
+  /** Where each line goes (the gateway passes pino's `info`). Required. */
+  write: (line: RequestLogLine) => void;
+  /** The request's context, for its usage figures; requests refused before execution have none. */
+  contextOf: (request: Request) => GatewayContext | undefined;
+}
+
+const MAX_NAME_LENGTH = 100;
+
+export function useRequestLog({ write, contextOf }: RequestLogOptions): Plugin<GatewayContext> {
+  const started = new WeakMap<Request, { at: number; operation: string | null }>();
+  return {
+    onRequest({ request }) {
+      started.set(request, { at: performance.now(), operation: null });
+    },
+    onParams({ request, params }) {
+      const entry = started.get(request);
+      if (entry && typeof params.operationName === 'string') entry.operation = params.operationName.slice(0, MAX_NAME_LENGTH);
+    },
+    // A document with one named operation names it, whether or not the client sent operationName.
+    onExecute({ args }) {
+      const entry = started.get(args.contextValue.request);
+      const name = getOperationAST(args.document, args.operationName)?.name?.value;
+      if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
+    },
+    onResultProcess({ request, result }) {
+      const entry = started.get(request);
+      if (!entry) return;
+      started.delete(request);
+      const results = Array.isArray(result) ? result : [result];
+      const codes = results.flatMap((r) =>
+        'errors' in r && r.errors ? r.errors.map((e) => String(e.extensions?.code ?? 'GRAPHQL_ERROR')) : [],
+      );
+      const context = contextOf(request);
+      write({
+        operation: entry.operation,
+        durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
+        upstreamCalls: context?.usage.upstreamCalls ?? 0,
+        cost: context?.usage.cost ?? null,
+        outcome: codes.length === 0 ? 'ok' : 'error',
+        ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
+      });
+    },
+  };
+}

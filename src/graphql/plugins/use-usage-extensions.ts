@@ -1,0 +1,31 @@
+// Puts in every executed response's `extensions` what the request cost and what the install said:
+// `cost: { requested, limit }`, `upstreamCalls`, and `rateLimit: { limit, remaining }` when the
+// install reported it, so a frontend can slow down before a 429.
+import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../context.js';
+import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
+
+export interface UsageExtensionsOptions {
+  /** The cost limit reported beside the cost (MAX_COST; default 100). */
+  costLimit?: number;
+}
+
+export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT }: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
+  return {
+    onExecute: ({ args }) => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (Symbol.asyncIterator in result) return;
+        const { usage } = args.contextValue;
+        setResult({
+          ...result,
+          extensions: {
+            ...result.extensions,
+            cost: { requested: usage.cost, limit: costLimit },
+            upstreamCalls: usage.upstreamCalls,
+            ...(usage.rateLimit ? { rateLimit: usage.rateLimit } : {}),
+          },
+        });
+      },
+    }),
+  };
+}

@@ -1,0 +1,74 @@
+// yoga with our schema and the plugin list: the order below is the order a request meets them.
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { schema } from '../schema/index.js';
+import { createContext, type GatewayContext, type Upstream } from './context.js';
+import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
+import { useCostLimit } from './plugins/use-cost-limit.js';
+import { useDateLiterals } from './plugins/use-date-literals.js';
+import { useRequestLog } from './plugins/use-request-log.js';
+import { useSecurityHeaders } from './plugins/use-security-headers.js';
+import { useUsageExtensions } from './plugins/use-usage-extensions.js';
+
+export const GRAPHQL_ENDPOINT = '/graphql';
+
+export interface GatewayYogaOptions {
+  upstream: Upstream;
+  logger: Logger;
+  /** GraphiQL's demo key and example date (sandbox mode). */
+  graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
+}
+
+export type GatewayYoga = YogaServerInstance<Record<string, never>, GatewayContext>;
+
+export function createGatewayYoga(config: Config, { upstream, logger, graphiql = {} }: GatewayYogaOptions): GatewayYoga {
+  const contexts = new WeakMap<Request, GatewayContext>();
+  const { limits } = config;
+  return createYoga<Record<string, never>, GatewayContext>({
+    schema,
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
+    landingPage: false,
+    logging: false,
+    batching: false,
+    maskedErrors: { isDev: !config.production },
+    // Served by useGraphiQLPage: compressed, with an ETag.
+    graphiql: false,
+    cors:
+      config.corsOrigins.length === 0
+        ? false
+        : {
+            origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+            methods: ['GET', 'POST'],
+            allowedHeaders: ['authorization', 'content-type', 'x-graphql-yoga-csrf'],
+            credentials: false,
+            maxAge: 600,
+          },
+    context: ({ request }) => {
+      const context = createContext(request, upstream, config);
+      contexts.set(request, context);
+      return context;
+    },
+    plugins: [
+      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
+      useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }),
+      maxTokensPlugin({ n: limits.tokens }),
+      // Introspection counts too: the schema has no cycles, so it is the only way to nest deeply.
+      maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
+      maxAliasesPlugin({ n: limits.aliases }),
+      maxDirectivesPlugin({ n: limits.directives }),
+      useDateLiterals(),
+      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      useUsageExtensions({ costLimit: config.maxCost }),
+      useCostLimit({ limit: config.maxCost }),
+      useSecurityHeaders(),
+      useRequestLog({ write: (line) => logger.info(line, 'graphql request'), contextOf: (request) => contexts.get(request) }),
+    ],
+  });
+}

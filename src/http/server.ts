@@ -1,0 +1,99 @@
+// createGateway(config): the node:http server in front of yoga. Before GraphQL runs it applies the
+// body limits and admission control and answers `/` and `/health`; it listens and closes.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { Config } from '../config.js';
+import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
+import { GRAPHQL_ENDPOINT, createGatewayYoga } from '../graphql/yoga.js';
+import { createUpstreamClient } from '../upstream/client.js';
+import { createStatNames } from '../upstream/dialect.js';
+import { createAdmission } from './admission.js';
+import { OVERLOADED, bodyRefusal, refuse } from './refusals.js';
+
+export interface GatewayOptions {
+  /** undici dispatcher for the upstream (tests inject a MockAgent). */
+  dispatcher?: Dispatcher;
+  /** Key prefilled in GraphiQL's headers (sandbox mode only). */
+  demoKey?: string;
+  /** "Today" of the example query's date range, YYYY-MM-DD. */
+  today?: string;
+  /** Where request log lines go; default: pino to stdout at config.logLevel. */
+  logger?: Logger;
+}
+
+export interface Gateway {
+  /** Base URL, e.g. http://127.0.0.1:4000; GraphQL is at `${url}/graphql`. */
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
+  const client = createUpstreamClient({
+    ...config.upstream,
+    url: config.upstream.url,
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+  });
+  const upstream = { client, statNames: createStatNames(config.upstream.statNames) };
+  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
+  const yoga = createGatewayYoga(config, {
+    upstream,
+    logger,
+    graphiql: { ...(options.demoKey ? { demoKey: options.demoKey } : {}), ...(options.today ? { today: options.today } : {}) },
+  });
+
+  const admission = createAdmission({
+    maxActive: config.maxActiveRequests,
+    maxQueued: config.maxQueuedRequests,
+    maxWaitMs: config.requestDeadlineMs,
+    reject: (req, res, reason) => {
+      // Operators need to see the gateway shedding load: one line per refused request.
+      logger.warn(
+        { status: 503, reason: reason === 'full' ? 'line full' : 'waited too long', active: admission.active, queued: admission.queued },
+        'request refused: overloaded',
+      );
+      refuse(req, res, OVERLOADED, config.corsOrigins);
+    },
+  });
+  const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
+
+  // The body cap is enforced before yoga reads anything, so an oversized body is never buffered.
+  // The health check skips the line: it says the process is alive, however busy.
+  const server = createServer((req, res) => {
+    const refusal = bodyRefusal(req, config.limits.bodyBytes);
+    if (refusal) refuse(req, res, refusal, config.corsOrigins);
+    else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
+    else if (req.url === '/health') handle(req, res);
+    else admission.admit(req, res, handle);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await client.close();
+    },
+  };
+}
+
+/** The root has nothing of its own: a browser that opens it lands on GraphiQL. */
+function redirectToGraphQL(res: ServerResponse): void {
+  res.writeHead(302, { location: GRAPHQL_ENDPOINT, 'content-length': '0', ...SECURITY_HEADERS });
+  res.end();
+}

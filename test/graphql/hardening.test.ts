@@ -1,0 +1,264 @@
+import { Writable } from 'node:stream';
+import { getIntrospectionQuery } from 'graphql';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createGateway } from '../../src/http/server.js';
+import { KEY_1, postGraphQL, startStack, testConfig, type Stack } from '../fixture.js';
+
+let stack: Stack;
+let id: string;
+beforeAll(async () => {
+  stack = await startStack();
+  const { data } = await stack.gql('{ websites { nodes { id } } }');
+  id = data.websites.nodes[0].id;
+});
+afterAll(() => stack.close());
+beforeEach(() => {
+  stack.sandbox.setKnobs({ latencyMs: 0, faultRate: 0 });
+  stack.sandbox.log.reset();
+});
+
+const STAT = 'stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15") { totalCount }';
+
+describe('abuse is refused before any upstream call', () => {
+  it('a deeply nested query (the schema has no cycles: introspection is the way down)', async () => {
+    const deep = `{ website(id: "${id}") { domain } __type(name: "Website") { ${'fields { type { ofType { '.repeat(6)}name${' } } }'.repeat(6)} } }`;
+    const response = await stack.gql(deep);
+    expect(response.errors![0]!.message).toMatch(/depth/i);
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('lets the full introspection query of GraphiQL through', async () => {
+    const response = await stack.gql(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }));
+    expect(response.errors).toBeUndefined();
+  });
+
+  it('1,000 aliases (the token limit already stops it while parsing)', async () => {
+    const aliases = Array.from({ length: 1000 }, (_, i) => `a${i}: website(id: "${id}") { domain }`).join(' ');
+    const response = await stack.gql(`{ ${aliases} }`);
+    expect(response.errors![0]!.message).toMatch(/token limit/i);
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('more aliases than allowed, within the token limit', async () => {
+    const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: domain`).join(' ');
+    const response = await stack.gql(`{ website(id: "${id}") { ${aliases} } }`);
+    expect(response.errors![0]!.message).toMatch(/aliases limit of 30/i);
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('too many tokens', async () => {
+    const fields = Array.from({ length: 2100 }, () => 'domain').join(' ');
+    const response = await stack.gql(`{ website(id: "${id}") { ${fields} } }`);
+    expect(response.errors![0]!.message).toMatch(/token/i);
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('a 5 MB body', async () => {
+    const response = await fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+      body: JSON.stringify({ query: `{ website(id: "${id}") { domain } }`, variables: { pad: 'x'.repeat(5 * 1024 * 1024) } }),
+    });
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]!.message).toBe('The request body is larger than the 65536-byte limit.');
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('a query whose cost is over the limit, with its cost and the limit in the message', async () => {
+    const six = Array.from({ length: 6 }, (_, i) => `s${i}: ${STAT}`).join(' ');
+    const response = await stack.gql(`{ websites(perPage: 100) { nodes { ${six} } } }`);
+    expect(response.data ?? null).toBeNull();
+    expect(response.errors![0]!.message).toContain('could make 601 calls');
+    expect(response.errors![0]!.message).toContain('the limit is 100');
+    expect(response.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: 601, costLimit: 100 });
+    expect(response.extensions).toMatchObject({ cost: { requested: 601, limit: 100 }, upstreamCalls: 0 });
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('the cost counts page sizes given in variables', async () => {
+    const response = await stack.gql(`query($n: Int) { websites(perPage: $n) { nodes { a: ${STAT} b: ${STAT} } } }`, { n: 100 });
+    expect(response.errors![0]!.extensions).toMatchObject({ cost: 201 });
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('a batched array of 100 operations', async () => {
+    const batch = Array.from({ length: 100 }, () => ({ query: `{ website(id: "${id}") { domain } }` }));
+    const response = await fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+      body: JSON.stringify(batch),
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    const body = (await response.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]!.message).toMatch(/batch|object/i);
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+});
+
+describe('cost in extensions', () => {
+  it('a dashboard list of 25 websites with one stat each passes and reports its cost', async () => {
+    const response = await stack.gql(`{ websites(perPage: 25) { nodes { ${STAT} } } }`);
+    expect(response.errors).toBeUndefined();
+    expect(response.extensions).toMatchObject({ cost: { requested: 26, limit: 100 } });
+    expect(response.extensions!.upstreamCalls).toBe(stack.sandbox.log.count);
+  });
+});
+
+describe('web safety', () => {
+  it('refuses a GET query without the CSRF header, and accepts JSON POSTs', async () => {
+    const url = `${stack.endpoint}?query=${encodeURIComponent(`{ website(id: "${id}") { domain } }`)}`;
+    const blocked = await fetch(url, { headers: { authorization: `Bearer ${KEY_1}` } });
+    expect(blocked.status).toBe(403);
+    expect(stack.sandbox.log.count).toBe(0);
+    const allowed = await fetch(url, { headers: { authorization: `Bearer ${KEY_1}`, 'x-graphql-yoga-csrf': '1', accept: 'application/json' } });
+    expect(allowed.status).toBe(200);
+  });
+
+  it('sends no CORS headers by default', async () => {
+    const response = await fetch(stack.endpoint, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('allows only the configured origins', async () => {
+    const gateway = await createGateway(testConfig(stack.sandbox.url, { CORS_ORIGINS: 'https://app.example.com' }));
+    try {
+      const preflight = (origin: string) =>
+        fetch(`${gateway.url}/graphql`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+        });
+      const good = await preflight('https://app.example.com');
+      expect(good.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect(good.headers.get('access-control-allow-headers')).toContain('authorization');
+      const bad = await preflight('https://evil.example');
+      expect(bad.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('puts security headers on the GraphiQL page', async () => {
+    const response = await fetch(stack.endpoint, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    await response.text();
+  });
+
+  it('masks unexpected errors in production', async () => {
+    const gateway = await createGateway(testConfig(stack.sandbox.url, { NODE_ENV: 'production' }));
+    try {
+      // A variable of the wrong shape is a client error and is still explained...
+      const typed = await postGraphQL<unknown>(`${gateway.url}/graphql`, { query: 'query($id: ID!) { website(id: $id) { id } }', variables: { id: { x: 1 } } }, {
+        authorization: `Bearer ${KEY_1}`,
+      });
+      expect(typed.errors![0]!.message).toMatch(/\$id/);
+      // ...and an error with no code of ours carries no stack or internals.
+      stack.sandbox.scriptFaults([{ kind: 'html500' }]);
+      const failed = await postGraphQL<unknown>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, {
+        authorization: `Bearer ${KEY_1}`,
+      });
+      expect(failed.errors![0]!.extensions!.code).toBe('UPSTREAM_ERROR');
+      expect(JSON.stringify(failed)).not.toMatch(/stack|originalError|node_modules/);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('logs', () => {
+  it('writes one line per request with operation, duration, calls and outcome, and never the key or a password', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const gateway = await createGateway(testConfig(stack.sandbox.url), { logger: pino({ base: null }, sink) });
+    try {
+      const endpoint = `${gateway.url}/graphql`;
+      const headers = { authorization: `Bearer ${KEY_1}` };
+      await postGraphQL(endpoint, { query: `query Dash { website(id: "${id}") { domain a: ${STAT} } }`, operationName: 'Dash' }, headers);
+      await postGraphQL(
+        endpoint,
+        {
+          query: 'mutation Make($input: CreateWebsiteInput!) { createWebsite(input: $input) { userErrors { message } } }',
+          variables: { input: { domain: 'log-example.com', privacy: 'PASSWORD', password: 'hunter2-secret' } },
+          operationName: 'Make',
+        },
+        headers,
+      );
+      await postGraphQL(endpoint, { query: '{ website(id: "999999") { id } }' }, headers);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatchObject({ msg: 'graphql request', operation: 'Dash', upstreamCalls: 2, cost: 2, outcome: 'ok' });
+      expect(typeof lines[0]!.durationMs).toBe('number');
+      expect(lines[1]).toMatchObject({ operation: 'Make', upstreamCalls: 1, outcome: 'ok' });
+      expect(lines[2]).toMatchObject({ operation: null, outcome: 'error', errorCodes: ['NOT_FOUND'] });
+      const text = JSON.stringify(lines);
+      expect(text).not.toContain(KEY_1);
+      expect(text).not.toContain('hunter2-secret');
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('resilience', () => {
+  it('aborts pending upstream calls when the client goes away', async () => {
+    stack.sandbox.setKnobs({ latencyMs: 1_500 });
+    const controller = new AbortController();
+    const request = fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+      body: JSON.stringify({ query: `{ website(id: "${id}") { domain ${STAT} } }` }),
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    for (let i = 0; i < 40 && stack.sandbox.log.inFlight < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(stack.sandbox.log.inFlight).toBe(2);
+    controller.abort();
+    await request;
+    for (let i = 0; i < 40 && stack.sandbox.log.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    // The upstream saw its requests go away well before their 1.5 s answer.
+    expect(stack.sandbox.log.inFlight).toBe(0);
+    expect(stack.sandbox.log.entries.every((entry) => entry.status === 0)).toBe(true);
+  });
+
+  it('opens the circuit when the upstream keeps failing, fails fast, and recovers by itself', async () => {
+    const gateway = await createGateway(
+      testConfig(stack.sandbox.url, { UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_BREAKER_RESET_MS: '300' }),
+    );
+    const ask = () =>
+      postGraphQL<unknown>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, { authorization: `Bearer ${KEY_1}` });
+    try {
+      stack.sandbox.setKnobs({ faultRate: 1 });
+      // At least 10 failures in the window (volumeThreshold) before it opens.
+      let failures = 0;
+      while ((await ask()).errors![0]!.extensions!.code === 'UPSTREAM_ERROR') {
+        failures++;
+        expect(failures).toBeLessThan(30);
+      }
+      expect(failures).toBeGreaterThanOrEqual(10);
+      stack.sandbox.log.reset();
+      const open = await ask();
+      expect(open.errors![0]!.extensions!.code).toBe('UPSTREAM_UNAVAILABLE');
+      expect(open.errors![0]!.message).toContain('pauses calls');
+      expect(stack.sandbox.log.count).toBe(0);
+      stack.sandbox.setKnobs({ faultRate: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect((await ask()).errors).toBeUndefined();
+      expect((await ask()).errors).toBeUndefined();
+    } finally {
+      stack.sandbox.setKnobs({ faultRate: 0 });
+      await gateway.close();
+    }
+  });
+});

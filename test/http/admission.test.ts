@@ -1,0 +1,163 @@
+// Admission control over real HTTP: MAX_ACTIVE_REQUESTS at once, a bounded line in arrival order,
+// 503 OVERLOADED beyond it, clients that leave the line never reach the upstream.
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEY_1, startStack, type Stack } from '../fixture.js';
+
+let stack: Stack;
+afterEach(async () => {
+  await stack.close();
+});
+
+const QUERY = '{ website(id: "1") { id domain } }';
+
+interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: { data?: { website: { id: string } | null }; errors?: { message: string; extensions?: { code?: string } }[] };
+  at: number;
+}
+
+function ask(signal?: AbortSignal): Promise<Answer> {
+  const started = performance.now();
+  return fetch(stack.endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+    body: JSON.stringify({ query: QUERY }),
+    ...(signal ? { signal } : {}),
+  }).then(async (response) => ({
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: (await response.json()) as Answer['body'],
+    at: performance.now() - started,
+  }));
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await pause(10);
+  expect(condition()).toBe(true);
+}
+
+describe('admission control', () => {
+  it('works on MAX_ACTIVE_REQUESTS at once; the others wait their turn and all get their answer', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '2' }, sandbox: { latencyMs: 150 } });
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => ask()));
+    const elapsed = performance.now() - started;
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(answers.every((answer) => answer.body.data?.website?.id === '1' && !answer.body.errors)).toBe(true);
+    expect(stack.sandbox.log.count).toBe(6);
+    expect(stack.sandbox.log.maxInFlight).toBe(2); // one upstream call per request, two requests at a time
+    expect(elapsed).toBeGreaterThanOrEqual(3 * 145); // three waves
+  });
+
+  it('answers 503 OVERLOADED with Retry-After when the line is full, and never calls the upstream for it', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = { write: (chunk: string) => void lines.push(JSON.parse(chunk) as Record<string, unknown>) };
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1' },
+      sandbox: { latencyMs: 200 },
+      gateway: { logger: pino({ base: null }, sink) },
+    });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const second = ask(); // waits in line
+    await pause(50);
+    const third = await ask(); // the line is full
+    expect(third.status).toBe(503);
+    expect(third.retryAfter).toBe('1');
+    expect(third.body).toEqual({ errors: [{ message: 'The gateway is busy; retry in a moment.', extensions: { code: 'OVERLOADED' } }] });
+    expect(third.at).toBeLessThan(150); // turned away at once, not after a wait
+    expect((await first).status).toBe(200);
+    expect((await second).body.data?.website?.id).toBe('1');
+    expect(stack.sandbox.log.count).toBe(2);
+    // Operators see the refusal in the log.
+    expect(lines.filter((line) => line.msg === 'request refused: overloaded')).toEqual([
+      expect.objectContaining({ level: 40, status: 503, reason: 'line full', active: 1, queued: 1 }),
+    ]);
+    // The line has room again.
+    expect((await ask()).status).toBe(200);
+  });
+
+  it('drops a waiting request whose client went away: it never reaches the upstream nor keeps a slot', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1' }, sandbox: { latencyMs: 300 } });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const controller = new AbortController();
+    const leaving = ask(controller.signal).catch((error: unknown) => error);
+    await pause(50);
+    controller.abort();
+    expect(await leaving).toBeInstanceOf(Error);
+    expect((await first).status).toBe(200);
+    await pause(100);
+    expect(stack.sandbox.log.count).toBe(1);
+    // Both slots' worth of bookkeeping came back: the next two requests run one after the other.
+    const [a, b] = await Promise.all([ask(), ask()]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(stack.sandbox.log.count).toBe(3);
+    expect(stack.sandbox.log.maxInFlight).toBe(1);
+  });
+
+  it('turns away a request that waited longer than REQUEST_DEADLINE_MS when its turn comes', async () => {
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '300', UPSTREAM_MAX_ATTEMPTS: '1' },
+      sandbox: { latencyMs: 1_000 },
+    });
+    const first = ask(); // times out upstream at 300 ms
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const second = ask(); // its turn comes at ~300 ms: runs (or not) and times out at ~600 ms
+    const third = ask(); // its turn comes at ~600 ms or later: it has waited past the deadline
+    const answers = await Promise.all([first, second, third]);
+    expect(answers[0].body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
+    expect(answers[2].status).toBe(503);
+    expect(answers[2].body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    expect(answers[2].at).toBeGreaterThanOrEqual(290);
+  });
+
+  it('gives refusals the security headers, and CORS for an allowed origin so a browser app can read them', async () => {
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0', CORS_ORIGINS: 'https://app.example.com', MAX_BODY_BYTES: '1024' },
+      sandbox: { latencyMs: 300 },
+    });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const refused = (origin: string, body = JSON.stringify({ query: QUERY })) =>
+      fetch(stack.endpoint, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+        body,
+      });
+    const allowed = await refused('https://app.example.com');
+    expect(allowed.status).toBe(503);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(allowed.headers.get('access-control-expose-headers')).toBe('retry-after');
+    expect(allowed.headers.get('vary')).toBe('Origin');
+    expect(allowed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(allowed.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(((await allowed.json()) as Answer['body']).errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    const other = await refused('https://evil.example');
+    expect(other.status).toBe(503);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    await other.text();
+    const tooLarge = await refused('https://app.example.com', JSON.stringify({ query: QUERY, padding: 'x'.repeat(2_000) }));
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(tooLarge.headers.get('x-content-type-options')).toBe('nosniff');
+    await tooLarge.text();
+    expect((await first).status).toBe(200);
+  });
+
+  it('answers the health check at once even when every slot and the line are taken', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' }, sandbox: { latencyMs: 400 } });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const started = performance.now();
+    const health = await fetch(`${stack.gateway.url}/health`);
+    expect(health.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(300);
+    expect((await ask()).status).toBe(503);
+    expect((await first).status).toBe(200);
+  });
+});

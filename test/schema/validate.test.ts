@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { statsQuery } from '../../src/schema/stats.js';
+import { websiteListQuery } from '../../src/schema/website.js';
+import { normalizeDomain, parseCalendarDate, websiteWriteProblems } from '../../src/schema/validate.js';
+import { toWebsiteForm } from '../../src/upstream/api.js';
+import { queryKey } from '../../src/upstream/loaders.js';
+
+describe('parseCalendarDate', () => {
+  it.each(['2026-02-28', '2024-02-29', '1970-01-01', '2026-12-31'])('accepts %s', (date) => {
+    expect(parseCalendarDate(date)).toBe(date);
+  });
+  it.each(['2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-1-01', '20260101', '2026-01-01T00:00', ''])(
+    'rejects %j',
+    (date) => expect(parseCalendarDate(date)).toBeNull(),
+  );
+});
+
+describe('normalizeDomain', () => {
+  it.each([
+    ['Example.COM', 'example.com'],
+    ['https://www.example.com/path?q=1', 'example.com'],
+    ['http://sub.example.co.uk', 'sub.example.co.uk'],
+    ['  my-site.io  ', 'my-site.io'],
+    ['192.168.0.1', '192.168.0.1'],
+  ])('%j -> %j', (input, output) => expect(normalizeDomain(input)).toBe(output));
+  it.each(['', 'localhost', 'not a domain', '-bad.com', 'bad-.com', 'a..com', '999.1.1.1x', 'exa_mple.com', `${'a'.repeat(64)}.com`, 'example.123'])(
+    'rejects %j',
+    (input) => expect(normalizeDomain(input)).toBeNull(),
+  );
+});
+
+describe('arguments', () => {
+  const base = { name: 'page' as const, from: '2026-03-01', to: '2026-03-15' };
+  it('applies defaults, also for explicit nulls', () => {
+    expect(statsQuery('7', { ...base, sortBy: null, sort: null, perPage: null, page: null, search: null })).toEqual({
+      websiteId: '7', ...base, sortBy: 'count', sort: 'desc', perPage: 10, page: 1,
+    });
+    expect(websiteListQuery({})).toEqual({ sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
+  });
+  it.each([
+    [{ perPage: 20 }, 'perPage', 'perPage must be one of 10, 25, 50, 100, got 20.'],
+    [{ page: 0 }, 'page', 'page must be an integer from 1 to 1000000, got 0.'],
+    [{ search: 'x'.repeat(256) }, 'search', 'search must be at most 255 characters, got 256.'],
+    [{ from: '2026-03-16' }, 'to', 'to (2026-03-15) must be on or after from (2026-03-16).'],
+  ])('refuses %j naming %s', (override, argument, message) => {
+    expect(() => statsQuery('7', { ...base, ...override })).toThrow(message);
+    try {
+      statsQuery('7', { ...base, ...override });
+    } catch (error) {
+      expect((error as { extensions: unknown }).extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
+    }
+  });
+  it.each(['0', '-1', 'abc', '1.5', '01', '12345678901234567'])('refuses website id %j', (id) => {
+    expect(() => statsQuery(id, base)).toThrow(/websiteId must be a positive integer id/);
+  });
+  it('builds one cache key for the same parameters in any order', () => {
+    expect(queryKey({ a: 1, b: 'x' })).toBe(queryKey({ b: 'x', a: 1 }));
+    expect(queryKey({ a: 1 })).not.toBe(queryKey({ a: 2 }));
+    expect(queryKey({ a: 1, b: undefined })).toBe(queryKey({ a: 1 }));
+    expect(queryKey({ a: 'x;b=1' })).not.toBe(queryKey({ a: 'x', b: 1 }));
+    expect(queryKey({ a: '1' })).not.toBe(queryKey({ a: 1 }));
+  });
+});
+
+describe('website writes', () => {
+  it('encodes a full write as the upstream form', () => {
+    expect(
+      toWebsiteForm({ domain: 'a.com', privacy: 'PRIVATE', password: 'p', emailReports: false, excludeBots: true, excludeParams: [], excludeIps: ['1.1.1.1', '2.2.2.2'], favorite: false }),
+    ).toEqual({ domain: 'a.com', privacy: '1', password: 'p', email: '0', exclude_bots: '1', exclude_params: '', exclude_ips: '1.1.1.1\n2.2.2.2', favorite: '0' });
+    expect(toWebsiteForm({})).toEqual({});
+  });
+  it('checks create-only rules only on create', () => {
+    expect(websiteWriteProblems({ privacy: 'PASSWORD' }, false).map((p) => p.field.join('.'))).toEqual(['input.password']);
+    expect(websiteWriteProblems({ privacy: 'PASSWORD', password: 'x' }, false)).toEqual([]);
+    expect(websiteWriteProblems({ privacy: 'PASSWORD' }, true).map((p) => p.field.join('.'))).toEqual(['input.domain', 'input.password']);
+  });
+  it('bounds passwords and list entries', () => {
+    expect(websiteWriteProblems({ password: 'x'.repeat(129) }, false)).toHaveLength(1);
+    expect(websiteWriteProblems({ password: '' }, false)).toHaveLength(1);
+    expect(websiteWriteProblems({ excludeParams: Array.from({ length: 1001 }, () => 'p') }, false)[0]!.message).toContain('at most 1000');
+    expect(websiteWriteProblems({ excludeParams: ['ok', ' '] }, false)[0]!.field).toEqual(['input', 'excludeParams', '1']);
+  });
+});
