@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { tuneHeap } from '../src/main.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {
@@ -45,16 +44,6 @@ describe('loadConfig', () => {
         'GRAPHIQL must be true or false, got "maybe"',
       ]);
     }
-  });
-
-  it('tunes the heap unless HEAP_GROWING_PERCENT is 0 or node was given the flag itself', () => {
-    const set: string[] = [];
-    const record = (flags: string) => void set.push(flags);
-    expect(tuneHeap(50, ['--enable-source-maps'], record)).toBe(true);
-    expect(tuneHeap(0, [], record)).toBe(false);
-    expect(tuneHeap(50, ['--heap-growing-percent=80'], record)).toBe(false);
-    expect(tuneHeap(50, ['--heap-growing-percent'], record)).toBe(false);
-    expect(set).toEqual(['--heap-growing-percent=50']);
   });
 
   it('learns stat names unless UPSTREAM_STAT_NAMES pins a family', () => {

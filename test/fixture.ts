@@ -1,25 +1,44 @@
-// Shared test harness: the sandbox and the gateway on ephemeral ports, spoken to over real HTTP.
+// The one fixture of the suites: the sandbox and the gateway on ephemeral ports, spoken to over real
+// HTTP, with a typed GraphQL helper. `useStack()` starts them for a file (beforeAll), clears the
+// sandbox's request log before each test and closes both after the file.
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../src/http/server.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 
 export const TODAY = '2026-03-15';
 export const KEY_1 = 'sandbox-key-1';
 export const KEY_2 = 'sandbox-key-2';
 
-export interface GraphQLResponse<T = Record<string, unknown>> {
+/** A GraphQL error as it arrives over HTTP. */
+export interface GraphQLErrorJson {
+  message: string;
+  path?: (string | number)[];
+  locations?: { line: number; column: number }[];
+  extensions?: Record<string, unknown>;
+}
+
+/** `T` is the shape of `data` the caller expects: the helper types, it does not check. */
+export interface GraphQLResponse<T> {
   status: number;
   headers: Headers;
   data?: T | null;
-  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+  errors?: GraphQLErrorJson[];
   extensions?: Record<string, unknown>;
+}
+
+export interface StackOptions {
+  sandbox?: SandboxOptions;
+  env?: Record<string, string>;
+  gateway?: GatewayOptions;
 }
 
 export interface Stack {
   sandbox: Sandbox;
   gateway: Gateway;
   endpoint: string;
-  gql<T = any>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GraphQLResponse<T>>;
+  /** POSTs an operation with `key` (KEY_1 by default; null: no Authorization header). */
+  gql<T>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GraphQLResponse<T>>;
   close(): Promise<void>;
 }
 
@@ -41,9 +60,7 @@ export async function postGraphQL<T>(
   return { status: response.status, headers: response.headers, ...json };
 }
 
-export async function startStack(
-  options: { sandbox?: SandboxOptions; env?: Record<string, string>; gateway?: GatewayOptions } = {},
-): Promise<Stack> {
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const sandbox = await startSandbox({ port: 0, today: TODAY, ...options.sandbox });
   const gateway = await createGateway(testConfig(sandbox.url, options.env), options.gateway);
   const endpoint = `${gateway.url}/graphql`;
@@ -51,14 +68,67 @@ export async function startStack(
     sandbox,
     gateway,
     endpoint,
-    gql: (query, variables, key = KEY_1) =>
-      postGraphQL(endpoint, { query, variables }, key === null ? {} : { authorization: `Bearer ${key}` }),
+    gql: <T>(query: string, variables?: Record<string, unknown>, key: string | null = KEY_1) =>
+      postGraphQL<T>(endpoint, { query, variables }, key === null ? {} : { authorization: `Bearer ${key}` }),
     async close() {
       await gateway.close();
       await sandbox.close();
     },
   };
 }
+
+/** A stack for the whole file: started before its tests, log cleared before each, closed after. */
+export function useStack(options: StackOptions = {}): Stack {
+  let started: Stack | undefined;
+  beforeAll(async () => {
+    started = await startStack(options);
+  });
+  beforeEach(() => started?.sandbox.log.reset());
+  afterAll(() => started?.close());
+  const current = (): Stack => {
+    if (started === undefined) throw new Error('useStack(): the stack is started in beforeAll; use it inside tests and hooks');
+    return started;
+  };
+  return {
+    get sandbox() {
+      return current().sandbox;
+    },
+    get gateway() {
+      return current().gateway;
+    },
+    get endpoint() {
+      return current().endpoint;
+    },
+    gql: (query, variables, key) => current().gql(query, variables, key),
+    close: () => current().close(),
+  };
+}
+
+/** The data of a response that must have succeeded: fails the test, showing the errors, otherwise. */
+export function dataOf<T>(response: GraphQLResponse<T>): T {
+  expect(response.errors, 'errors').toBeUndefined();
+  if (response.data === undefined || response.data === null) throw new Error(`no data (HTTP ${response.status})`);
+  return response.data;
+}
+
+/** The errors of a response that must have failed. */
+export function errorsOf(response: GraphQLResponse<unknown>): GraphQLErrorJson[] {
+  if (response.errors === undefined || response.errors.length === 0) {
+    throw new Error(`expected errors, got ${JSON.stringify(response.data)}`);
+  }
+  return response.errors;
+}
+
+/** The first error of a response that must have failed. */
+export function firstError(response: GraphQLResponse<unknown>): GraphQLErrorJson {
+  const [first] = errorsOf(response);
+  if (first === undefined) throw new Error('no error');
+  return first;
+}
+
+/** The error codes of a response, in order. */
+export const errorCodes = (response: GraphQLResponse<unknown>): unknown[] =>
+  (response.errors ?? []).map((error) => error.extensions?.code);
 
 /** The REST requests the sandbox saw, as "METHOD /path?sorted=query". */
 export function restCalls(sandbox: Sandbox): string[] {
@@ -75,3 +145,27 @@ export const CREATE_WEBSITE = `mutation($input: CreateWebsiteInput!) { createWeb
 export const UPDATE_WEBSITE = `mutation($id: ID!, $input: UpdateWebsiteInput!) { updateWebsite(id: $id, input: $input) {
   website { ${WEBSITE_FIELDS} } userErrors { field message code } } }`;
 export const DELETE_WEBSITE = 'mutation($id: ID!) { deleteWebsite(id: $id) { deletedId userErrors { field message code } } }';
+
+/** Website as WEBSITE_FIELDS selects it. */
+export interface WebsiteData {
+  id: string;
+  domain: string;
+  privacy: 'PUBLIC' | 'PRIVATE' | 'PASSWORD';
+  passwordProtected: boolean;
+  emailReports: boolean;
+  excludeBots: boolean;
+  excludeParams: string[] | null;
+  excludeIps: string[] | null;
+  favorite: boolean | null;
+}
+
+export interface UserErrorData {
+  field: string[] | null;
+  message: string;
+  code: string;
+}
+
+export interface WebsitePayloadData {
+  website: WebsiteData | null;
+  userErrors: UserErrorData[];
+}

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tuneHeap } from '../src/main.js';
 import { postGraphQL } from './fixture.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -50,5 +51,17 @@ describe('npm start', () => {
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('PORT must be an integer from 0 to 65535, got "eighty"');
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL');
+  });
+});
+
+describe('tuneHeap', () => {
+  it('tunes the heap unless HEAP_GROWING_PERCENT is 0 or node was given the flag itself', () => {
+    const set: string[] = [];
+    const record = (flags: string) => void set.push(flags);
+    expect(tuneHeap(50, ['--enable-source-maps'], record)).toBe(true);
+    expect(tuneHeap(0, [], record)).toBe(false);
+    expect(tuneHeap(50, ['--heap-growing-percent=80'], record)).toBe(false);
+    expect(tuneHeap(50, ['--heap-growing-percent'], record)).toBe(false);
+    expect(set).toEqual(['--heap-growing-percent=50']);
   });
 });

@@ -1,4 +1,7 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chooseEncoding } from '../../src/graphql/graphiql.js';
 import { createGateway, type Gateway } from '../../src/http/server.js';
 import { KEY_1, TODAY, testConfig } from '../fixture.js';
 
@@ -47,6 +50,49 @@ describe('GraphiQL', () => {
     expect(html).not.toContain('Bearer ');
   });
 
+  it('is sent compressed as the browser accepts, the same page whatever the encoding', async () => {
+    const raw = async (acceptEncoding: string) => {
+      const response = await request(`${plain.url}/graphql`, { headers: { accept: 'text/html', 'accept-encoding': acceptEncoding } });
+      return { headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
+    };
+    const identity = await raw('identity');
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    const html = identity.body.toString('utf8');
+    expect(html).toContain('renderYogaGraphiQL');
+
+    const br = await raw('gzip, deflate, br');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.body).toString('utf8')).toBe(html);
+    const gzip = await raw('gzip');
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.body).toString('utf8')).toBe(html);
+    // A compressed page is a fraction of the 9 MB bundle.
+    expect(br.body.length).toBeLessThan(identity.body.length / 3);
+    expect(gzip.body.length).toBeLessThan(identity.body.length / 3);
+    for (const { headers } of [identity, br, gzip]) {
+      expect(headers.vary).toBe('Accept-Encoding');
+      expect(headers['cache-control']).toBe('private, no-cache');
+      expect(headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(headers['content-security-policy']).toContain("default-src 'none'");
+    }
+  });
+
+  it('has an ETag: a second visit that sends it back gets a 304 with no body', async () => {
+    const first = await request(`${plain.url}/graphql`, { headers: { accept: 'text/html', 'accept-encoding': 'br' } });
+    await first.body.dump();
+    const etag = first.headers.etag;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const second = await request(`${plain.url}/graphql`, {
+      headers: { accept: 'text/html', 'accept-encoding': 'br', 'if-none-match': String(etag) },
+    });
+    expect(second.statusCode).toBe(304);
+    expect((await second.body.arrayBuffer()).byteLength).toBe(0);
+    expect(second.headers.etag).toBe(etag);
+    const stale = await request(`${plain.url}/graphql`, { headers: { accept: 'text/html', 'if-none-match': '"another"' } });
+    expect(stale.statusCode).toBe(200);
+    await stale.body.dump();
+  });
+
   it('can be switched off', async () => {
     const off = await createGateway(testConfig('http://127.0.0.1:9', { GRAPHIQL: 'false' }));
     try {
@@ -76,5 +122,23 @@ describe('introspection', () => {
       await on.close();
       await off.close();
     }
+  });
+});
+
+describe('chooseEncoding', () => {
+  it.each([
+    ['gzip, deflate, br', 'br'],
+    ['br;q=0, gzip', 'gzip'],
+    ['gzip;q=0.5, br;q=0.1', 'br'],
+    ['deflate', 'identity'],
+    ['*', 'br'],
+    ['*;q=0', 'identity'],
+    ['', 'identity'],
+  ] as const)('%j -> %s', (header, expected) => {
+    expect(chooseEncoding(header)).toBe(expected);
+  });
+
+  it('identity when the header is missing', () => {
+    expect(chooseEncoding(null)).toBe('identity');
   });
 });

@@ -1,0 +1,51 @@
+// In-process yoga for plugin tests: a tiny schema, the plugins under test, requests through
+// yoga.fetch (no socket, no upstream).
+import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import type { GatewayContext, Usage } from '../../../src/graphql/context.js';
+
+/** What a resolver of the tiny schema did to the request's usage, as the real resolvers would. */
+export interface TinyContext {
+  usage: Usage;
+}
+
+const typeDefs = /* GraphQL */ `
+  type Query {
+    "Pretends to make two upstream calls, the install reporting its rate limit."
+    calls: Int!
+    hello(name: String): String!
+  }
+`;
+
+export function tinyYoga(plugins: Plugin<GatewayContext>[] | Plugin[]) {
+  return createYoga<object, TinyContext>({
+    schema: createSchema<TinyContext & YogaInitialContext>({
+      typeDefs,
+      resolvers: {
+        Query: {
+          calls: (_root, _args, context) => {
+            context.usage.upstreamCalls += 2;
+            context.usage.rateLimit = { limit: 60, remaining: 57 };
+            return 2;
+          },
+          hello: (_root, args: { name?: string | null }) => `hello ${args.name ?? 'you'}`,
+        },
+      },
+    }),
+    logging: false,
+    context: (): TinyContext => ({ usage: { upstreamCalls: 0, cost: null, rateLimit: null } }),
+    plugins: plugins as Plugin[],
+  });
+}
+
+export async function post(
+  yoga: ReturnType<typeof tinyYoga>,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; json: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> } }> {
+  const response = await yoga.fetch('http://yoga.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { response, json: (await response.json()) as Awaited<ReturnType<typeof post>>['json'] };
+}
