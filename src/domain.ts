@@ -75,7 +75,7 @@ export interface Deletion {
   deleted: boolean;
 }
 
-/** A 4xx error body, read tolerantly: both 422 shapes of CONTRACT.md part B. */
+/** A 4xx error body, read tolerantly: both 422 shapes of docs/CONTRACT.md part B. */
 export interface UpstreamErrorBody {
   message: string | null;
   /** Field name (as the upstream names it, e.g. `exclude_ips`) -> messages. Empty when none. */

@@ -1,7 +1,7 @@
 // The GraphiQL page: served from our own dependencies (no CDN), opened on the dashboard example,
 // compressed as the browser accepts (brotli or gzip), with an ETag so a second visit is a 304. The
-// bundle is ~9 MB of inlined JavaScript (~47 MB of RSS once loaded): it is rendered and compressed
-// on the first view, not at start-up, and kept.
+// bundle is megabytes of inlined JavaScript: it is loaded, rendered and compressed on the first view,
+// not at start-up, and kept (sizes in BENCHMARKS.md).
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
@@ -58,7 +58,7 @@ async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
   });
   const identity = Buffer.from(html, 'utf8');
   const [br, gzipped] = await Promise.all([
-    // Quality 9 of 11: within a few percent of the best, in a fraction of the time (BENCHMARKS.md).
+    // Quality 9 of 11: near the best ratio at a fraction of its time.
     brotli(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
     gzipAsync(identity, { level: 9 }),
   ]);

@@ -4,9 +4,8 @@
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
 // half-built results alive at once. A waiting request costs a parked socket; an active one costs its
-// parsed document, context, loaders, upstream bodies and partial result. At 100 concurrent
-// connections, peak RSS went from 250-290 MB to about 207 MB with this alone, and to about 140 MB
-// with HEAP_GROWING_PERCENT too (src/heap.ts), at the same throughput (BENCHMARKS.md).
+// parsed document, context, loaders, upstream bodies and partial result. What it does to memory
+// under load, alone and with HEAP_GROWING_PERCENT (main.ts), is measured in BENCHMARKS.md.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AdmissionOptions {

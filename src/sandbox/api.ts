@@ -2,7 +2,7 @@
 // Laravel's order (an unknown route is a 404 even without a key; a bad key is a 401 before
 // anything else). Handlers validate everything before touching the store, so a rejected write
 // changes nothing. Transport-free: a request object in, a status/headers/JSON value out. Where
-// the older install (the 'legacy' dialect, CONTRACT.md part C) answers otherwise, the handler
+// the older install (the 'legacy' dialect, docs/CONTRACT.md part C) answers otherwise, the handler
 // asks the dialect.
 import type { Dialect } from './dialect.js';
 import { paginate, plainPaginate } from './pagination.js';

@@ -1,4 +1,4 @@
-// The sandbox's own vocabulary of the upstream, one per install it can play (CONTRACT.md):
+// The sandbox's own vocabulary of the upstream, one per install it can play (docs/CONTRACT.md):
 // 'contract' is the published contract as a current install answers it (parts A and B), 'legacy'
 // the older phpAnalytics 3.x install of part C. The lists are written out here rather than taken
 // from the gateway, so a wrong constant in the gateway shows up as a failing call instead of

@@ -1,4 +1,4 @@
-// The sandbox: a bundled, faithful implementation of the analytics REST API (CONTRACT.md) with
+// The sandbox: a bundled, faithful implementation of the analytics REST API (docs/CONTRACT.md) with
 // seeded demo data, fault and latency knobs, and a request log for tests and benchmarks.
 export type {
   Dialect,

@@ -52,7 +52,7 @@ export interface SandboxOptions extends Partial<SandboxKnobs> {
   /** Most entries the request log keeps, oldest dropped first (count is unaffected); default 10000. */
   logLimit?: number;
   /**
-   * Which install to play (CONTRACT.md): 'contract' (default) answers as parts A and B describe;
+   * Which install to play (docs/CONTRACT.md): 'contract' (default) answers as parts A and B describe;
    * 'legacy' as the older install of part C: its stat names (os, pageviews, resolution, visitors,
    * plus landing_page, pageviews_hours, visitors_hours), stats as Laravel's plain paginator,
    * websites without exclude_params and favorite, NULL privacy/email on create and posted strings

@@ -3,6 +3,7 @@
 import type { InputShapeFromFields } from '@pothos/core';
 import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import type { GatewayContext } from '../graphql/context.js';
 import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
@@ -236,6 +237,24 @@ function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
   ];
 }
 
+/**
+ * A write's payload: the website as stored (which answers later reads of it in this request), with
+ * any field the install ignored, or why it did not happen.
+ */
+async function payloadOf(
+  ctx: GatewayContext,
+  write: () => Promise<Website>,
+  ignored: (website: Website) => UserError[] = () => [],
+): Promise<WebsitePayload> {
+  try {
+    const website = await write();
+    ctx.loaders.prime(website);
+    return { website, userErrors: ignored(website) };
+  } catch (error) {
+    return { website: null, userErrors: refusal(error) };
+  }
+}
+
 builder.mutationField('createWebsite', (t) =>
   t.field({
     type: WebsitePayloadRef,
@@ -247,13 +266,7 @@ builder.mutationField('createWebsite', (t) =>
       const problems = websiteWriteProblems(write, true);
       if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
-      try {
-        const website = await storeWebsite(ctx.send, write);
-        ctx.loaders.prime(website);
-        return { website, userErrors: [] };
-      } catch (error) {
-        return { website: null, userErrors: refusal(error) };
-      }
+      return payloadOf(ctx, () => storeWebsite(ctx.send, write));
     },
   }),
 );
@@ -274,13 +287,7 @@ builder.mutationField('updateWebsite', (t) =>
         problems.push({ field: ['input'], message: 'input must set at least one field.' });
       }
       if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
-      try {
-        const website = await patchWebsite(ctx.send, id, write);
-        ctx.loaders.prime(website);
-        return { website, userErrors: ignoredFields(write, website) };
-      } catch (error) {
-        return { website: null, userErrors: refusal(error) };
-      }
+      return payloadOf(ctx, () => patchWebsite(ctx.send, id, write), (website) => ignoredFields(write, website));
     },
   }),
 );

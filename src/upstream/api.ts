@@ -1,4 +1,4 @@
-// The six REST operations of CONTRACT.md as typed functions: domain values in, domain values out.
+// The six REST operations of docs/CONTRACT.md as typed functions: domain values in, domain values out.
 // Request building (query strings, forms) is pure and exported for tests; decoding is in wire.ts.
 import type { Deletion, Page, Privacy, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';

@@ -1,4 +1,4 @@
-// How statistics are named on the wire differs between installs (CONTRACT.md part C: an older
+// How statistics are named on the wire differs between installs (docs/CONTRACT.md part C: an older
 // version calls four of them `os`, `pageviews`, `resolution`, `visitors` and has three more). The
 // GraphQL names stay; this module learns, per upstream and for the life of the process, which wire
 // name each statistic has, or pins them from configuration.

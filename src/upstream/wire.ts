@@ -1,4 +1,4 @@
-// Decoders from the upstream's JSON (CONTRACT.md part B, read tolerantly) to the domain types.
+// Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types.
 // Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
 import type { Deletion, Page, PageRequest, Privacy, Stat, UpstreamErrorBody, Website } from '../domain.js';
 
