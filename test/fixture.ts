@@ -126,6 +126,17 @@ export function firstError(response: GraphQLResponse<unknown>): GraphQLErrorJson
   return first;
 }
 
+/** A value that must be there (a nullable field, a list's item): fails the test, naming it, otherwise. */
+export function present<T>(value: T | null | undefined, what: string): T {
+  if (value === null || value === undefined) throw new Error(`${what}: expected a value, got ${String(value)}`);
+  return value;
+}
+
+/** The first item of a list that must not be empty. */
+export function first<T>(items: readonly T[]): T {
+  return present(items[0], 'the first item of the list');
+}
+
 /** The error codes of a response, in order. */
 export const errorCodes = (response: GraphQLResponse<unknown>): unknown[] =>
   (response.errors ?? []).map((error) => error.extensions?.code);

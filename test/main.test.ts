@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tuneHeap } from '../src/main.js';
-import { postGraphQL } from './fixture.js';
+import { dataOf, postGraphQL } from './fixture.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 let child: ChildProcess | undefined;
@@ -14,9 +14,11 @@ afterEach(() => {
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { stdout, stderr } = proc;
+  if (stdout === null || stderr === null) throw new Error('spawned without piped stdout and stderr');
   let output = '';
-  proc.stdout!.on('data', (chunk) => (output += chunk));
-  proc.stderr!.on('data', (chunk) => (output += chunk));
+  stdout.on('data', (chunk) => (output += chunk));
+  stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', resolve));
   return { child: proc, output: () => output, exited };
 }
@@ -35,13 +37,14 @@ describe('npm start', () => {
     const run = start({ PORT: '0' });
     child = run.child;
     const [, endpoint] = await waitFor(run.output, /Gateway on (http:\/\/\S+\/graphql)/);
+    if (endpoint === undefined) throw new Error('no endpoint in the banner');
     await waitFor(run.output, /curl -s/);
     expect(run.output()).toContain('sandbox-key-1');
-    const response = await postGraphQL<{ websites: { totalCount: number } }>(endpoint!, { query: '{ websites { totalCount } }' }, {
+    const response = await postGraphQL<{ websites: { totalCount: number } }>(endpoint, { query: '{ websites { totalCount } }' }, {
       authorization: 'Bearer sandbox-key-1',
     });
     expect(response.errors).toBeUndefined();
-    expect(response.data!.websites.totalCount).toBeGreaterThanOrEqual(6);
+    expect(dataOf(response).websites.totalCount).toBeGreaterThanOrEqual(6);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
   });

@@ -1,17 +1,13 @@
 // The README's GraphQL examples run as written against the sandbox.
 import { readFileSync } from 'node:fs';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postGraphQL, startStack, type Stack } from './fixture.js';
+import { describe, expect, it } from 'vitest';
+import { postGraphQL, useStack } from './fixture.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]!);
+const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = useStack();
 
 describe('README examples', () => {
   it('has examples', () => expect(blocks.length).toBeGreaterThanOrEqual(3));

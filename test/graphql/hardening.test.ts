@@ -1,21 +1,44 @@
 import { Writable } from 'node:stream';
-import { getIntrospectionQuery } from 'graphql';
+import { getIntrospectionQuery, type IntrospectionQuery } from 'graphql';
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGateway } from '../../src/http/server.js';
-import { KEY_1, postGraphQL, startStack, testConfig, type Stack } from '../fixture.js';
+import {
+  KEY_1,
+  present,
+  dataOf,
+  firstError,
+  postGraphQL,
+  testConfig,
+  useStack,
+} from '../fixture.js';
 
-let stack: Stack;
+/** `{ website(id) { … } }`: null (with NOT_FOUND) when the caller has no such website. */
+interface WebsiteResult<W> {
+  website: W | null;
+}
+type DomainData = WebsiteResult<{ domain: string }>;
+/** A statistic as STAT selects it. */
+interface TotalCount {
+  totalCount: number;
+}
+interface StatData {
+  stats: TotalCount;
+}
+/** The body of an HTTP error, answered before the operation is executed. */
+interface ErrorBody {
+  errors: { message: string }[];
+}
+
+/** `value`, failing the test when it is null or undefined. */
+const stack = useStack();
 let id: string;
 beforeAll(async () => {
-  stack = await startStack();
-  const { data } = await stack.gql('{ websites { nodes { id } } }');
-  id = data.websites.nodes[0].id;
+  const response = await stack.gql<{ websites: { nodes: { id: string }[] } }>('{ websites { nodes { id } } }');
+  id = present(dataOf(response).websites.nodes[0], 'a website of KEY_1').id;
 });
-afterAll(() => stack.close());
 beforeEach(() => {
   stack.sandbox.setKnobs({ latencyMs: 0, faultRate: 0 });
-  stack.sandbox.log.reset();
 });
 
 const STAT = 'stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15") { totalCount }';
@@ -23,34 +46,35 @@ const STAT = 'stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15") { total
 describe('abuse is refused before any upstream call', () => {
   it('a deeply nested query (the schema has no cycles: introspection is the way down)', async () => {
     const deep = `{ website(id: "${id}") { domain } __type(name: "Website") { ${'fields { type { ofType { '.repeat(6)}name${' } } }'.repeat(6)} } }`;
-    const response = await stack.gql(deep);
-    expect(response.errors![0]!.message).toMatch(/depth/i);
+    // The introspection part is left untyped: it is refused before it could answer anything.
+    const response = await stack.gql<DomainData & { __type: unknown }>(deep);
+    expect(firstError(response).message).toMatch(/depth/i);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('lets the full introspection query of GraphiQL through', async () => {
-    const response = await stack.gql(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }));
+    const response = await stack.gql<IntrospectionQuery>(getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true }));
     expect(response.errors).toBeUndefined();
   });
 
   it('1,000 aliases (the token limit already stops it while parsing)', async () => {
     const aliases = Array.from({ length: 1000 }, (_, i) => `a${i}: website(id: "${id}") { domain }`).join(' ');
-    const response = await stack.gql(`{ ${aliases} }`);
-    expect(response.errors![0]!.message).toMatch(/token limit/i);
+    const response = await stack.gql<Record<string, { domain: string } | null>>(`{ ${aliases} }`);
+    expect(firstError(response).message).toMatch(/token limit/i);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('more aliases than allowed, within the token limit', async () => {
     const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: domain`).join(' ');
-    const response = await stack.gql(`{ website(id: "${id}") { ${aliases} } }`);
-    expect(response.errors![0]!.message).toMatch(/aliases limit of 30/i);
+    const response = await stack.gql<WebsiteResult<Record<string, string>>>(`{ website(id: "${id}") { ${aliases} } }`);
+    expect(firstError(response).message).toMatch(/aliases limit of 30/i);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('too many tokens', async () => {
     const fields = Array.from({ length: 2100 }, () => 'domain').join(' ');
-    const response = await stack.gql(`{ website(id: "${id}") { ${fields} } }`);
-    expect(response.errors![0]!.message).toMatch(/token/i);
+    const response = await stack.gql<DomainData>(`{ website(id: "${id}") { ${fields} } }`);
+    expect(firstError(response).message).toMatch(/token/i);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
@@ -61,25 +85,29 @@ describe('abuse is refused before any upstream call', () => {
       body: JSON.stringify({ query: `{ website(id: "${id}") { domain } }`, variables: { pad: 'x'.repeat(5 * 1024 * 1024) } }),
     });
     expect(response.status).toBe(413);
-    const body = (await response.json()) as { errors: { message: string }[] };
-    expect(body.errors[0]!.message).toBe('The request body is larger than the 65536-byte limit.');
+    const body = (await response.json()) as ErrorBody;
+    expect(body.errors[0]?.message).toBe('The request body is larger than the 65536-byte limit.');
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('a query whose cost is over the limit, with its cost and the limit in the message', async () => {
     const six = Array.from({ length: 6 }, (_, i) => `s${i}: ${STAT}`).join(' ');
-    const response = await stack.gql(`{ websites(perPage: 100) { nodes { ${six} } } }`);
+    const response = await stack.gql<{ websites: { nodes: Record<string, TotalCount>[] } }>(`{ websites(perPage: 100) { nodes { ${six} } } }`);
     expect(response.data ?? null).toBeNull();
-    expect(response.errors![0]!.message).toContain('could make 601 calls');
-    expect(response.errors![0]!.message).toContain('the limit is 100');
-    expect(response.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: 601, costLimit: 100 });
+    const error = firstError(response);
+    expect(error.message).toContain('could make 601 calls');
+    expect(error.message).toContain('the limit is 100');
+    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: 601, costLimit: 100 });
     expect(response.extensions).toMatchObject({ cost: { requested: 601, limit: 100 }, upstreamCalls: 0 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('the cost counts page sizes given in variables', async () => {
-    const response = await stack.gql(`query($n: Int) { websites(perPage: $n) { nodes { a: ${STAT} b: ${STAT} } } }`, { n: 100 });
-    expect(response.errors![0]!.extensions).toMatchObject({ cost: 201 });
+    const response = await stack.gql<{ websites: { nodes: { a: TotalCount; b: TotalCount }[] } }>(
+      `query($n: Int) { websites(perPage: $n) { nodes { a: ${STAT} b: ${STAT} } } }`,
+      { n: 100 },
+    );
+    expect(firstError(response).extensions).toMatchObject({ cost: 201 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
@@ -92,18 +120,18 @@ describe('abuse is refused before any upstream call', () => {
     });
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(response.status).toBeLessThan(500);
-    const body = (await response.json()) as { errors: { message: string }[] };
-    expect(body.errors[0]!.message).toMatch(/batch|object/i);
+    const body = (await response.json()) as ErrorBody;
+    expect(body.errors[0]?.message).toMatch(/batch|object/i);
     expect(stack.sandbox.log.count).toBe(0);
   });
 });
 
 describe('cost in extensions', () => {
   it('a dashboard list of 25 websites with one stat each passes and reports its cost', async () => {
-    const response = await stack.gql(`{ websites(perPage: 25) { nodes { ${STAT} } } }`);
+    const response = await stack.gql<{ websites: { nodes: StatData[] } }>(`{ websites(perPage: 25) { nodes { ${STAT} } } }`);
     expect(response.errors).toBeUndefined();
     expect(response.extensions).toMatchObject({ cost: { requested: 26, limit: 100 } });
-    expect(response.extensions!.upstreamCalls).toBe(stack.sandbox.log.count);
+    expect(response.extensions?.upstreamCalls).toBe(stack.sandbox.log.count);
   });
 });
 
@@ -156,16 +184,18 @@ describe('web safety', () => {
     const gateway = await createGateway(testConfig(stack.sandbox.url, { NODE_ENV: 'production' }));
     try {
       // A variable of the wrong shape is a client error and is still explained...
-      const typed = await postGraphQL<unknown>(`${gateway.url}/graphql`, { query: 'query($id: ID!) { website(id: $id) { id } }', variables: { id: { x: 1 } } }, {
-        authorization: `Bearer ${KEY_1}`,
-      });
-      expect(typed.errors![0]!.message).toMatch(/\$id/);
+      const typed = await postGraphQL<WebsiteResult<{ id: string }>>(
+        `${gateway.url}/graphql`,
+        { query: 'query($id: ID!) { website(id: $id) { id } }', variables: { id: { x: 1 } } },
+        { authorization: `Bearer ${KEY_1}` },
+      );
+      expect(firstError(typed).message).toMatch(/\$id/);
       // ...and an error with no code of ours carries no stack or internals.
       stack.sandbox.scriptFaults([{ kind: 'html500' }]);
-      const failed = await postGraphQL<unknown>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, {
+      const failed = await postGraphQL<WebsiteResult<{ id: string }>>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, {
         authorization: `Bearer ${KEY_1}`,
       });
-      expect(failed.errors![0]!.extensions!.code).toBe('UPSTREAM_ERROR');
+      expect(firstError(failed).extensions?.code).toBe('UPSTREAM_ERROR');
       expect(JSON.stringify(failed)).not.toMatch(/stack|originalError|node_modules/);
     } finally {
       await gateway.close();
@@ -178,7 +208,7 @@ describe('logs', () => {
     const lines: Record<string, unknown>[] = [];
     const sink = new Writable({
       write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });
@@ -186,8 +216,12 @@ describe('logs', () => {
     try {
       const endpoint = `${gateway.url}/graphql`;
       const headers = { authorization: `Bearer ${KEY_1}` };
-      await postGraphQL(endpoint, { query: `query Dash { website(id: "${id}") { domain a: ${STAT} } }`, operationName: 'Dash' }, headers);
-      await postGraphQL(
+      await postGraphQL<WebsiteResult<{ domain: string; a: TotalCount }>>(
+        endpoint,
+        { query: `query Dash { website(id: "${id}") { domain a: ${STAT} } }`, operationName: 'Dash' },
+        headers,
+      );
+      await postGraphQL<{ createWebsite: { userErrors: { message: string }[] } }>(
         endpoint,
         {
           query: 'mutation Make($input: CreateWebsiteInput!) { createWebsite(input: $input) { userErrors { message } } }',
@@ -196,11 +230,11 @@ describe('logs', () => {
         },
         headers,
       );
-      await postGraphQL(endpoint, { query: '{ website(id: "999999") { id } }' }, headers);
+      await postGraphQL<WebsiteResult<{ id: string }>>(endpoint, { query: '{ website(id: "999999") { id } }' }, headers);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(lines).toHaveLength(3);
       expect(lines[0]).toMatchObject({ msg: 'graphql request', operation: 'Dash', upstreamCalls: 2, cost: 2, outcome: 'ok' });
-      expect(typeof lines[0]!.durationMs).toBe('number');
+      expect(typeof lines[0]?.durationMs).toBe('number');
       expect(lines[1]).toMatchObject({ operation: 'Make', upstreamCalls: 1, outcome: 'ok' });
       expect(lines[2]).toMatchObject({ operation: null, outcome: 'error', errorCodes: ['NOT_FOUND'] });
       const text = JSON.stringify(lines);
@@ -237,20 +271,23 @@ describe('resilience', () => {
       testConfig(stack.sandbox.url, { UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_BREAKER_RESET_MS: '300' }),
     );
     const ask = () =>
-      postGraphQL<unknown>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, { authorization: `Bearer ${KEY_1}` });
+      postGraphQL<WebsiteResult<{ id: string }>>(`${gateway.url}/graphql`, { query: `{ website(id: "${id}") { id } }` }, {
+        authorization: `Bearer ${KEY_1}`,
+      });
     try {
       stack.sandbox.setKnobs({ faultRate: 1 });
       // At least 10 failures in the window (volumeThreshold) before it opens.
       let failures = 0;
-      while ((await ask()).errors![0]!.extensions!.code === 'UPSTREAM_ERROR') {
+      while (firstError(await ask()).extensions?.code === 'UPSTREAM_ERROR') {
         failures++;
         expect(failures).toBeLessThan(30);
       }
       expect(failures).toBeGreaterThanOrEqual(10);
       stack.sandbox.log.reset();
       const open = await ask();
-      expect(open.errors![0]!.extensions!.code).toBe('UPSTREAM_UNAVAILABLE');
-      expect(open.errors![0]!.message).toContain('pauses calls');
+      const error = firstError(open);
+      expect(error.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+      expect(error.message).toContain('pauses calls');
       expect(stack.sandbox.log.count).toBe(0);
       stack.sandbox.setKnobs({ faultRate: 0 });
       await new Promise((resolve) => setTimeout(resolve, 400));

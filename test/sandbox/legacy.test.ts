@@ -1,4 +1,4 @@
-// The 'legacy' dialect: the sandbox playing the older install of CONTRACT.md part C, over real
+// The 'legacy' dialect: the sandbox playing the older install of docs/CONTRACT.md part C, over real
 // HTTP, point by point; and the contract dialect refusing what only the older install has.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';

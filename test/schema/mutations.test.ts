@@ -1,23 +1,51 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CREATE_WEBSITE, DELETE_WEBSITE, KEY_2, UPDATE_WEBSITE, startStack, type Stack } from '../fixture.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CREATE_WEBSITE,
+  DELETE_WEBSITE,
+  KEY_2,
+  UPDATE_WEBSITE,
+  first,
+  dataOf,
+  firstError,
+  useStack,
+  type UserErrorData,
+  type WebsiteData,
+  type WebsitePayloadData,
+} from '../fixture.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => stack.sandbox.log.reset());
+interface CreateData {
+  createWebsite: WebsitePayloadData;
+}
+interface UpdateData {
+  updateWebsite: WebsitePayloadData;
+}
+interface DeleteData {
+  deleteWebsite: { deletedId: string | null; userErrors: UserErrorData[] };
+}
+interface FavoriteData {
+  website: Pick<WebsiteData, 'favorite'> | null;
+}
+
+/** The website of a payload that must have one. */
+function websiteOf(payload: WebsitePayloadData): WebsiteData {
+  if (payload.website === null) throw new Error(`no website; userErrors: ${JSON.stringify(payload.userErrors)}`);
+  return payload.website;
+}
+
+const stack = useStack();
 
 function lastForm(): Record<string, string> {
-  const entry = stack.sandbox.log.entries.at(-1)!;
+  const entry = stack.sandbox.log.entries.at(-1);
+  if (entry === undefined) throw new Error('the sandbox saw no request');
   expect(entry.headers['content-type']).toBe('application/x-www-form-urlencoded');
   return Object.fromEntries(new URLSearchParams(entry.body));
 }
 
 describe('createWebsite', () => {
   it('sends only the given fields and returns the stored website with the upstream defaults', async () => {
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'HTTPS://www.Minimal-Example.org/' } });
-    expect(errors).toBeUndefined();
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'HTTPS://www.Minimal-Example.org/' } });
+    expect(response.errors).toBeUndefined();
+    const data = dataOf(response);
     expect(data.createWebsite.userErrors).toEqual([]);
     expect(data.createWebsite.website).toMatchObject({
       domain: 'minimal-example.org',
@@ -34,7 +62,7 @@ describe('createWebsite', () => {
   });
 
   it('encodes every field: privacy as 0/1/2, flags as 1/0, lists joined by newlines', async () => {
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, {
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, {
       input: {
         domain: 'full-example.com',
         privacy: 'PASSWORD',
@@ -45,7 +73,7 @@ describe('createWebsite', () => {
         excludeIps: ['10.0.0.1', '192.168.1.1'],
       },
     });
-    expect(errors).toBeUndefined();
+    expect(response.errors).toBeUndefined();
     expect(lastForm()).toEqual({
       domain: 'full-example.com',
       privacy: '2',
@@ -55,7 +83,7 @@ describe('createWebsite', () => {
       exclude_params: 'utm_source\nfbclid',
       exclude_ips: '10.0.0.1\n192.168.1.1',
     });
-    expect(data.createWebsite.website).toMatchObject({
+    expect(dataOf(response).createWebsite.website).toMatchObject({
       privacy: 'PASSWORD',
       passwordProtected: true,
       emailReports: true,
@@ -66,19 +94,22 @@ describe('createWebsite', () => {
   });
 
   it('primes the by-id loader: reading the new website in the same request costs no call', async () => {
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'primed-example.com' } });
-    expect(errors).toBeUndefined();
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'primed-example.com' } });
+    expect(response.errors).toBeUndefined();
     expect(stack.sandbox.log.count).toBe(1);
     // And a later request sees it (per-request caches, real upstream state).
-    const read = await stack.gql(`{ website(id: "${data.createWebsite.website.id}") { domain } }`);
-    expect(read.data.website.domain).toBe('primed-example.com');
+    const read = await stack.gql<{ website: Pick<WebsiteData, 'domain'> | null }>(
+      `{ website(id: "${websiteOf(dataOf(response).createWebsite).id}") { domain } }`,
+    );
+    expect(dataOf(read).website?.domain).toBe('primed-example.com');
   });
 
   it('refuses a bad domain, a missing password and bad list entries before any upstream call', async () => {
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, {
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, {
       input: { domain: 'not a domain', privacy: 'PASSWORD', excludeIps: ['1.2.3.4', 'two\nlines'] },
     });
-    expect(errors).toBeUndefined();
+    expect(response.errors).toBeUndefined();
+    const data = dataOf(response);
     expect(data.createWebsite.website).toBeNull();
     expect(data.createWebsite.userErrors).toEqual([
       { field: ['input', 'domain'], message: expect.stringContaining('domain name'), code: 'BAD_USER_INPUT' },
@@ -89,10 +120,10 @@ describe('createWebsite', () => {
   });
 
   it('turns an upstream 422 into userErrors with schema field names', async () => {
-    await stack.gql(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
-    expect(errors).toBeUndefined();
-    expect(data.createWebsite).toEqual({
+    await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'taken-example.com' } });
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response).createWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['input', 'domain'], message: 'The domain has already been taken.', code: 'BAD_USER_INPUT' }],
     });
@@ -107,8 +138,8 @@ describe('createWebsite', () => {
       status: 422,
     });
     stack.sandbox.scriptFaults([{ kind: 'status', status: 422, body }]);
-    const { data } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'terms-example.com', privacy: 'PRIVATE' } });
-    expect(data.createWebsite.userErrors).toEqual([
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'terms-example.com', privacy: 'PRIVATE' } });
+    expect(dataOf(response).createWebsite.userErrors).toEqual([
       { field: ['input', 'password'], message: 'The password field is required when privacy is PASSWORD.', code: 'BAD_USER_INPUT' },
       { field: ['input', 'excludeIps'], message: 'The excludeIps field must be a string.', code: 'BAD_USER_INPUT' },
     ]);
@@ -116,17 +147,17 @@ describe('createWebsite', () => {
 
   it('is never retried: a 503 on POST gives one POST and an UPSTREAM_ERROR', async () => {
     stack.sandbox.scriptFaults([{ kind: 'status', status: 503 }]);
-    const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: 'once-example.com' } });
-    expect(data).toBeNull();
-    expect(errors![0]!.extensions!.code).toBe('UPSTREAM_ERROR');
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'once-example.com' } });
+    expect(response.data).toBeNull();
+    expect(firstError(response).extensions?.code).toBe('UPSTREAM_ERROR');
     expect(stack.sandbox.log.entries.filter((e) => e.method === 'POST')).toHaveLength(1);
   });
 });
 
 describe('updateWebsite', () => {
   it('refuses privacy PASSWORD without a password, in GraphQL terms, before any upstream call', async () => {
-    const { data } = await stack.gql(UPDATE_WEBSITE, { id: '1', input: { privacy: 'PASSWORD' } });
-    expect(data.updateWebsite).toEqual({
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id: '1', input: { privacy: 'PASSWORD' } });
+    expect(dataOf(response).updateWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['input', 'password'], message: 'password is required when privacy is PASSWORD.', code: 'BAD_USER_INPUT' }],
     });
@@ -135,18 +166,18 @@ describe('updateWebsite', () => {
 
   let id: string;
   beforeAll(async () => {
-    const { data } = await stack.gql(CREATE_WEBSITE, {
+    const response = await stack.gql<CreateData>(CREATE_WEBSITE, {
       input: { domain: 'update-example.com', excludeParams: ['a', 'b'], emailReports: true },
     });
-    id = data.createWebsite.website.id;
+    id = websiteOf(dataOf(response).createWebsite).id;
   });
 
   it('PATCHes only the given fields and leaves the others alone', async () => {
-    const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id, input: { favorite: true, privacy: 'PRIVATE' } });
-    expect(errors).toBeUndefined();
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { favorite: true, privacy: 'PRIVATE' } });
+    expect(response.errors).toBeUndefined();
     expect(stack.sandbox.log.entries.map((e) => `${e.method} ${e.path}`)).toEqual([`PATCH /api/v1/websites/${id}`]);
     expect(lastForm()).toEqual({ favorite: '1', privacy: '1' });
-    expect(data.updateWebsite.website).toMatchObject({
+    expect(dataOf(response).updateWebsite.website).toMatchObject({
       domain: 'update-example.com',
       privacy: 'PRIVATE',
       favorite: true,
@@ -156,35 +187,37 @@ describe('updateWebsite', () => {
   });
 
   it('clears a list with an empty list (an empty form value)', async () => {
-    const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { excludeParams: [] } });
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { excludeParams: [] } });
     expect(lastForm()).toEqual({ exclude_params: '' });
-    expect(data.updateWebsite.website.excludeParams).toEqual([]);
+    expect(websiteOf(dataOf(response).updateWebsite).excludeParams).toEqual([]);
   });
 
   it('treats null fields as not given, and refuses an input that changes nothing', async () => {
-    const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { favorite: null } });
-    expect(data.updateWebsite.userErrors).toEqual([
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { favorite: null } });
+    expect(dataOf(response).updateWebsite.userErrors).toEqual([
       { field: ['input'], message: 'input must set at least one field.', code: 'BAD_USER_INPUT' },
     ]);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('reports an unknown or foreign website as a NOT_FOUND userError', async () => {
-    const foreign = await stack.gql('{ websites { nodes { id } } }', {}, KEY_2);
-    const otherId = foreign.data.websites.nodes[0].id;
-    const before = await stack.gql(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
-    const { data } = await stack.gql(UPDATE_WEBSITE, { id: otherId, input: { favorite: !before.data.website.favorite } });
-    expect(data.updateWebsite).toEqual({
+    const foreign = await stack.gql<{ websites: { nodes: Pick<WebsiteData, 'id'>[] } }>('{ websites { nodes { id } } }', {}, KEY_2);
+    const otherId = first(dataOf(foreign).websites.nodes).id;
+    const before = await stack.gql<FavoriteData>(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
+    const beforeWebsite = dataOf(before).website;
+    if (beforeWebsite === null) throw new Error(`KEY_2 cannot read website ${otherId}`);
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id: otherId, input: { favorite: !beforeWebsite.favorite } });
+    expect(dataOf(response).updateWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['id'], message: `No website with id ${otherId}.`, code: 'NOT_FOUND' }],
     });
-    const check = await stack.gql(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
-    expect(check.data.website.favorite).toBe(before.data.website.favorite);
+    const check = await stack.gql<FavoriteData>(`{ website(id: "${otherId}") { favorite } }`, {}, KEY_2);
+    expect(dataOf(check).website?.favorite).toBe(beforeWebsite.favorite);
   });
 
   it('refuses a malformed id before any upstream call', async () => {
-    const { data } = await stack.gql(UPDATE_WEBSITE, { id: '12abc', input: { favorite: true } });
-    expect(data.updateWebsite.userErrors).toEqual([
+    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id: '12abc', input: { favorite: true } });
+    expect(dataOf(response).updateWebsite.userErrors).toEqual([
       { field: ['id'], message: 'id must be a positive integer id, got "12abc".', code: 'BAD_USER_INPUT' },
     ]);
     expect(stack.sandbox.log.count).toBe(0);
@@ -193,20 +226,20 @@ describe('updateWebsite', () => {
 
 describe('deleteWebsite', () => {
   it('DELETEs, returns the id, and the website is gone', async () => {
-    const created = await stack.gql(CREATE_WEBSITE, { input: { domain: 'delete-example.com' } });
-    const id = created.data.createWebsite.website.id;
+    const created = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'delete-example.com' } });
+    const id = websiteOf(dataOf(created).createWebsite).id;
     stack.sandbox.log.reset();
-    const { data, errors } = await stack.gql(DELETE_WEBSITE, { id });
-    expect(errors).toBeUndefined();
-    expect(data.deleteWebsite).toEqual({ deletedId: id, userErrors: [] });
+    const response = await stack.gql<DeleteData>(DELETE_WEBSITE, { id });
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response).deleteWebsite).toEqual({ deletedId: id, userErrors: [] });
     expect(stack.sandbox.log.entries.map((e) => `${e.method} ${e.path}`)).toEqual([`DELETE /api/v1/websites/${id}`]);
-    const after = await stack.gql(`{ website(id: "${id}") { id } }`);
-    expect(after.errors![0]!.extensions!.code).toBe('NOT_FOUND');
+    const after = await stack.gql<{ website: Pick<WebsiteData, 'id'> | null }>(`{ website(id: "${id}") { id } }`);
+    expect(firstError(after).extensions?.code).toBe('NOT_FOUND');
   });
 
   it('reports an unknown id as a NOT_FOUND userError', async () => {
-    const { data } = await stack.gql(DELETE_WEBSITE, { id: '987654' });
-    expect(data.deleteWebsite).toEqual({
+    const response = await stack.gql<DeleteData>(DELETE_WEBSITE, { id: '987654' });
+    expect(dataOf(response).deleteWebsite).toEqual({
       deletedId: null,
       userErrors: [{ field: ['id'], message: 'No website with id 987654.', code: 'NOT_FOUND' }],
     });

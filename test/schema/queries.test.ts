@@ -1,39 +1,75 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { KEY_1, restCalls, startStack, type Stack } from '../fixture.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  KEY_1,
+  first,
+  dataOf,
+  errorsOf,
+  firstError,
+  restCalls,
+  useStack,
+  type WebsiteData,
+} from '../fixture.js';
 
-let stack: Stack;
+interface IdNode {
+  id: string;
+}
+interface DomainNode {
+  domain: string;
+}
+interface StatNode {
+  value: string;
+  count: number;
+}
+interface TotalCount {
+  totalCount: number;
+}
+interface PageInfoData {
+  page: number;
+  perPage: number;
+  lastPage: number;
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+/** Website as the first test selects it: every scalar field. */
+interface WebsiteNode extends WebsiteData {
+  createdAt: string | null;
+  updatedAt: string | null;
+}
+interface StatsNodes {
+  nodes: StatNode[];
+}
+
+const stack = useStack();
 let ids: string[];
 
 beforeAll(async () => {
-  stack = await startStack();
-  const { data } = await stack.gql('{ websites(perPage: 100) { nodes { id } } }');
-  ids = data.websites.nodes.map((node: { id: string }) => node.id);
+  const response = await stack.gql<{ websites: { nodes: IdNode[] } }>('{ websites(perPage: 100) { nodes { id } } }');
+  ids = dataOf(response).websites.nodes.map((node) => node.id);
 });
-afterAll(() => stack.close());
-beforeEach(() => stack.sandbox.log.reset());
 
 describe('websites', () => {
   it('sends the defaults when no argument is given and returns a page', async () => {
-    const { data, errors } = await stack.gql(`{
+    const response = await stack.gql<{ websites: TotalCount & { nodes: WebsiteNode[]; pageInfo: PageInfoData } }>(`{
       websites { totalCount nodes { id domain privacy passwordProtected emailReports excludeBots excludeParams excludeIps favorite createdAt updatedAt }
         pageInfo { page perPage lastPage hasNextPage hasPreviousPage } } }`);
-    expect(errors).toBeUndefined();
+    expect(response.errors).toBeUndefined();
+    const data = dataOf(response);
     expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites?page=1&per_page=10&sort=desc&sort_by=id']);
     expect(data.websites.totalCount).toBeGreaterThanOrEqual(6);
     expect(data.websites.pageInfo).toEqual({ page: 1, perPage: 10, lastPage: 1, hasNextPage: false, hasPreviousPage: false });
-    const site = data.websites.nodes[0];
+    const site = first(data.websites.nodes);
     expect(site.id).toMatch(/^\d+$/);
     expect(site.domain).toMatch(/\./);
     expect(['PUBLIC', 'PRIVATE', 'PASSWORD']).toContain(site.privacy);
     expect(Array.isArray(site.excludeParams)).toBe(true);
-    expect(Date.parse(site.createdAt)).not.toBeNaN();
+    expect(Date.parse(site.createdAt ?? '')).not.toBeNaN();
     // Newest first by default: ids descending.
-    const listed = data.websites.nodes.map((n: { id: string }) => Number(n.id));
+    const listed = data.websites.nodes.map((n) => Number(n.id));
     expect(listed).toEqual([...listed].sort((a, b) => b - a));
   });
 
   it('maps every argument to its REST parameter', async () => {
-    const { errors } = await stack.gql(
+    const { errors } = await stack.gql<{ websites: TotalCount }>(
       '{ websites(search: "shop", favorite: true, sortBy: DOMAIN, sort: ASC, perPage: 25, page: 2) { totalCount } }',
     );
     expect(errors).toBeUndefined();
@@ -43,31 +79,40 @@ describe('websites', () => {
   });
 
   it('sends favorite=0 for false and leaves out an empty search', async () => {
-    await stack.gql('{ websites(search: "", favorite: false) { totalCount } }');
+    await stack.gql<{ websites: TotalCount }>('{ websites(search: "", favorite: false) { totalCount } }');
     expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites?favorite=0&page=1&per_page=10&sort=desc&sort_by=id']);
   });
 
   it('sorts by domain and filters by search for real', async () => {
-    const { data } = await stack.gql('{ websites(sortBy: DOMAIN, sort: ASC, perPage: 100) { nodes { domain } } }');
-    const domains = data.websites.nodes.map((n: { domain: string }) => n.domain);
+    const response = await stack.gql<{ websites: { nodes: DomainNode[] } }>('{ websites(sortBy: DOMAIN, sort: ASC, perPage: 100) { nodes { domain } } }');
+    const domains = dataOf(response).websites.nodes.map((n) => n.domain);
     expect(domains).toEqual([...domains].sort());
-    const needle = domains[0].slice(0, 4);
-    const filtered = await stack.gql('query($s: String) { websites(search: $s, perPage: 100) { nodes { domain } } }', { s: needle });
-    expect(filtered.data.websites.nodes.length).toBeGreaterThan(0);
-    for (const node of filtered.data.websites.nodes) expect(node.domain).toContain(needle);
+    const needle = first(domains).slice(0, 4);
+    const filtered = await stack.gql<{ websites: { nodes: DomainNode[] } }>(
+      'query($s: String) { websites(search: $s, perPage: 100) { nodes { domain } } }',
+      { s: needle },
+    );
+    const nodes = dataOf(filtered).websites.nodes;
+    expect(nodes.length).toBeGreaterThan(0);
+    for (const node of nodes) expect(node.domain).toContain(needle);
   });
 
   it('pages past the end give an empty page with correct totals', async () => {
-    const { data } = await stack.gql('{ websites(page: 50) { nodes { id } totalCount pageInfo { page lastPage hasNextPage hasPreviousPage } } }');
+    const response = await stack.gql<{ websites: TotalCount & { nodes: IdNode[]; pageInfo: Omit<PageInfoData, 'perPage'> } }>(
+      '{ websites(page: 50) { nodes { id } totalCount pageInfo { page lastPage hasNextPage hasPreviousPage } } }',
+    );
+    const data = dataOf(response);
     expect(data.websites.nodes).toEqual([]);
     expect(data.websites.totalCount).toBe(ids.length);
     expect(data.websites.pageInfo).toEqual({ page: 50, lastPage: 1, hasNextPage: false, hasPreviousPage: true });
   });
 
   it('primes website(id) from a list: no second REST call for the same website', async () => {
-    const { data, errors } = await stack.gql(`{ websites { nodes { id } } website(id: "${ids[0]}") { domain } }`);
-    expect(errors).toBeUndefined();
-    expect(data.website.domain).toMatch(/\./);
+    const response = await stack.gql<{ websites: { nodes: IdNode[] }; website: DomainNode | null }>(
+      `{ websites { nodes { id } } website(id: "${ids[0]}") { domain } }`,
+    );
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response).website?.domain).toMatch(/\./);
     // Both fields run concurrently, so the by-id read may start before the list primes it; what must
     // hold is that nothing is read twice and a later read in the same request is answered from cache.
     const calls = restCalls(stack.sandbox);
@@ -78,28 +123,29 @@ describe('websites', () => {
 
 describe('website(id)', () => {
   it('reads one website', async () => {
-    const { data, errors } = await stack.gql(`{ website(id: "${ids[0]}") { id domain } }`);
-    expect(errors).toBeUndefined();
-    expect(data.website.id).toBe(ids[0]);
+    const response = await stack.gql<{ website: (IdNode & DomainNode) | null }>(`{ website(id: "${ids[0]}") { id domain } }`);
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response).website?.id).toBe(ids[0]);
     expect(restCalls(stack.sandbox)).toEqual([`GET /api/v1/websites/${ids[0]}`]);
   });
 
   it('gives null and a single NOT_FOUND error for an unknown id', async () => {
-    const { data, errors } = await stack.gql(
+    const response = await stack.gql<{ website: (DomainNode & { stats: TotalCount }) | null }>(
       `{ website(id: "999999") { domain stats(name: COUNTRY, from: "2026-03-01", to: "2026-03-15") { totalCount } } }`,
     );
-    expect(data).toEqual({ website: null });
-    expect(errors).toHaveLength(1);
-    expect(errors![0]!.extensions!.code).toBe('NOT_FOUND');
-    expect(errors![0]!.message).toBe('No website with id 999999.');
-    expect(errors![0]!.path).toEqual(['website']);
+    expect(response.data).toEqual({ website: null });
+    expect(response.errors).toHaveLength(1);
+    const error = firstError(response);
+    expect(error.extensions?.code).toBe('NOT_FOUND');
+    expect(error.message).toBe('No website with id 999999.');
+    expect(error.path).toEqual(['website']);
   });
 
   it('starts the stats of website(id) together with the website: one round trip', async () => {
     stack.sandbox.setKnobs({ latencyMs: 60 });
     try {
       const range = 'from: "2026-02-14", to: "2026-03-15"';
-      const { errors, extensions } = await stack.gql(`{ website(id: "${ids[0]}") {
+      const { errors, extensions } = await stack.gql<{ website: (DomainNode & Record<'a' | 'b' | 'c' | 'd' | 'e' | 'f', TotalCount>) | null }>(`{ website(id: "${ids[0]}") {
         domain
         a: stats(name: VISITOR, ${range}) { totalCount }
         b: stats(name: COUNTRY, ${range}) { totalCount }
@@ -108,7 +154,7 @@ describe('website(id)', () => {
         e: stats(name: REFERRER, ${range}) { totalCount }
         f: stats(name: DEVICE, ${range}) { totalCount } } }`);
       expect(errors).toBeUndefined();
-      expect(extensions!.upstreamCalls).toBe(7);
+      expect(extensions?.upstreamCalls).toBe(7);
       expect(stack.sandbox.log.count).toBe(7);
       // All seven overlap: the stats did not wait for the website.
       expect(stack.sandbox.log.maxInFlight).toBe(7);
@@ -118,7 +164,7 @@ describe('website(id)', () => {
   });
 
   it('prefetches stats selected through fragments and variables, and skips @skip-ped ones', async () => {
-    const { errors } = await stack.gql(
+    const { errors } = await stack.gql<{ website: (DomainNode & { stats: TotalCount; hidden?: TotalCount }) | null }>(
       `query($id: ID!, $from: Date!, $name: StatName!, $no: Boolean!) {
         website(id: $id) { ...F ... on Website { hidden: stats(name: CITY, from: $from, to: "2026-03-15") @skip(if: $no) { totalCount } } }
       }
@@ -135,31 +181,32 @@ describe('website(id)', () => {
 
 describe('stats', () => {
   it('maps every argument to its REST parameter', async () => {
-    const { data, errors } = await stack.gql(`{ stats(websiteId: "${ids[0]}", name: OPERATING_SYSTEM, from: "2026-01-01",
+    const response = await stack.gql<{ stats: StatsNodes & TotalCount }>(`{ stats(websiteId: "${ids[0]}", name: OPERATING_SYSTEM, from: "2026-01-01",
       to: "2026-03-15", search: "win", sortBy: VALUE, sort: ASC, perPage: 50, page: 1) { nodes { value count } totalCount } }`);
-    expect(errors).toBeUndefined();
+    expect(response.errors).toBeUndefined();
     // The website is read too: its statistics are answered only to a key that owns it.
     expect(restCalls(stack.sandbox).sort()).toEqual([
       `GET /api/v1/stats/${ids[0]}?from=2026-01-01&name=operating_system&page=1&per_page=50&search=win&search_by=value&sort=asc&sort_by=value&to=2026-03-15`,
       `GET /api/v1/websites/${ids[0]}`,
     ]);
-    for (const node of data.stats.nodes) expect(node.value.toLowerCase()).toContain('win');
+    for (const node of dataOf(response).stats.nodes) expect(node.value.toLowerCase()).toContain('win');
   });
 
   it('sends every stat name in snake_case', async () => {
-    const names = ['BROWSER', 'CAMPAIGN', 'CITY', 'CONTINENT', 'COUNTRY', 'DEVICE', 'EVENT', 'LANGUAGE', 'OPERATING_SYSTEM', 'PAGE', 'PAGEVIEW', 'REFERRER', 'SCREEN_RESOLUTION', 'VISITOR'];
+    const names = ['BROWSER', 'CAMPAIGN', 'CITY', 'CONTINENT', 'COUNTRY', 'DEVICE', 'EVENT', 'LANGUAGE', 'OPERATING_SYSTEM', 'PAGE', 'PAGEVIEW', 'REFERRER', 'SCREEN_RESOLUTION', 'VISITOR'] as const;
     const fields = names.map((name) => `${name}: stats(websiteId: "${ids[0]}", name: ${name}, from: "2026-03-01", to: "2026-03-15") { totalCount }`);
-    const { data, errors } = await stack.gql(`{ ${fields.join('\n')} }`);
-    expect(errors).toBeUndefined();
+    const response = await stack.gql<Record<(typeof names)[number], TotalCount>>(`{ ${fields.join('\n')} }`);
+    expect(response.errors).toBeUndefined();
     const sent = stack.sandbox.log.entries.flatMap((e) => (e.query.name === undefined ? [] : [e.query.name])).sort();
     expect(sent).toEqual(names.map((n) => n.toLowerCase()).sort());
-    expect(data.VISITOR.totalCount).toBe(15); // one row per day, 1 to 15 March
+    expect(dataOf(response).VISITOR.totalCount).toBe(15); // one row per day, 1 to 15 March
   });
 
   it('returns visitor rows as days with integer counts, sorted as asked', async () => {
-    const { data } = await stack.gql(`{ stats(websiteId: "${ids[0]}", name: VISITOR, from: "2026-03-01", to: "2026-03-07", sortBy: VALUE, sort: ASC) {
+    const response = await stack.gql<{ stats: StatsNodes }>(`{ stats(websiteId: "${ids[0]}", name: VISITOR, from: "2026-03-01", to: "2026-03-07", sortBy: VALUE, sort: ASC) {
       nodes { value count } } }`);
-    expect(data.stats.nodes.map((n: { value: string }) => n.value)).toEqual([
+    const data = dataOf(response);
+    expect(data.stats.nodes.map((n) => n.value)).toEqual([
       '2026-03-01', '2026-03-02', '2026-03-03', '2026-03-04', '2026-03-05', '2026-03-06', '2026-03-07',
     ]);
     for (const node of data.stats.nodes) expect(Number.isInteger(node.count)).toBe(true);
@@ -167,25 +214,26 @@ describe('stats', () => {
 
   it('Website.stats uses the parent id, and the same stats asked three times cost one call', async () => {
     const stat = 'stats(name: COUNTRY, from: "2026-03-01", to: "2026-03-15") { nodes { value count } }';
-    const { data, errors, extensions } = await stack.gql(`{
+    const response = await stack.gql<{ a: { x: StatsNodes; y: StatsNodes } | null; b: DomainNode | null; c: StatsNodes }>(`{
       a: website(id: "${ids[1]}") { x: ${stat} y: ${stat} }
       b: website(id: "${ids[1]}") { domain }
       c: stats(websiteId: "${ids[1]}", name: COUNTRY, from: "2026-03-01", to: "2026-03-15") { nodes { value count } } }`);
-    expect(errors).toBeUndefined();
-    expect(data.a.x).toEqual(data.c);
-    expect(data.a.y).toEqual(data.c);
+    expect(response.errors).toBeUndefined();
+    const data = dataOf(response);
+    expect(data.a?.x).toEqual(data.c);
+    expect(data.a?.y).toEqual(data.c);
     expect(restCalls(stack.sandbox).sort()).toEqual([
       `GET /api/v1/stats/${ids[1]}?from=2026-03-01&name=country&page=1&per_page=10&sort=desc&sort_by=count&to=2026-03-15`,
       `GET /api/v1/websites/${ids[1]}`,
     ]);
-    expect(extensions!.upstreamCalls).toBe(2);
+    expect(response.extensions?.upstreamCalls).toBe(2);
   });
 
   it('a list of websites with their stats reads each once', async () => {
-    const { data, errors } = await stack.gql(`{ websites(perPage: 25) { nodes { id
+    const response = await stack.gql<{ websites: { nodes: (IdNode & { stats: TotalCount })[] } }>(`{ websites(perPage: 25) { nodes { id
       stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15", perPage: 50) { totalCount } } } }`);
-    expect(errors).toBeUndefined();
-    expect(data.websites.nodes.length).toBe(ids.length);
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response).websites.nodes.length).toBe(ids.length);
     expect(stack.sandbox.log.count).toBe(1 + ids.length);
   });
 
@@ -194,7 +242,7 @@ describe('stats', () => {
     try {
       const fields = Array.from({ length: 12 }, (_, i) =>
         `s${i}: stats(websiteId: "${ids[0]}", name: PAGE, from: "2026-03-01", to: "2026-03-15", page: ${i + 1}) { totalCount }`);
-      const { errors } = await stack.gql(`{ ${fields.join('\n')} }`);
+      const { errors } = await stack.gql<Record<string, TotalCount>>(`{ ${fields.join('\n')} }`);
       expect(errors).toBeUndefined();
       expect(stack.sandbox.log.count).toBe(13); // 12 pages and the website, read once
       expect(stack.sandbox.log.maxInFlight).toBe(8);
@@ -218,12 +266,12 @@ describe('key forwarding', () => {
       body: JSON.stringify({ query: `{ website(id: "${ids[0]}") { id } }` }),
     });
     expect(response.status).toBe(200);
-    const [entry] = stack.sandbox.log.entries;
-    expect(entry!.headers.authorization).toBe(`Bearer ${KEY_1}`);
-    expect(entry!.headers.accept).toBe('application/json');
-    expect(entry!.headers.cookie).toBeUndefined();
-    expect(entry!.headers['x-forwarded-for']).toBeUndefined();
-    expect(entry!.headers['x-custom']).toBeUndefined();
+    const entry = first(stack.sandbox.log.entries);
+    expect(entry.headers.authorization).toBe(`Bearer ${KEY_1}`);
+    expect(entry.headers.accept).toBe('application/json');
+    expect(entry.headers.cookie).toBeUndefined();
+    expect(entry.headers['x-forwarded-for']).toBeUndefined();
+    expect(entry.headers['x-custom']).toBeUndefined();
   });
 });
 
@@ -235,15 +283,16 @@ describe('refused arguments', () => {
     ['to before from', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-02", to: "2026-03-01") { totalCount } }`, 'to', 'to (2026-03-01) must be on or after from (2026-03-02).'],
     ['a long search', `{ websites(search: "${'x'.repeat(300)}") { totalCount } }`, 'search', 'search must be at most 255 characters, got 300.'],
   ])('%s: BAD_USER_INPUT naming the argument, no upstream call', async (_name, query, argument, message) => {
-    const { errors } = await stack.gql(query);
-    expect(errors).toHaveLength(1);
-    expect(errors![0]!.message).toBe(message);
-    expect(errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+    const response = await stack.gql<Record<string, unknown>>(query);
+    expect(response.errors).toHaveLength(1);
+    const error = firstError(response);
+    expect(error.message).toBe(message);
+    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('an impossible date is refused by the Date scalar, with no upstream call', async () => {
-    const { errors } = await stack.gql(`{ stats(websiteId: "1", name: PAGE, from: "2026-02-30", to: "2026-03-01") { totalCount } }`);
+    const { errors } = await stack.gql<{ stats: TotalCount }>(`{ stats(websiteId: "1", name: PAGE, from: "2026-02-30", to: "2026-03-01") { totalCount } }`);
     // Written in the document: the argument, the value and where it is.
     expect(errors).toEqual([
       {
@@ -253,12 +302,12 @@ describe('refused arguments', () => {
       },
     ]);
     expect(stack.sandbox.log.count).toBe(0);
-    const inWebsite = await stack.gql('{ website(id: "1") { stats(name: PAGE, from: "2026-11-01", to: "2026-11-31") { totalCount } } }');
-    expect(inWebsite.errors!.map((e) => e.message)).toEqual([
+    const inWebsite = await stack.gql<{ website: { stats: TotalCount } | null }>('{ website(id: "1") { stats(name: PAGE, from: "2026-11-01", to: "2026-11-31") { totalCount } } }');
+    expect(errorsOf(inWebsite).map((e) => e.message)).toEqual([
       'Argument "to" of Website.stats must be a real calendar date written YYYY-MM-DD, got "2026-11-31".',
     ]);
-    const viaVariable = await stack.gql('query($d: Date!) { stats(websiteId: "1", name: PAGE, from: $d, to: "2026-03-01") { totalCount } }', { d: '2026-13-01' });
-    expect(viaVariable.errors![0]!.message).toContain('real calendar date');
+    const viaVariable = await stack.gql<{ stats: TotalCount }>('query($d: Date!) { stats(websiteId: "1", name: PAGE, from: $d, to: "2026-03-01") { totalCount } }', { d: '2026-13-01' });
+    expect(firstError(viaVariable).message).toContain('real calendar date');
     expect(stack.sandbox.log.count).toBe(0);
   });
 });

@@ -77,7 +77,7 @@ describe('website writes', () => {
   it('bounds passwords and list entries', () => {
     expect(websiteWriteProblems({ password: 'x'.repeat(129) }, false)).toHaveLength(1);
     expect(websiteWriteProblems({ password: '' }, false)).toHaveLength(1);
-    expect(websiteWriteProblems({ excludeParams: Array.from({ length: 1001 }, () => 'p') }, false)[0]!.message).toContain('at most 1000');
-    expect(websiteWriteProblems({ excludeParams: ['ok', ' '] }, false)[0]!.field).toEqual(['input', 'excludeParams', '1']);
+    expect(websiteWriteProblems({ excludeParams: Array.from({ length: 1001 }, () => 'p') }, false)[0]?.message).toContain('at most 1000');
+    expect(websiteWriteProblems({ excludeParams: ['ok', ' '] }, false)[0]?.field).toEqual(['input', 'excludeParams', '1']);
   });
 });

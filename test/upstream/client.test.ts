@@ -11,6 +11,12 @@ afterEach(async () => {
   agent = undefined;
 });
 
+/** The MockAgent of the current test: call client() first. */
+function mockAgent(): MockAgent {
+  if (agent === undefined) throw new Error('no MockAgent: call client() first');
+  return agent;
+}
+
 function client(attempts: string[] = []) {
   const mock = new MockAgent();
   mock.disableNetConnect();
@@ -42,7 +48,7 @@ describe('upstream client', () => {
   it('keeps the install path prefix and sends the headers of the contract', async () => {
     const upstream = client();
     let seen: Record<string, string> = {};
-    agent!
+    mockAgent()
       .get(ORIGIN)
       .intercept({ path: '/stats-app/api/v1/websites?page=2', method: 'GET' })
       .reply(200, (options) => {
@@ -58,7 +64,7 @@ describe('upstream client', () => {
   it('a DNS failure on a read is retried, then UPSTREAM_UNAVAILABLE', async () => {
     const attempts: string[] = [];
     const upstream = client(attempts);
-    agent!.get(ORIGIN).intercept({ path: '/stats-app/api/v1/websites/1' }).replyWithError(dnsFailure()).times(3);
+    mockAgent().get(ORIGIN).intercept({ path: '/stats-app/api/v1/websites/1' }).replyWithError(dnsFailure()).times(3);
     const error = await upstream.send(request()).catch((e: unknown) => e);
     expect(isGatewayError(error, 'UPSTREAM_UNAVAILABLE')).toBe(true);
     expect((error as Error).message).toBe('The analytics service cannot be reached.');
@@ -69,7 +75,7 @@ describe('upstream client', () => {
   it('a DNS failure on a write is not retried, and the write is known not to have happened', async () => {
     const attempts: string[] = [];
     const upstream = client(attempts);
-    agent!.get(ORIGIN).intercept({ path: '/stats-app/api/v1/websites', method: 'POST' }).replyWithError(dnsFailure());
+    mockAgent().get(ORIGIN).intercept({ path: '/stats-app/api/v1/websites', method: 'POST' }).replyWithError(dnsFailure());
     const error = await upstream.send(request({ method: 'POST', path: '/websites', form: { domain: 'a.com' } })).catch((e: unknown) => e);
     expect(isGatewayError(error, 'UPSTREAM_UNAVAILABLE')).toBe(true);
     expect((error as { extensions: Record<string, unknown> }).extensions.outcome).toBeUndefined();
@@ -79,7 +85,7 @@ describe('upstream client', () => {
 
   it('a reset on a write says the outcome is unknown', async () => {
     const upstream = client();
-    agent!
+    mockAgent()
       .get(ORIGIN)
       .intercept({ path: '/stats-app/api/v1/websites/1', method: 'DELETE' })
       .replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));

@@ -1,14 +1,93 @@
 // One GraphQL API over installs of different versions: every suite here runs against both dialects
-// of the sandbox, the published contract (CONTRACT.md parts A/B) and the older install (part C).
+// of the sandbox, the published contract (docs/CONTRACT.md parts A/B) and the older install (part C).
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CREATE_WEBSITE, DELETE_WEBSITE, KEY_1, KEY_2, UPDATE_WEBSITE, WEBSITE_FIELDS, restCalls, startStack, type Stack } from '../fixture.js';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  CREATE_WEBSITE,
+  DELETE_WEBSITE,
+  KEY_1,
+  KEY_2,
+  UPDATE_WEBSITE,
+  WEBSITE_FIELDS,
+  present,
+  dataOf,
+  errorCodes,
+  firstError,
+  restCalls,
+  startStack,
+  useStack,
+  type Stack,
+  type UserErrorData,
+  type WebsiteData,
+  type WebsitePayloadData,
+} from '../fixture.js';
 
 type Dialect = 'contract' | 'legacy';
 
+interface StatRow {
+  value: string;
+  count: number;
+}
+interface StatNodes {
+  nodes: StatRow[];
+}
+interface StatPage {
+  nodes: { value: string }[];
+}
+interface PageInfoData {
+  page: number;
+  perPage: number;
+  lastPage: number;
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+/** `{ website(id) { … } }`: null (with NOT_FOUND) when the caller has no such website. */
+interface WebsiteResult<W> {
+  website: W | null;
+}
+interface WebsiteIdsData {
+  websites: { nodes: { id: string }[] };
+}
+interface TotalCountData {
+  stats: { totalCount: number };
+}
+type DomainData = WebsiteResult<{ domain: string }>;
+type TwoStatsData = WebsiteResult<{ v: { totalCount: number }; c: { totalCount: number } }>;
+interface CreateWebsiteData {
+  createWebsite: WebsitePayloadData;
+}
+interface UpdateWebsiteData {
+  updateWebsite: WebsitePayloadData;
+}
+interface DeleteWebsiteData {
+  deleteWebsite: { deletedId: string | null; userErrors: UserErrorData[] };
+}
+/** The README's dashboard query. */
+type DashboardData = WebsiteResult<{
+  domain: string;
+  privacy: WebsiteData['privacy'];
+  visitors: StatNodes;
+  pages: StatNodes & { totalCount: number };
+  countries: StatNodes;
+  browsers: StatNodes;
+  referrers: StatNodes & { pageInfo: Pick<PageInfoData, 'hasNextPage'> };
+}>;
+/** The README's list query. */
+interface ReadmeListData {
+  websites: {
+    totalCount: number;
+    pageInfo: Pick<PageInfoData, 'page' | 'lastPage' | 'hasNextPage'>;
+    nodes: { id: string; domain: string; favorite: boolean | null; visitors: StatNodes }[];
+  };
+}
+
+/** `value`, failing the test when it is null or undefined. */
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const README_DASHBOARD = /```graphql\n(query Dashboard[\s\S]*?)```/.exec(readme)![1]!;
-const README_LIST = /```graphql\n(\{\s*websites[\s\S]*?)```/.exec(readme)![1]!;
+function readmeExample(pattern: RegExp, what: string): string {
+  return present(pattern.exec(readme)?.[1], `README ${what} example`);
+}
+const README_DASHBOARD = readmeExample(/```graphql\n(query Dashboard[\s\S]*?)```/, 'dashboard');
+const README_LIST = readmeExample(/```graphql\n(\{\s*websites[\s\S]*?)```/, 'list');
 
 const RANGE = 'from: "2026-03-01", to: "2026-03-15"';
 const WHOLE_DEMO = 'from: "2025-11-16", to: "2026-03-15"';
@@ -18,7 +97,7 @@ const CONTRACT_STATS = [
 ];
 const LEGACY_ONLY_STATS = ['LANDING_PAGE', 'VISITOR_HOUR', 'PAGEVIEW_HOUR'];
 
-/** What each dialect calls a statistic on the wire (CONTRACT.md part C), written out independently. */
+/** What each dialect calls a statistic on the wire (docs/CONTRACT.md part C), written out independently. */
 const LEGACY_WIRE: Record<string, string> = {
   OPERATING_SYSTEM: 'os',
   PAGEVIEW: 'pageviews',
@@ -32,41 +111,36 @@ const wireName = (dialect: Dialect, name: string): string =>
   dialect === 'legacy' ? (LEGACY_WIRE[name] ?? name.toLowerCase()) : name.toLowerCase();
 
 async function websiteIds(stack: Stack, key: string): Promise<string[]> {
-  const { data } = await stack.gql('{ websites(perPage: 100) { nodes { id } } }', {}, key);
-  return data.websites.nodes.map((node: { id: string }) => node.id);
+  const response = await stack.gql<WebsiteIdsData>('{ websites(perPage: 100) { nodes { id } } }', {}, key);
+  return dataOf(response).websites.nodes.map((node) => node.id);
 }
 
 const statsCalls = (stack: Stack): string[] => restCalls(stack.sandbox).filter((call) => call.startsWith('GET /api/v1/stats/'));
 
 describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialect) => {
-  let stack: Stack;
+  const stack = useStack({ sandbox: { dialect } });
   let mine: string[];
   let theirs: string[];
   beforeAll(async () => {
-    stack = await startStack({ sandbox: { dialect } });
     mine = await websiteIds(stack, KEY_1);
     theirs = await websiteIds(stack, KEY_2);
   });
-  afterAll(() => stack.close());
   beforeEach(() => {
-    stack.sandbox.log.reset();
     stack.sandbox.setKnobs({ rateLimit: null });
   });
 
   describe('the README', () => {
     it('dashboard answers the website and every statistic with rows', async () => {
-      const { data, errors } = await stack.gql(README_DASHBOARD);
-      expect(errors).toBeUndefined();
-      expect(data.website.domain).toMatch(/\./);
-      for (const alias of ['visitors', 'pages', 'countries', 'browsers', 'referrers']) {
-        expect(data.website[alias].nodes.length, alias).toBeGreaterThan(0);
+      const website = present(dataOf(await stack.gql<DashboardData>(README_DASHBOARD)).website, 'website');
+      expect(website.domain).toMatch(/\./);
+      for (const alias of ['visitors', 'pages', 'countries', 'browsers', 'referrers'] as const) {
+        expect(website[alias].nodes.length, alias).toBeGreaterThan(0);
       }
-      for (const row of data.website.visitors.nodes) expect(row.value).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      for (const row of website.visitors.nodes) expect(row.value).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     });
 
     it('list answers every website with its sparkline, favorite null where the install has none', async () => {
-      const { data, errors } = await stack.gql(README_LIST);
-      expect(errors).toBeUndefined();
+      const data = dataOf(await stack.gql<ReadmeListData>(README_LIST));
       expect(data.websites.totalCount).toBe(mine.length);
       for (const node of data.websites.nodes) {
         expect(node.visitors.nodes.length).toBeGreaterThan(0);
@@ -82,69 +156,79 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
       const fields = CONTRACT_STATS.map((name) => `${name}: stats(name: ${name}, ${WHOLE_DEMO}, perPage: 100) { totalCount nodes { value count } }`);
       // The demo's oldest website has traffic of every kind (campaigns included).
       const oldest = mine[mine.length - 1];
-      const { data, errors } = await stack.gql(`{ website(id: "${oldest}") { ${fields.join('\n')} } }`);
-      expect(errors).toBeUndefined();
-      for (const name of CONTRACT_STATS) expect(data.website[name].totalCount, name).toBeGreaterThan(0);
-      expect(data.website.VISITOR.totalCount).toBe(120); // a row per day
+      const response = await stack.gql<WebsiteResult<Record<string, StatNodes & { totalCount: number }>>>(
+        `{ website(id: "${oldest}") { ${fields.join('\n')} } }`,
+      );
+      const website = present(dataOf(response).website, 'website');
+      for (const name of CONTRACT_STATS) expect(website[name]?.totalCount, name).toBeGreaterThan(0);
+      expect(website.VISITOR?.totalCount).toBe(120); // a row per day
       const sent = new Set(stack.sandbox.log.entries.filter((e) => e.status === 200).map((e) => e.query.name));
       for (const name of CONTRACT_STATS) expect(sent, name).toContain(wireName(dialect, name));
     });
 
     it.each(LEGACY_ONLY_STATS)('%s: rows on the older install, UNSUPPORTED naming it on the contract', async (name) => {
       const query = `{ website(id: "${mine[0]}") { domain s: stats(name: ${name}, ${RANGE}, perPage: 25) { nodes { value count } } } }`;
-      const { data, errors } = await stack.gql(query);
+      const response = await stack.gql<WebsiteResult<{ domain: string; s: StatNodes }>>(query);
       if (dialect === 'legacy') {
-        expect(errors).toBeUndefined();
-        expect(data.website.s.nodes.length).toBeGreaterThan(0);
-        if (name !== 'LANDING_PAGE') for (const row of data.website.s.nodes) expect(row.value).toMatch(/^([01]\d|2[0-3])$/);
-        else for (const row of data.website.s.nodes) expect(row.value).toMatch(/^\//);
+        const website = present(dataOf(response).website, 'website');
+        expect(website.s.nodes.length).toBeGreaterThan(0);
+        if (name !== 'LANDING_PAGE') for (const row of website.s.nodes) expect(row.value).toMatch(/^([01]\d|2[0-3])$/);
+        else for (const row of website.s.nodes) expect(row.value).toMatch(/^\//);
       } else {
-        expect(errors).toHaveLength(1);
-        expect(errors![0]!.extensions).toMatchObject({ code: 'UNSUPPORTED' });
-        expect(errors![0]!.message).toContain(name);
-        expect(errors![0]!.path).toEqual(['website', 's']);
+        expect(response.errors).toHaveLength(1);
+        const error = firstError(response);
+        expect(error.extensions).toMatchObject({ code: 'UNSUPPORTED' });
+        expect(error.message).toContain(name);
+        expect(error.path).toEqual(['website', 's']);
         // Remembered: asked again, it costs no upstream call.
         stack.sandbox.log.reset();
-        const again = await stack.gql(`{ stats(websiteId: "${mine[0]}", name: ${name}, ${RANGE}) { totalCount } }`);
-        expect(again.errors![0]!.extensions).toMatchObject({ code: 'UNSUPPORTED' });
+        const again = await stack.gql<TotalCountData>(`{ stats(websiteId: "${mine[0]}", name: ${name}, ${RANGE}) { totalCount } }`);
+        expect(firstError(again).extensions).toMatchObject({ code: 'UNSUPPORTED' });
         expect(statsCalls(stack)).toEqual([]);
       }
     });
 
     it('reads every page of a statistic through whichever envelope the install sends', async () => {
-      const first = await stack.gql(`{ stats(websiteId: "${mine[0]}", name: VISITOR, ${RANGE}, sortBy: VALUE, sort: ASC) {
+      type FirstPage = { stats: StatPage & { totalCount: number; pageInfo: PageInfoData } };
+      const first = await stack.gql<FirstPage>(`{ stats(websiteId: "${mine[0]}", name: VISITOR, ${RANGE}, sortBy: VALUE, sort: ASC) {
         nodes { value } totalCount pageInfo { page perPage lastPage hasNextPage hasPreviousPage } } }`);
-      expect(first.errors).toBeUndefined();
-      expect(first.data.stats.totalCount).toBe(15);
-      expect(first.data.stats.pageInfo).toEqual({ page: 1, perPage: 10, lastPage: 2, hasNextPage: true, hasPreviousPage: false });
-      const second = await stack.gql(`{ stats(websiteId: "${mine[0]}", name: VISITOR, ${RANGE}, sortBy: VALUE, sort: ASC, page: 2) {
+      const firstPage = dataOf(first).stats;
+      expect(firstPage.totalCount).toBe(15);
+      expect(firstPage.pageInfo).toEqual({ page: 1, perPage: 10, lastPage: 2, hasNextPage: true, hasPreviousPage: false });
+      type SecondPage = { stats: StatPage & { pageInfo: Omit<PageInfoData, 'perPage'> } };
+      const second = await stack.gql<SecondPage>(`{ stats(websiteId: "${mine[0]}", name: VISITOR, ${RANGE}, sortBy: VALUE, sort: ASC, page: 2) {
         nodes { value } pageInfo { page lastPage hasNextPage hasPreviousPage } } }`);
-      expect(second.data.stats.nodes.map((n: { value: string }) => n.value)).toEqual([
+      const secondPage = dataOf(second).stats;
+      expect(secondPage.nodes.map((n) => n.value)).toEqual([
         '2026-03-11', '2026-03-12', '2026-03-13', '2026-03-14', '2026-03-15',
       ]);
-      expect(second.data.stats.pageInfo).toEqual({ page: 2, lastPage: 2, hasNextPage: false, hasPreviousPage: true });
+      expect(secondPage.pageInfo).toEqual({ page: 2, lastPage: 2, hasNextPage: false, hasPreviousPage: true });
     });
   });
 
   describe('another user\'s website', () => {
     it('website: null with NOT_FOUND, and none of its statistics in the answer', async () => {
-      const response = await stack.gql(`{ website(id: "${theirs[0]}") { domain stats(name: COUNTRY, ${RANGE}) { nodes { value count } } } }`);
+      const response = await stack.gql<WebsiteResult<{ domain: string; stats: StatNodes }>>(
+        `{ website(id: "${theirs[0]}") { domain stats(name: COUNTRY, ${RANGE}) { nodes { value count } } } }`,
+      );
       expect(response.data).toEqual({ website: null });
-      expect(response.errors!.map((e) => e.extensions!.code)).toEqual(['NOT_FOUND']);
+      expect(errorCodes(response)).toEqual(['NOT_FOUND']);
       expect(JSON.stringify(response)).not.toMatch(/"count"|"value"/);
     });
 
     it('Query.stats: NOT_FOUND and no statistic rows, whatever the install would serve', async () => {
-      const response = await stack.gql(`{ stats(websiteId: "${theirs[0]}", name: COUNTRY, ${RANGE}) { nodes { value count } totalCount } }`);
+      const response = await stack.gql<{ stats: StatNodes & { totalCount: number } }>(
+        `{ stats(websiteId: "${theirs[0]}", name: COUNTRY, ${RANGE}) { nodes { value count } totalCount } }`,
+      );
       expect(response.data).toBeNull();
-      expect(response.errors!.map((e) => e.extensions!.code)).toEqual(['NOT_FOUND']);
+      expect(errorCodes(response)).toEqual(['NOT_FOUND']);
       expect(JSON.stringify(response)).not.toMatch(/"count"|"value"|"totalCount"/);
       expect(restCalls(stack.sandbox)).toContain(`GET /api/v1/websites/${theirs[0]}`);
     });
 
     it('an unknown id: the same NOT_FOUND', async () => {
-      const response = await stack.gql(`{ stats(websiteId: "999999", name: COUNTRY, ${RANGE}) { totalCount } }`);
-      expect(response.errors!.map((e) => e.extensions!.code)).toEqual(['NOT_FOUND']);
+      const response = await stack.gql<TotalCountData>(`{ stats(websiteId: "999999", name: COUNTRY, ${RANGE}) { totalCount } }`);
+      expect(errorCodes(response)).toEqual(['NOT_FOUND']);
     });
   });
 
@@ -159,10 +243,9 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         excludeParams: ['utm_source', 'fbclid'],
         excludeIps: ['10.0.0.1', '10.0.0.2'],
       };
-      const created = await stack.gql(CREATE_WEBSITE, { input });
-      expect(created.errors).toBeUndefined();
-      expect(created.data.createWebsite.userErrors).toEqual([]);
-      const website = created.data.createWebsite.website;
+      const created = dataOf(await stack.gql<CreateWebsiteData>(CREATE_WEBSITE, { input }));
+      expect(created.createWebsite.userErrors).toEqual([]);
+      const website = created.createWebsite.website;
       expect(website).toMatchObject({
         domain: input.domain,
         privacy: 'PASSWORD',
@@ -175,8 +258,9 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         favorite: dialect === 'legacy' ? null : false,
       });
 
-      const read = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE_FIELDS} } }`);
-      expect(read.data.website).toEqual(website);
+      const { id } = present(website, 'created website');
+      const read = await stack.gql<WebsiteResult<WebsiteData>>(`{ website(id: "${id}") { ${WEBSITE_FIELDS} } }`);
+      expect(dataOf(read).website).toEqual(website);
 
       const update = {
         privacy: 'PRIVATE',
@@ -185,28 +269,26 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
         excludeParams: ['ref'],
         excludeIps: [],
       };
-      const updated = await stack.gql(UPDATE_WEBSITE, { id: website.id, input: update });
-      expect(updated.errors).toBeUndefined();
-      expect(updated.data.updateWebsite.userErrors).toEqual([]);
-      expect(updated.data.updateWebsite.website).toMatchObject({
+      const updated = dataOf(await stack.gql<UpdateWebsiteData>(UPDATE_WEBSITE, { id, input: update }));
+      expect(updated.updateWebsite.userErrors).toEqual([]);
+      expect(updated.updateWebsite.website).toMatchObject({
         privacy: 'PRIVATE',
         emailReports: false,
         excludeBots: true,
         excludeIps: [],
         excludeParams: dialect === 'legacy' ? null : ['ref'],
       });
-      const reread = await stack.gql(`{ website(id: "${website.id}") { ${WEBSITE_FIELDS} } }`);
-      expect(reread.data.website).toEqual(updated.data.updateWebsite.website);
+      const reread = await stack.gql<WebsiteResult<WebsiteData>>(`{ website(id: "${id}") { ${WEBSITE_FIELDS} } }`);
+      expect(dataOf(reread).website).toEqual(updated.updateWebsite.website);
 
-      const deleted = await stack.gql(DELETE_WEBSITE, { id: website.id });
-      expect(deleted.data.deleteWebsite).toEqual({ deletedId: website.id, userErrors: [] });
-      const gone = await stack.gql(`{ website(id: "${website.id}") { id } }`);
-      expect(gone.errors![0]!.extensions!.code).toBe('NOT_FOUND');
+      const deleted = await stack.gql<DeleteWebsiteData>(DELETE_WEBSITE, { id });
+      expect(dataOf(deleted).deleteWebsite).toEqual({ deletedId: id, userErrors: [] });
+      const gone = await stack.gql<WebsiteResult<{ id: string }>>(`{ website(id: "${id}") { id } }`);
+      expect(firstError(gone).extensions?.code).toBe('NOT_FOUND');
     });
 
     it('a create with only a domain answers the website with the install\'s defaults, in one call', async () => {
-      const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain: `only-domain-${dialect}.example.com` } });
-      expect(errors).toBeUndefined();
+      const data = dataOf(await stack.gql<CreateWebsiteData>(CREATE_WEBSITE, { input: { domain: `only-domain-${dialect}.example.com` } }));
       expect(data.createWebsite.userErrors).toEqual([]);
       expect(data.createWebsite.website).toMatchObject({ privacy: 'PUBLIC', emailReports: false, passwordProtected: false });
       expect(restCalls(stack.sandbox).filter((call) => call.startsWith('GET'))).toEqual([]);
@@ -214,7 +296,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
 
     it('an update of an unknown or foreign id: NOT_FOUND in userErrors, whichever 404 body the install sends', async () => {
       for (const id of [theirs[0], '999999']) {
-        const { data } = await stack.gql(UPDATE_WEBSITE, { id, input: { emailReports: true } });
+        const data = dataOf(await stack.gql<UpdateWebsiteData>(UPDATE_WEBSITE, { id, input: { emailReports: true } }));
         expect(data.updateWebsite.website).toBeNull();
         expect(data.updateWebsite.userErrors).toEqual([{ field: ['id'], message: `No website with id ${id}.`, code: 'NOT_FOUND' }]);
       }
@@ -225,8 +307,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
       async (answer) => {
         const domain = `unreadable-${answer}-${dialect}.example.com`;
         stack.sandbox.scriptFaults([{ kind: 'afterHandling', answer }]);
-        const { data, errors } = await stack.gql(CREATE_WEBSITE, { input: { domain, emailReports: true } });
-        expect(errors).toBeUndefined();
+        const data = dataOf(await stack.gql<CreateWebsiteData>(CREATE_WEBSITE, { input: { domain, emailReports: true } }));
         expect(data.createWebsite.userErrors).toEqual([]);
         expect(data.createWebsite.website).toMatchObject({ domain, emailReports: true });
         const calls = restCalls(stack.sandbox);
@@ -238,8 +319,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
 
     it('an update whose 2xx answer cannot be read: read back by id, the change shown', async () => {
       stack.sandbox.scriptFaults([{ kind: 'afterHandling', answer: 'malformed' }]);
-      const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id: mine[1], input: { excludeIps: ['192.0.2.7'] } });
-      expect(errors).toBeUndefined();
+      const data = dataOf(await stack.gql<UpdateWebsiteData>(UPDATE_WEBSITE, { id: mine[1], input: { excludeIps: ['192.0.2.7'] } }));
       expect(data.updateWebsite).toMatchObject({ website: { id: mine[1], excludeIps: ['192.0.2.7'] }, userErrors: [] });
       expect(restCalls(stack.sandbox)).toEqual([`PATCH /api/v1/websites/${mine[1]}`, `GET /api/v1/websites/${mine[1]}`]);
     });
@@ -247,28 +327,28 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
 
   describe('favorites', () => {
     it('websites(favorite: true): filtered on an install with favorites, UNSUPPORTED on one without', async () => {
-      const { data, errors } = await stack.gql('{ websites(favorite: true, perPage: 100) { nodes { id favorite } } }');
+      const response = await stack.gql<{ websites: { nodes: { id: string; favorite: boolean | null }[] } }>(
+        '{ websites(favorite: true, perPage: 100) { nodes { id favorite } } }',
+      );
       if (dialect === 'legacy') {
-        expect(data).toBeNull();
-        expect(errors).toHaveLength(1);
-        expect(errors![0]!.extensions).toMatchObject({ code: 'UNSUPPORTED', argument: 'favorite' });
+        expect(response.data).toBeNull();
+        expect(response.errors).toHaveLength(1);
+        expect(firstError(response).extensions).toMatchObject({ code: 'UNSUPPORTED', argument: 'favorite' });
       } else {
-        expect(errors).toBeUndefined();
-        for (const node of data.websites.nodes) expect(node.favorite).toBe(true);
+        for (const node of dataOf(response).websites.nodes) expect(node.favorite).toBe(true);
       }
     });
 
     it('an update with favorite: UNSUPPORTED in userErrors where it was ignored, the other fields applied', async () => {
-      const { data, errors } = await stack.gql(UPDATE_WEBSITE, { id: mine[2], input: { favorite: true, emailReports: true } });
-      expect(errors).toBeUndefined();
+      const data = dataOf(await stack.gql<UpdateWebsiteData>(UPDATE_WEBSITE, { id: mine[2], input: { favorite: true, emailReports: true } }));
       expect(data.updateWebsite.website).toMatchObject({ id: mine[2], emailReports: true });
       if (dialect === 'legacy') {
-        expect(data.updateWebsite.website.favorite).toBeNull();
+        expect(data.updateWebsite.website?.favorite).toBeNull();
         expect(data.updateWebsite.userErrors).toEqual([
           { field: ['input', 'favorite'], message: expect.stringContaining('favorites') as string, code: 'UNSUPPORTED' },
         ]);
       } else {
-        expect(data.updateWebsite.website.favorite).toBe(true);
+        expect(data.updateWebsite.website?.favorite).toBe(true);
         expect(data.updateWebsite.userErrors).toEqual([]);
       }
     });
@@ -277,14 +357,14 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
   describe('the install\'s rate limit', () => {
     it('extensions.rateLimit says what the install said of the key\'s limit in its latest answer', async () => {
       stack.sandbox.setKnobs({ rateLimit: { limit: 60, windowMs: 60_000 } });
-      const first = await stack.gql(`{ website(id: "${mine[0]}") { domain } }`);
-      expect(first.extensions!.rateLimit).toEqual({ limit: 60, remaining: 59 });
-      const second = await stack.gql(`{ website(id: "${mine[0]}") { domain } }`);
-      expect(second.extensions!.rateLimit).toEqual({ limit: 60, remaining: 58 });
+      const first = await stack.gql<DomainData>(`{ website(id: "${mine[0]}") { domain } }`);
+      expect(first.extensions?.rateLimit).toEqual({ limit: 60, remaining: 59 });
+      const second = await stack.gql<DomainData>(`{ website(id: "${mine[0]}") { domain } }`);
+      expect(second.extensions?.rateLimit).toEqual({ limit: 60, remaining: 58 });
     });
 
     it('no rateLimit when the install sends no such headers', async () => {
-      const response = await stack.gql(`{ website(id: "${mine[0]}") { domain } }`);
+      const response = await stack.gql<DomainData>(`{ website(id: "${mine[0]}") { domain } }`);
       expect(response.extensions).not.toHaveProperty('rateLimit');
     });
   });
@@ -301,26 +381,27 @@ describe.each<Dialect>(['contract', 'legacy'])('learning stat names (%s dialect)
     const ids = await websiteIds(stack, KEY_1);
     const query = `{ website(id: "${ids[0]}") { v: stats(name: VISITOR, ${RANGE}) { totalCount } c: stats(name: COUNTRY, ${RANGE}) { totalCount } } }`;
     stack.sandbox.log.reset();
-    const first = await stack.gql(query);
+    const first = await stack.gql<TwoStatsData>(query);
     expect(first.errors).toBeUndefined();
     const firstNames = statsCalls(stack).map((call) => new URLSearchParams(call.split('?')[1]).get('name')).sort();
     expect(firstNames).toEqual(dialect === 'legacy' ? ['country', 'visitor', 'visitors'] : ['country', 'visitor']);
-    expect(first.extensions!.upstreamCalls).toBe(dialect === 'legacy' ? 4 : 3);
+    expect(first.extensions?.upstreamCalls).toBe(dialect === 'legacy' ? 4 : 3);
 
     // Another key, another request: the install's names are known for the life of the process.
     stack.sandbox.log.reset();
-    const later = await stack.gql(query.replace(ids[0]!, (await websiteIds(stack, KEY_2))[0]!), undefined, KEY_2);
+    const otherId = present((await websiteIds(stack, KEY_2))[0], 'a website of KEY_2');
+    const later = await stack.gql<TwoStatsData>(query.replace(present(ids[0], 'a website of KEY_1'), otherId), undefined, KEY_2);
     expect(later.errors).toBeUndefined();
     const laterNames = statsCalls(stack).map((call) => new URLSearchParams(call.split('?')[1]).get('name')).sort();
     expect(laterNames).toEqual(['country', wireName(dialect, 'VISITOR')]);
-    expect(later.extensions!.upstreamCalls).toBe(3);
+    expect(later.extensions?.upstreamCalls).toBe(3);
   });
 
   it('concurrent first requests refuse at most one name between them', async () => {
     const ids = await websiteIds(stack, KEY_1);
     stack.sandbox.log.reset();
     const query = `{ website(id: "${ids[0]}") { s: stats(name: OPERATING_SYSTEM, ${RANGE}) { totalCount } } }`;
-    const answers = await Promise.all(Array.from({ length: 5 }, () => stack.gql(query)));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => stack.gql<WebsiteResult<{ s: { totalCount: number } }>>(query)));
     for (const answer of answers) expect(answer.errors).toBeUndefined();
     const refused = stack.sandbox.log.entries.filter((entry) => entry.status === 422);
     expect(refused).toHaveLength(dialect === 'legacy' ? 1 : 0);
@@ -333,7 +414,7 @@ describe('UPSTREAM_STAT_NAMES pins the names', () => {
     try {
       const ids = await websiteIds(stack, KEY_1);
       stack.sandbox.log.reset();
-      const { errors } = await stack.gql(`{ stats(websiteId: "${ids[0]}", name: SCREEN_RESOLUTION, ${RANGE}) { totalCount } }`);
+      const { errors } = await stack.gql<TotalCountData>(`{ stats(websiteId: "${ids[0]}", name: SCREEN_RESOLUTION, ${RANGE}) { totalCount } }`);
       expect(errors).toBeUndefined();
       expect(statsCalls(stack)).toHaveLength(1);
       expect(statsCalls(stack)[0]).toContain('name=resolution');
@@ -347,8 +428,10 @@ describe('UPSTREAM_STAT_NAMES pins the names', () => {
     try {
       const ids = await websiteIds(stack, KEY_1);
       stack.sandbox.log.reset();
-      const { errors } = await stack.gql(`{ website(id: "${ids[0]}") { s: stats(name: VISITOR_HOUR, ${RANGE}) { totalCount } } }`);
-      expect(errors![0]!.extensions!.code).toBe('UNSUPPORTED');
+      const response = await stack.gql<WebsiteResult<{ s: { totalCount: number } }>>(
+        `{ website(id: "${ids[0]}") { s: stats(name: VISITOR_HOUR, ${RANGE}) { totalCount } } }`,
+      );
+      expect(firstError(response).extensions?.code).toBe('UNSUPPORTED');
       expect(statsCalls(stack)).toEqual([]);
     } finally {
       await stack.close();

@@ -1,4 +1,4 @@
-// Unit tests of the wire decoders (src/upstream/wire.ts) against CONTRACT.md part B:
+// Unit tests of the wire decoders (src/upstream/wire.ts) against docs/CONTRACT.md part B:
 // every tolerated variation gives an exact domain value, every rejection a WireDecodeError naming the path.
 import { describe, expect, it } from 'vitest';
 import type { Deletion, Page, PageRequest, Stat, UpstreamErrorBody, Website } from '../../src/domain.js';
@@ -14,7 +14,7 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** The website of CONTRACT.md part B, as the wire carries it. */
+/** The website of docs/CONTRACT.md part B, as the wire carries it. */
 const WIRE_WEBSITE: Json = Object.freeze({
   id: 1,
   domain: 'example.com',
@@ -98,7 +98,7 @@ describe('WireDecodeError', () => {
 });
 
 describe('decodeWebsite', () => {
-  it('decodes the website of CONTRACT.md part B', () => {
+  it('decodes the website of docs/CONTRACT.md part B', () => {
     expect(decodeWebsite(wire())).toEqual(DECODED_WEBSITE);
   });
 
@@ -761,7 +761,7 @@ describe('decodeStatPage', () => {
     ];
 
     const CASES: Case[] = [
-      // Laravel's plain paginator (CONTRACT.md part C): paging beside `data`, `links` an array
+      // Laravel's plain paginator (docs/CONTRACT.md part C): paging beside `data`, `links` an array
       {
         name: 'plain paginator as the older install sends it',
         body: {
