@@ -37,8 +37,17 @@ export interface Config {
   /** Most upstream calls one operation may be able to make (see cost.ts). */
   maxCost: number;
   limits: { depth: number; aliases: number; tokens: number; directives: number; bodyBytes: number };
-  /** Origins allowed by CORS; empty: no CORS headers at all; ['*']: any origin. */
+  /** Origins allowed by CORS besides http://localhost:* and http://127.0.0.1:* outside production; ['*']: any. */
   corsOrigins: string[];
+  persistedQueries: {
+    /** Automatic persisted queries kept per process, in documents and in bytes. */
+    maxEntries: number;
+    maxBytes: number;
+    /** A client-preset manifest of trusted documents (a file path), or null. */
+    documentsPath: string | null;
+    /** Run only the manifest's documents. */
+    trustedOnly: boolean;
+  };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** V8 collects the old generation once it has grown this much over the last live size; 0: V8's own choice. */
   heapGrowingPercent: number;
@@ -160,9 +169,18 @@ export function loadConfig(env: Env = process.env): Config {
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
     corsOrigins: read.origins('CORS_ORIGINS'),
+    persistedQueries: {
+      maxEntries: read.int('APQ_MAX_ENTRIES', 1_000, 0, 1_000_000),
+      maxBytes: read.int('APQ_MAX_BYTES', 4 * 1024 * 1024, 0, 1024 ** 3),
+      documentsPath: read.string('PERSISTED_DOCUMENTS', '') || null,
+      trustedOnly: read.bool('TRUSTED_DOCUMENTS_ONLY', false),
+    },
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 50, 0, 1_000),
   };
+  if (config.persistedQueries.trustedOnly && config.persistedQueries.documentsPath === null) {
+    read.problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');
+  }
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;
 }

@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { describeAllowedOrigins } from './graphql/cors.js';
 import { createGateway } from './http/server.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   } else {
     console.log(`Gateway on ${endpoint}, upstream ${config.upstream.url}`);
   }
+  console.log(`Browser apps allowed (CORS): ${describeAllowedOrigins(config)}`);
 
   const stop = async (): Promise<void> => {
     await gateway.close();

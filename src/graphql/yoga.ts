@@ -3,14 +3,17 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { schema } from '../schema/index.js';
 import { createContext, type GatewayContext, type Upstream } from './context.js';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
+import { loadPersistedDocuments, usePersistedQueries } from './persisted-queries.js';
+import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
 import { useRequestLog } from './plugins/use-request-log.js';
@@ -30,7 +33,8 @@ export type GatewayYoga = YogaServerInstance<Record<string, never>, GatewayConte
 
 export function createGatewayYoga(config: Config, { upstream, logger, graphiql = {} }: GatewayYogaOptions): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
-  const { limits } = config;
+  const { limits, persistedQueries: pq } = config;
+  const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -40,16 +44,19 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
     maskedErrors: { isDev: !config.production },
     // Served by useGraphiQLPage: compressed, with an ETag.
     graphiql: false,
-    cors:
-      config.corsOrigins.length === 0
-        ? false
-        : {
-            origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
-            methods: ['GET', 'POST'],
-            allowedHeaders: ['authorization', 'content-type', 'x-graphql-yoga-csrf'],
-            credentials: false,
-            maxAge: 600,
-          },
+    // Answers carry CORS headers only for an allowed origin; a preflight is refused by nothing else.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      if (origin === null || !isAllowedOrigin(origin, config)) return false;
+      return {
+        origin,
+        methods: ['GET', 'POST'],
+        allowedHeaders: CORS_ALLOWED_HEADERS,
+        exposedHeaders: CORS_EXPOSED_HEADERS,
+        credentials: false,
+        maxAge: 600,
+      };
+    },
     context: ({ request }) => {
       const context = createContext(request, upstream, config);
       contexts.set(request, context);
@@ -57,12 +64,14 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
     },
     plugins: [
       ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
-      useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }),
+      useBrowserPostGuard(),
+      ...usePersistedQueries({ maxEntries: pq.maxEntries, maxBytes: pq.maxBytes, manifest, trustedOnly: pq.trustedOnly }),
       maxTokensPlugin({ n: limits.tokens }),
       // Introspection counts too: the schema has no cycles, so it is the only way to nest deeply.
       maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
       maxAliasesPlugin({ n: limits.aliases }),
       maxDirectivesPlugin({ n: limits.directives }),
+      useDeferStream(),
       useDateLiterals(),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       useUsageExtensions({ costLimit: config.maxCost }),

@@ -3,6 +3,7 @@
 // can read the error (and Retry-After) instead of seeing a network failure.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
+import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 
 export interface Refusal {
   status: number;
@@ -26,7 +27,7 @@ export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null
     : null;
 }
 
-export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, corsOrigins: readonly string[]): void {
+export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, cors: CorsConfig): void {
   if (res.destroyed) return;
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
@@ -35,10 +36,10 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
   };
   if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
   const origin = req.headers.origin;
-  if (origin !== undefined && (corsOrigins.includes('*') || corsOrigins.includes(origin))) {
-    headers['access-control-allow-origin'] = corsOrigins.includes('*') ? '*' : origin;
-    headers['access-control-expose-headers'] = 'retry-after';
-    headers.vary = 'Origin';
+  headers.vary = 'Origin';
+  if (origin !== undefined && isAllowedOrigin(origin, cors)) {
+    headers['access-control-allow-origin'] = origin;
+    headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ');
   }
   res.writeHead(refusal.status, headers);
   res.end(JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] }));

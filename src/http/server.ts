@@ -55,7 +55,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         { status: 503, reason: reason === 'full' ? 'line full' : 'waited too long', active: admission.active, queued: admission.queued },
         'request refused: overloaded',
       );
-      refuse(req, res, OVERLOADED, config.corsOrigins);
+      refuse(req, res, OVERLOADED, config);
     },
   });
   const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
@@ -64,7 +64,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // The health check skips the line: it says the process is alive, however busy.
   const server = createServer((req, res) => {
     const refusal = bodyRefusal(req, config.limits.bodyBytes);
-    if (refusal) refuse(req, res, refusal, config.corsOrigins);
+    if (refusal) refuse(req, res, refusal, config);
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') handle(req, res);
     else admission.admit(req, res, handle);

@@ -32,5 +32,6 @@ export const NO_UPSTREAM_CALL = { field: 0, multiplier: 1 } as const;
 /** For fields that make one upstream call each time they resolve. */
 export const ONE_UPSTREAM_CALL = { field: 1, multiplier: 1 } as const;
 
-builder.queryType({ description: 'Reads: websites and their statistics, with the caller\'s API key.' });
+/** The root query type, also reachable from mutation payloads (`query`) to refetch in the same round trip. */
+export const QueryRef = builder.queryType({ description: 'Reads: websites and their statistics, with the caller\'s API key.' });
 builder.mutationType({ description: 'Writes: create, update and delete websites. Never retried by the gateway.' });

@@ -1,7 +1,11 @@
-// Importing each domain file registers its types and fields on the builder.
+// Importing each domain file registers its types and fields on the builder. @defer and @stream are
+// part of the schema (graphql-yoga's defer-stream plugin executes them), so schema.graphql declares
+// them and code generators accept documents that use them.
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.js';
 import './scalars.js';
 import './website.js';
 import './stats.js';
 
-export const schema = builder.toSchema();
+export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });

@@ -7,6 +7,8 @@ const DATE_RULE = 'must be a real calendar date written YYYY-MM-DD';
 
 builder.scalarType('Date', {
   description: 'A calendar date in the form YYYY-MM-DD (UTC). Impossible dates such as 2026-02-30 are rejected.',
+  // RFC 3339's full-date.
+  specifiedByURL: 'https://www.rfc-editor.org/rfc/rfc3339#section-5.6',
   serialize: (value) => value,
   parseValue: (value) => {
     const date = typeof value === 'string' ? parseCalendarDate(value) : null;
@@ -27,6 +29,8 @@ builder.scalarType('Date', {
 
 builder.scalarType('DateTime', {
   description: 'A point in time as an ISO-8601 string in UTC, e.g. 2024-05-01T10:00:00.000Z.',
+  // The GraphQL Scalars specification of DateTime (RFC 3339's date-time).
+  specifiedByURL: 'https://scalars.graphql.org/andimarek/date-time',
   serialize: (value) => value,
   parseValue: (value) => {
     if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {

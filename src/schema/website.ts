@@ -5,7 +5,7 @@ import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayContext } from '../graphql/context.js';
 import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
-import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, builder } from './builder.js';
+import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { prefetchWebsiteStats } from './prefetch.js';
 import { StatListRef, statArgs, statsQuery } from './stats.js';
@@ -138,6 +138,13 @@ interface DeleteWebsitePayload {
   userErrors: UserError[];
 }
 
+/** A payload's way back to every query, read after the write (the website is primed with its new state). */
+const refetch = {
+  type: QueryRef,
+  description: 'Every query, run after the write: refetch what it changed in the same round trip.',
+  complexity: NO_UPSTREAM_CALL,
+} as const;
+
 const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').implement({
   description: 'The result of creating or updating a website.',
   fields: (t) => ({
@@ -154,6 +161,7 @@ const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').im
       complexity: NO_UPSTREAM_CALL,
       resolve: (payload) => payload.userErrors,
     }),
+    query: t.field({ ...refetch, resolve: () => ({}) }),
   }),
 });
 
@@ -167,6 +175,7 @@ const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteW
       complexity: NO_UPSTREAM_CALL,
       resolve: (payload) => payload.userErrors,
     }),
+    query: t.field({ ...refetch, resolve: () => ({}) }),
   }),
 });
 

@@ -70,7 +70,7 @@ describe('GraphiQL', () => {
     expect(br.body.length).toBeLessThan(identity.body.length / 3);
     expect(gzip.body.length).toBeLessThan(identity.body.length / 3);
     for (const { headers } of [identity, br, gzip]) {
-      expect(headers.vary).toBe('Accept-Encoding');
+      expect(headers.vary).toBe('Accept-Encoding, Origin');
       expect(headers['cache-control']).toBe('private, no-cache');
       expect(headers['content-type']).toBe('text/html; charset=utf-8');
       expect(headers['content-security-policy']).toContain("default-src 'none'");

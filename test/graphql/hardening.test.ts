@@ -136,16 +136,40 @@ describe('cost in extensions', () => {
 });
 
 describe('web safety', () => {
-  it('refuses a GET query without the CSRF header, and accepts JSON POSTs', async () => {
-    const url = `${stack.endpoint}?query=${encodeURIComponent(`{ website(id: "${id}") { domain } }`)}`;
-    const blocked = await fetch(url, { headers: { authorization: `Bearer ${KEY_1}` } });
-    expect(blocked.status).toBe(403);
+  it('runs a GET query with no special header (urql\'s default), never a GET mutation', async () => {
+    const get = (query: string) => fetch(`${stack.endpoint}?query=${encodeURIComponent(query)}`, { headers: { authorization: `Bearer ${KEY_1}` } });
+    const query = await get(`{ website(id: "${id}") { domain } }`);
+    expect(query.status).toBe(200);
+    expect(stack.sandbox.log.count).toBe(1);
+    stack.sandbox.log.reset();
+    const mutation = await get(`mutation { deleteWebsite(id: "${id}") { deletedId } }`);
+    expect(mutation.status).toBe(405);
     expect(stack.sandbox.log.count).toBe(0);
-    const allowed = await fetch(url, { headers: { authorization: `Bearer ${KEY_1}`, 'x-graphql-yoga-csrf': '1', accept: 'application/json' } });
-    expect(allowed.status).toBe(200);
   });
 
-  it('sends no CORS headers by default', async () => {
+  it.each(['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'text/plain;charset=UTF-8', null])(
+    'refuses a POST a cross-site form could send (%s) with 415, key or not, nothing upstream',
+    async (contentType) => {
+      const body = contentType?.startsWith('multipart')
+        ? '--x\r\nContent-Disposition: form-data; name="query"\r\n\r\n{ websites { totalCount } }\r\n--x--\r\n'
+        : contentType === 'application/x-www-form-urlencoded'
+          ? `query=${encodeURIComponent('{ websites { totalCount } }')}`
+          : JSON.stringify({ query: '{ websites { totalCount } }' });
+      for (const headers of [{ authorization: `Bearer ${KEY_1}` }, {}]) {
+        const response = await fetch(stack.endpoint, {
+          method: 'POST',
+          headers: { ...headers, ...(contentType === null ? {} : { 'content-type': contentType }) },
+          body: contentType === null ? new Blob([body]) : body,
+        });
+        expect(response.status).toBe(415);
+        const json = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
+        expect(json.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      }
+      expect(stack.sandbox.log.count).toBe(0);
+    },
+  );
+
+  it('sends no CORS headers to another site by default', async () => {
     const response = await fetch(stack.endpoint, {
       method: 'OPTIONS',
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },

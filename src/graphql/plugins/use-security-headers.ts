@@ -1,5 +1,5 @@
-// Headers for every response, and a strict policy for the GraphiQL page: it runs only its own inline
-// code and talks only to this origin.
+// Headers for every response (and `Vary: Origin`), and a strict policy for the GraphiQL page: it runs
+// only its own inline code and talks only to this origin.
 import type { Plugin } from 'graphql-yoga';
 
 /** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
@@ -17,6 +17,11 @@ export function useSecurityHeaders(): Plugin {
   return {
     onResponse({ response }) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+      // CORS headers depend on the Origin, so no shared cache may answer one origin with another's.
+      const vary = response.headers.get('vary');
+      if (!vary?.split(',').some((name) => name.trim().toLowerCase() === 'origin')) {
+        response.headers.set('vary', vary ? `${vary}, Origin` : 'Origin');
+      }
       if (response.headers.get('content-type')?.includes('text/html')) {
         response.headers.set('x-frame-options', 'DENY');
         response.headers.set('content-security-policy', GRAPHIQL_POLICY);

@@ -1,6 +1,7 @@
 // Puts in every executed response's `extensions` what the request cost and what the install said:
 // `cost: { requested, limit }`, `upstreamCalls`, and `rateLimit: { limit, remaining }` when the
-// install reported it, so a frontend can slow down before a 429.
+// install reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
+// the final part.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
@@ -12,20 +13,29 @@ export interface UsageExtensionsOptions {
 
 export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT }: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
   return {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (Symbol.asyncIterator in result) return;
+    onExecute: ({ args }) => {
+      const figures = (): Record<string, unknown> => {
         const { usage } = args.contextValue;
-        setResult({
-          ...result,
-          extensions: {
-            ...result.extensions,
-            cost: { requested: usage.cost, limit: costLimit },
-            upstreamCalls: usage.upstreamCalls,
-            ...(usage.rateLimit ? { rateLimit: usage.rateLimit } : {}),
-          },
-        });
-      },
-    }),
+        return {
+          cost: { requested: usage.cost, limit: costLimit },
+          upstreamCalls: usage.upstreamCalls,
+          ...(usage.rateLimit ? { rateLimit: usage.rateLimit } : {}),
+        };
+      };
+      return {
+        onExecuteDone: ({ result, setResult }) => {
+          if (!(Symbol.asyncIterator in result)) {
+            setResult({ ...result, extensions: { ...result.extensions, ...figures() } });
+            return undefined;
+          }
+          // @defer/@stream: the figures are known once everything ran, so they go with the last part.
+          return {
+            onNext: ({ result: part, setResult: setPart }) => {
+              if ('hasNext' in part && part.hasNext === false) setPart({ ...part, extensions: { ...part.extensions, ...figures() } });
+            },
+          };
+        },
+      };
+    },
   };
 }

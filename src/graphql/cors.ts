@@ -1,0 +1,37 @@
+// Which browser origins may call the gateway. The key travels in a header a browser never attaches
+// by itself, so CORS decides only which pages can read answers, not who can act as a user. Outside
+// production, pages served from this machine (http://localhost:*, http://127.0.0.1:*) are allowed
+// by default, as a frontend's dev server is; CORS_ORIGINS names others, and is the only way in production.
+import type { Config } from '../config.js';
+
+const LOCAL_DEV_ORIGIN = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
+
+/** Request headers the common clients send: Apollo Client, urql, graphql-request, GraphiQL. */
+export const CORS_ALLOWED_HEADERS = [
+  'authorization',
+  'content-type',
+  'accept',
+  'apollographql-client-name',
+  'apollographql-client-version',
+  'apollo-require-preflight',
+  'x-apollo-operation-name',
+  'x-graphql-yoga-csrf',
+];
+
+/** Response headers a page may read. */
+export const CORS_EXPOSED_HEADERS = ['retry-after', 'etag', 'cache-control'];
+
+export type CorsConfig = Pick<Config, 'corsOrigins' | 'production'>;
+
+export function isAllowedOrigin(origin: string, { corsOrigins, production }: CorsConfig): boolean {
+  if (corsOrigins.includes('*') || corsOrigins.includes(origin)) return true;
+  return !production && LOCAL_DEV_ORIGIN.test(origin);
+}
+
+/** For the start-up output. */
+export function describeAllowedOrigins({ corsOrigins, production }: CorsConfig): string {
+  const named = corsOrigins.includes('*') ? ['any origin (*)'] : corsOrigins;
+  const local = production ? [] : ['http://localhost:* and http://127.0.0.1:* (not in production)'];
+  const all = [...named, ...local];
+  return all.length === 0 ? 'none (set CORS_ORIGINS to allow a browser app)' : all.join(', ');
+}
