@@ -155,7 +155,8 @@ describe('web safety', () => {
         : contentType === 'application/x-www-form-urlencoded'
           ? `query=${encodeURIComponent('{ websites { totalCount } }')}`
           : JSON.stringify({ query: '{ websites { totalCount } }' });
-      for (const headers of [{ authorization: `Bearer ${KEY_1}` }, {}]) {
+      const withAndWithoutKey: Record<string, string>[] = [{ authorization: `Bearer ${KEY_1}` }, {}];
+      for (const headers of withAndWithoutKey) {
         const response = await fetch(stack.endpoint, {
           method: 'POST',
           headers: { ...headers, ...(contentType === null ? {} : { 'content-type': contentType }) },
