@@ -53,6 +53,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ UPSTREAM_STAT_NAMES: 'v3' })).toThrow('UPSTREAM_STAT_NAMES must be one of auto, contract, legacy, got "v3"');
   });
 
+  it('reads the persisted-query settings; trusted documents need a manifest', () => {
+    expect(loadConfig({}).persistedQueries).toEqual({ maxEntries: 1000, maxBytes: 4 * 1024 * 1024, documentsPath: null, trustedOnly: false });
+    expect(loadConfig({ APQ_MAX_ENTRIES: '2', PERSISTED_DOCUMENTS: '/x.json', TRUSTED_DOCUMENTS_ONLY: 'true' }).persistedQueries).toEqual({
+      maxEntries: 2,
+      maxBytes: 4 * 1024 * 1024,
+      documentsPath: '/x.json',
+      trustedOnly: true,
+    });
+    expect(() => loadConfig({ TRUSTED_DOCUMENTS_ONLY: 'true' })).toThrow('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS');
+  });
+
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
   });

@@ -38,8 +38,10 @@ describe('npm start', () => {
     child = run.child;
     const [, endpoint] = await waitFor(run.output, /Gateway on (http:\/\/\S+\/graphql)/);
     if (endpoint === undefined) throw new Error('no endpoint in the banner');
-    await waitFor(run.output, /curl -s/);
+    await waitFor(run.output, /Browser apps allowed/);
     expect(run.output()).toContain('sandbox-key-1');
+    expect(run.output()).toContain('curl -s');
+    expect(run.output()).toContain('Browser apps allowed (CORS): http://localhost:* and http://127.0.0.1:* (not in production)');
     const response = await postGraphQL<{ websites: { totalCount: number } }>(endpoint, { query: '{ websites { totalCount } }' }, {
       authorization: 'Bearer sandbox-key-1',
     });
