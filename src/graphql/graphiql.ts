@@ -29,6 +29,7 @@ export function exampleQuery(today: string): string {
   return `# The dashboard: a website and five statistics of the last 30 days, in one request.
 query Dashboard {
   website(id: "1") {
+    id
     domain
     privacy
     visitors: stats(name: VISITOR, ${range}, sortBy: VALUE, sort: ASC, perPage: 50) {

@@ -109,7 +109,24 @@ export function usePersistedQueries({
   };
   // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.
   const apq = useAPQ({ store, responseConfig: { forceStatusCodeOk: true } });
-  if (!trustedOnly) return [apq];
+  // GraphQL over HTTP's persisted documents: `documentId: "sha256:<hex>"` in place of the query.
+  const documentIds: Plugin = {
+    onParams({ params, setParams }) {
+      const { documentId, ...rest } = params as typeof params & { documentId?: unknown };
+      if (documentId === undefined) return;
+      // yoga refuses parameters it does not know: this one is consumed here.
+      if (params.query != null || typeof documentId !== 'string') {
+        setParams(rest);
+        return;
+      }
+      const document = manifest.get(documentId.replace(/^sha256:/, ''));
+      if (document === undefined) {
+        throw createGraphQLError('PersistedQueryNotFound', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } } });
+      }
+      setParams({ ...rest, query: document });
+    },
+  };
+  if (!trustedOnly) return [documentIds, apq];
   const trustedHashes = new Set(manifest.keys());
   const guard: Plugin = {
     onParams({ params }) {
@@ -120,5 +137,5 @@ export function usePersistedQueries({
       }
     },
   };
-  return [apq, guard];
+  return [documentIds, apq, guard];
 }
