@@ -40,7 +40,7 @@ const rootFieldOf = (block: string): string => {
   return field?.kind === Kind.FIELD ? field.name.value : '';
 };
 const DASHBOARD = present(
-  readmeQueries.find((block) => rootFieldOf(block) === 'website'),
+  readmeQueries.find((block) => rootFieldOf(block) === 'website' && block.includes('query Dashboard')),
   'the README dashboard',
 );
 const WEBSITE_LIST = present(
@@ -100,8 +100,8 @@ function recordRequests(): SentRequest[] {
 
 describe('urql 6 with its defaults', () => {
   it('finds both README queries (the dashboard and the list of websites)', () => {
-    expect(readmeQueries).toHaveLength(2);
     expect(DASHBOARD).toContain('query Dashboard');
+    expect(WEBSITE_LIST).toContain('websites(');
   });
 
   it('answers the README dashboard and list: GET within the URL limit, no Content-Type, no CSRF header', async () => {
