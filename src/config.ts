@@ -39,6 +39,22 @@ export interface Config {
   limits: { depth: number; aliases: number; tokens: number; directives: number; bodyBytes: number };
   /** Origins allowed by CORS besides http://localhost:* and http://127.0.0.1:* outside production; ['*']: any. */
   corsOrigins: string[];
+  cache: {
+    /** CACHE=off turns the read cache off. */
+    enabled: boolean;
+    settledS: number;
+    recentS: number;
+    maxStaleS: number;
+    keyRecheckS: number;
+    /** Memory store bound (the Redis store is bounded by Redis). */
+    maxBytes: number;
+    /** Redis shared by several gateways (cache and persisted queries), or null for this process's memory. */
+    redisUrl: string | null;
+    /** Longest wait for the store before a read goes to the upstream. */
+    storeTimeoutMs: number;
+  };
+  /** The install's time zone: "today", for which statistics are settled. */
+  upstreamTimeZone: string;
   persistedQueries: {
     /** Automatic persisted queries kept per process, in documents and in bytes. */
     maxEntries: number;
@@ -101,6 +117,27 @@ class EnvReader {
     if ((allowed as readonly string[]).includes(value)) return value as T;
     this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
     return fallback;
+  }
+
+  timeZone(name: string, fallback: string): string {
+    const value = this.raw(name) ?? fallback;
+    try {
+      new Intl.DateTimeFormat('en-CA', { timeZone: value });
+      return value;
+    } catch {
+      this.problems.push(`${name} must be an IANA time zone such as UTC or Europe/Paris, got "${value}"`);
+      return fallback;
+    }
+  }
+
+  redisUrl(name: string): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return null;
+    if (!/^rediss?:\/\/\S+$/.test(value)) {
+      this.problems.push(`${name} must be a redis:// or rediss:// URL, got "${value.replace(/\/\/[^@/]*@/, '//***@')}"`);
+      return null;
+    }
+    return value;
   }
 
   origins(name: string): string[] {
@@ -169,6 +206,17 @@ export function loadConfig(env: Env = process.env): Config {
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
     corsOrigins: read.origins('CORS_ORIGINS'),
+    cache: {
+      enabled: read.oneOf('CACHE', ['on', 'off'], 'on') === 'on',
+      settledS: read.int('CACHE_TTL_SETTLED_S', 86_400, 0, 31_536_000),
+      recentS: read.int('CACHE_TTL_RECENT_S', 60, 0, 86_400),
+      maxStaleS: read.int('CACHE_MAX_STALE_S', 600, 0, 604_800),
+      keyRecheckS: read.int('KEY_RECHECK_S', 60, 1, 86_400),
+      maxBytes: read.int('CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 ** 3),
+      redisUrl: read.redisUrl('REDIS_URL'),
+      storeTimeoutMs: read.int('CACHE_STORE_TIMEOUT_MS', 100, 1, 60_000),
+    },
+    upstreamTimeZone: read.timeZone('UPSTREAM_TIMEZONE', 'UTC'),
     persistedQueries: {
       maxEntries: read.int('APQ_MAX_ENTRIES', 1_000, 0, 1_000_000),
       maxBytes: read.int('APQ_MAX_BYTES', 4 * 1024 * 1024, 0, 1024 ** 3),

@@ -42,8 +42,12 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/**
+ * The suites count upstream calls request by request, so the read cache is off unless a test turns it
+ * on (`CACHE: 'on'`): test/upstream/cache.test.ts and the Redis suite do.
+ */
 export function testConfig(upstreamUrl: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', ...env });
+  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', CACHE: 'off', ...env });
 }
 
 export async function postGraphQL<T>(

@@ -190,6 +190,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       UPSTREAM_URL: sandbox.url,
       LOG_LEVEL: 'silent',
       NODE_ENV: 'production',
+      // These passes measure the gateway's own work and its upstream calls, request by request: the read
+      // cache would answer every repeat (--gateway-env '{"CACHE":"on"}' to measure with it).
+      CACHE: 'off',
       ...options.gatewayEnv,
     };
     const gatewayProcess = await spawnServer({

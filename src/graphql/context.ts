@@ -4,13 +4,16 @@ import pLimit from 'p-limit';
 import type { Config } from '../config.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import type { Send } from '../upstream/api.js';
+import { fetchWebsitePage, type Send } from '../upstream/api.js';
+import type { CacheUsage, RequestCache, ResponseCache } from '../upstream/cache.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { StatNames } from '../upstream/dialect.js';
 import { createLoaders, type Loaders } from '../upstream/loaders.js';
 
 export interface GatewayContext {
   loaders: Loaders;
+  /** The request's view of the read cache; writes tell it what they changed. */
+  cache: RequestCache;
   send: Send;
   /**
    * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
@@ -26,6 +29,8 @@ export interface Usage {
   cost: number | null;
   /** What the install's latest answer said of the key's rate limit; null when it said nothing. */
   rateLimit: RateLimit | null;
+  /** What the reads did with the cache (the same object as the request cache's). */
+  cache: CacheUsage;
 }
 
 // RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
@@ -46,6 +51,7 @@ export function readAuthorization(header: string | null): { authorization: strin
 export interface Upstream {
   client: UpstreamClient;
   statNames: StatNames;
+  cache: ResponseCache;
 }
 
 export function createContext(
@@ -57,7 +63,7 @@ export function createContext(
   const auth = readAuthorization(request.headers.get('authorization'));
   const deadline = Date.now() + config.requestDeadlineMs;
   const limit = pLimit(config.maxConcurrency);
-  const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null };
+  const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const onRateLimit = (rateLimit: RateLimit): void => {
     usage.rateLimit = rateLimit;
   };
@@ -74,5 +80,9 @@ export function createContext(
     });
   };
 
-  return { loaders: createLoaders(send, upstream.statNames), send, usage };
+  // Re-validating a key costs the cheapest read there is: the first page of its websites.
+  const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
+  const cache = upstream.cache.forRequest('problem' in auth ? null : auth.authorization, validate);
+  usage.cache = cache.usage;
+  return { loaders: createLoaders(send, upstream.statNames, cache), cache, send, usage };
 }

@@ -19,6 +19,14 @@ export interface PersistedQueryOptions {
   manifest?: ReadonlyMap<string, string>;
   /** Refuse every document that is not in the manifest, and register none (default false). */
   trustedOnly?: boolean;
+  /** Where registered documents go instead of this process's bounded store (Redis, shared by gateways). */
+  registry?: DocumentRegistry;
+}
+
+/** A shared home for registered documents; failures make a document unknown, never a request fail. */
+export interface DocumentRegistry {
+  get(hash: string): Promise<string | undefined>;
+  set(hash: string, document: string): Promise<void>;
 }
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -98,13 +106,18 @@ export function usePersistedQueries({
   maxBytes = 4 * 1024 * 1024,
   manifest = new Map(),
   trustedOnly = false,
+  registry,
 }: PersistedQueryOptions = {}): Plugin[] {
-  const registered = new BoundedDocumentStore(maxEntries, maxBytes);
+  const local = new BoundedDocumentStore(maxEntries, maxBytes);
+  const registered: DocumentRegistry = registry ?? {
+    get: async (hash) => local.get(hash),
+    set: async (hash, document) => local.set(hash, document),
+  };
   const store = {
-    get: (hash: string) => manifest.get(hash) ?? registered.get(hash) ?? null,
+    get: async (hash: string) => manifest.get(hash) ?? (await registered.get(hash).catch(() => undefined)) ?? null,
     // Trusted-only: nothing a client sends is kept, or a hash could smuggle a document in later.
-    set: (hash: string, document: string) => {
-      if (!trustedOnly && !manifest.has(hash)) registered.set(hash, document);
+    set: async (hash: string, document: string) => {
+      if (!trustedOnly && !manifest.has(hash)) await registered.set(hash, document).catch(() => undefined);
     },
   };
   // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.

@@ -12,10 +12,11 @@ import { schema } from '../schema/index.js';
 import { createContext, type GatewayContext, type Upstream } from './context.js';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
-import { loadPersistedDocuments, usePersistedQueries } from './persisted-queries.js';
+import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './persisted-queries.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
+import { useHttpCaching } from './plugins/use-http-caching.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
@@ -24,6 +25,8 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 
 export interface GatewayYogaOptions {
   upstream: Upstream;
+  /** Where APQ registrations go when several gateways share a store (Redis); default this process. */
+  documentRegistry?: DocumentRegistry;
   logger: Logger;
   /** GraphiQL's demo key and example date (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
@@ -31,7 +34,7 @@ export interface GatewayYogaOptions {
 
 export type GatewayYoga = YogaServerInstance<Record<string, never>, GatewayContext>;
 
-export function createGatewayYoga(config: Config, { upstream, logger, graphiql = {} }: GatewayYogaOptions): GatewayYoga {
+export function createGatewayYoga(config: Config, { upstream, logger, graphiql = {}, documentRegistry }: GatewayYogaOptions): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
@@ -65,7 +68,13 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
     plugins: [
       ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
       useBrowserPostGuard(),
-      ...usePersistedQueries({ maxEntries: pq.maxEntries, maxBytes: pq.maxBytes, manifest, trustedOnly: pq.trustedOnly }),
+      ...usePersistedQueries({
+        maxEntries: pq.maxEntries,
+        maxBytes: pq.maxBytes,
+        manifest,
+        trustedOnly: pq.trustedOnly,
+        ...(documentRegistry ? { registry: documentRegistry } : {}),
+      }),
       maxTokensPlugin({ n: limits.tokens }),
       // Introspection counts too: the schema has no cycles, so it is the only way to nest deeply.
       maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
@@ -77,6 +86,7 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
       useUsageExtensions({ costLimit: config.maxCost }),
       useCostLimit({ limit: config.maxCost }),
       useSecurityHeaders(),
+      useHttpCaching({ contextOf: (request) => contexts.get(request) }),
       useRequestLog({ write: (line) => logger.info(line, 'graphql request'), contextOf: (request) => contexts.get(request) }),
     ],
   });

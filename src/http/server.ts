@@ -8,6 +8,9 @@ import type { Config } from '../config.js';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from '../graphql/yoga.js';
 import { createUpstreamClient } from '../upstream/client.js';
+import { NO_CACHE, createResponseCache, type ResponseCache } from '../upstream/cache.js';
+import type { DocumentRegistry } from '../graphql/persisted-queries.js';
+import { MemoryCacheStore, RedisCacheStore } from '../upstream/cache-store.js';
 import { createStatNames } from '../upstream/dialect.js';
 import { createAdmission } from './admission.js';
 import { OVERLOADED, bodyRefusal, refuse } from './refusals.js';
@@ -21,6 +24,8 @@ export interface GatewayOptions {
   today?: string;
   /** Where request log lines go; default: pino to stdout at config.logLevel. */
   logger?: Logger;
+  /** The cache's clock (tests pin "today" with it); default Date.now. */
+  now?: () => number;
 }
 
 export interface Gateway {
@@ -37,11 +42,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     url: config.upstream.url,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   });
-  const upstream = { client, statNames: createStatNames(config.upstream.statNames) };
   const logger = options.logger ?? pino({ level: config.logLevel, base: null });
+  const { cache, documentRegistry } = createCache(config, logger, options.now);
+  const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache };
   const yoga = createGatewayYoga(config, {
     upstream,
     logger,
+    ...(documentRegistry ? { documentRegistry } : {}),
     graphiql: { ...(options.demoKey ? { demoKey: options.demoKey } : {}), ...(options.today ? { today: options.today } : {}) },
   });
 
@@ -88,8 +95,57 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         server.closeAllConnections();
       });
       await client.close();
+      await upstream.cache.close();
     },
   };
+}
+
+const PERSISTED_DOCUMENT_LIFETIME_MS = 7 * 86_400_000;
+
+/** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
+function createCache(
+  config: Config,
+  logger: Logger,
+  now: (() => number) | undefined,
+): { cache: ResponseCache; documentRegistry?: DocumentRegistry } {
+  const { cache } = config;
+  // One warn line per failing store operation kind at most every 10 s: the log says the store is
+  // failing without a line per request.
+  const lastWarned = new Map<string, number>();
+  const onStoreError = (operation: string, error: unknown): void => {
+    const at = Date.now();
+    if ((lastWarned.get(operation) ?? 0) > at - 10_000) return;
+    lastWarned.set(operation, at);
+    logger.warn({ operation, error: error instanceof Error ? error.message : String(error) }, 'cache store failed: reading from the upstream');
+  };
+  const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
+  const documentRegistry: DocumentRegistry | undefined = redis
+    ? {
+        get: async (hash) => {
+          const record = await redis.get(`apq:${hash}`).catch((error: unknown) => onStoreError('apq get', error));
+          return typeof record?.value === 'string' ? record.value : undefined;
+        },
+        set: async (hash, document) => {
+          const at = Date.now();
+          const lifetime = { freshUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS, staleUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS };
+          await redis.set(`apq:${hash}`, { value: document, ...lifetime }).catch((error: unknown) => onStoreError('apq set', error));
+        },
+      }
+    : undefined;
+  if (!cache.enabled) {
+    return { cache: { ...NO_CACHE, close: async () => redis?.close() }, ...(documentRegistry ? { documentRegistry } : {}) };
+  }
+  const responseCache = createResponseCache({
+    store: redis ?? new MemoryCacheStore(cache.maxBytes, now),
+    settledMs: cache.settledS * 1000,
+    recentMs: cache.recentS * 1000,
+    maxStaleMs: cache.maxStaleS * 1000,
+    keyRecheckMs: cache.keyRecheckS * 1000,
+    timeZone: config.upstreamTimeZone,
+    ...(now ? { now } : {}),
+    onStoreError,
+  });
+  return { cache: responseCache, ...(documentRegistry ? { documentRegistry } : {}) };
 }
 
 /** The root has nothing of its own: a browser that opens it lands on GraphiQL. */

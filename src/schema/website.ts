@@ -252,6 +252,7 @@ function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
  */
 async function payloadOf(
   ctx: GatewayContext,
+  websiteId: string | null,
   write: () => Promise<Website>,
   ignored: (website: Website) => UserError[] = () => [],
 ): Promise<WebsitePayload> {
@@ -261,6 +262,9 @@ async function payloadOf(
     return { website, userErrors: ignored(website) };
   } catch (error) {
     return { website: null, userErrors: refusal(error) };
+  } finally {
+    // Whatever the outcome (a write that failed may have been applied), cached reads of it go.
+    await ctx.cache.written(websiteId);
   }
 }
 
@@ -275,7 +279,7 @@ builder.mutationField('createWebsite', (t) =>
       const problems = websiteWriteProblems(write, true);
       if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
-      return payloadOf(ctx, () => storeWebsite(ctx.send, write));
+      return payloadOf(ctx, null, () => storeWebsite(ctx.send, write));
     },
   }),
 );
@@ -296,7 +300,7 @@ builder.mutationField('updateWebsite', (t) =>
         problems.push({ field: ['input'], message: 'input must set at least one field.' });
       }
       if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
-      return payloadOf(ctx, () => patchWebsite(ctx.send, id, write), (website) => ignoredFields(write, website));
+      return payloadOf(ctx, id, () => patchWebsite(ctx.send, id, write), (website) => ignoredFields(write, website));
     },
   }),
 );
@@ -311,7 +315,7 @@ builder.mutationField('deleteWebsite', (t) =>
       const problem = idProblem(['id'], id);
       if (problem) return { deletedId: null, userErrors: userErrors([problem]) };
       try {
-        const deletion = await destroyWebsite(ctx.send, id);
+        const deletion = await destroyWebsite(ctx.send, id).finally(() => ctx.cache.written(id));
         ctx.loaders.website.clear(id);
         if (!deletion.deleted) {
           throw new GatewayError('UPSTREAM_ERROR', `The analytics service did not delete website ${id}.`);

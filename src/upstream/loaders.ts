@@ -5,6 +5,7 @@
 import DataLoader from 'dataloader';
 import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
 import { fetchStatPage, fetchWebsite, fetchWebsitePage, type Send } from './api.js';
+import type { RequestCache } from './cache.js';
 import type { StatNames } from './dialect.js';
 
 export interface Loaders {
@@ -46,16 +47,17 @@ function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K)
   });
 }
 
-export function createLoaders(send: Send, statNames: StatNames): Loaders {
-  const website = perKey((id: string) => fetchWebsite(send, id));
+/** Each loader reads through the request's cache (cache.ts), which may answer without the upstream. */
+export function createLoaders(send: Send, statNames: StatNames, cache: RequestCache): Loaders {
+  const website = perKey((id: string) => cache.website(id, () => fetchWebsite(send, id)));
   const prime = (site: Website): void => {
     website.clear(site.id).prime(site.id, site);
   };
   const websitePage = perKey(async (query: WebsiteListQuery) => {
-    const page = await fetchWebsitePage(send, query);
+    const page = await cache.websitePage(query, () => fetchWebsitePage(send, query));
     page.nodes.forEach(prime);
     return page;
   }, queryKey);
-  const statPage = perKey((query: StatsQuery) => fetchStatPage(send, statNames, query), queryKey);
+  const statPage = perKey((query: StatsQuery) => cache.statPage(query, () => fetchStatPage(send, statNames, query)), queryKey);
   return { website, websitePage, statPage, prime };
 }

@@ -9,6 +9,7 @@ export interface RequestLogLine {
   durationMs: number;
   upstreamCalls: number;
   cost: number | null;
+  cache: { hits: number; misses: number; stale: number };
   outcome: 'ok' | 'error';
   errorCodes?: string[];
 }
@@ -52,6 +53,7 @@ export function useRequestLog({ write, contextOf }: RequestLogOptions): Plugin<G
         durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
         upstreamCalls: context?.usage.upstreamCalls ?? 0,
         cost: context?.usage.cost ?? null,
+        cache: { hits: context?.usage.cache.hits ?? 0, misses: context?.usage.cache.misses ?? 0, stale: context?.usage.cache.stale ?? 0 },
         outcome: codes.length === 0 ? 'ok' : 'error',
         ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
       });

@@ -19,6 +19,8 @@ export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT }: UsageExte
         return {
           cost: { requested: usage.cost, limit: costLimit },
           upstreamCalls: usage.upstreamCalls,
+          cache: { hits: usage.cache.hits, misses: usage.cache.misses, stale: usage.cache.stale },
+          ...(usage.cache.stale > 0 ? { stale: true } : {}),
           ...(usage.rateLimit ? { rateLimit: usage.rateLimit } : {}),
         };
       };

@@ -13,7 +13,7 @@ function yogaWithLimit(limit?: number) {
     logging: false,
     maskedErrors: false,
     context: () => {
-      const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null };
+      const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
       usages.push(usage);
       return { usage };
     },

@@ -32,7 +32,7 @@ export function tinyYoga(plugins: Plugin<GatewayContext>[] | Plugin[]) {
       },
     }),
     logging: false,
-    context: (): TinyContext => ({ usage: { upstreamCalls: 0, cost: null, rateLimit: null } }),
+    context: (): TinyContext => ({ usage: { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } } }),
     plugins: plugins as Plugin[],
   });
 }

@@ -1,0 +1,70 @@
+// What HTTP caches (the browser's, a CDN's) may do with an answer. A query answered without errors may
+// be kept `private` (it is one key's data) for as long as the shortest remaining lifetime of the cached
+// reads it used; a mutation, an error, or anything not from the cache is `no-store`. Every answer
+// varies by Authorization and Origin. A GET query gets an ETag of its data, and a 304 when the client
+// already has it (the query still runs: what is saved is the transfer).
+import { createHash } from 'node:crypto';
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../context.js';
+
+export interface HttpCachingOptions {
+  /** The request's context, for what its reads did with the cache. Required. */
+  contextOf: (request: Request) => GatewayContext | undefined;
+}
+
+const appendVary = (headers: Headers, names: string[]): void => {
+  const present = (headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  const missing = names.filter((name) => !present.includes(name.toLowerCase()));
+  if (missing.length > 0) headers.set('vary', [headers.get('vary'), ...missing].filter(Boolean).join(', '));
+};
+
+const etagMatches = (ifNoneMatch: string | null, etag: string): boolean =>
+  ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
+
+export function useHttpCaching({ contextOf }: HttpCachingOptions): Plugin<GatewayContext> {
+  /** Requests whose operation is a query that ran to a result without errors. */
+  const cacheable = new WeakSet<Request>();
+  return {
+    onExecute({ args }) {
+      const isQuery = getOperationAST(args.document, args.operationName)?.operation === 'query';
+      return {
+        onExecuteDone({ result }) {
+          if (isQuery && !(Symbol.asyncIterator in result) && (result.errors ?? []).length === 0) {
+            cacheable.add(args.contextValue.request);
+          }
+        },
+      };
+    },
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      // The GraphiQL page and the answers before GraphQL (CORS preflights) keep their own headers.
+      if (response.headers.has('cache-control') || request.method === 'OPTIONS') return;
+      appendVary(response.headers, ['Authorization', 'Origin']);
+      const freshFor = contextOf(request)?.usage.cache.freshForS ?? null;
+      if (!cacheable.has(request) || freshFor === null || response.status !== 200) {
+        response.headers.set('cache-control', 'no-store');
+        return;
+      }
+      response.headers.set('cache-control', `private, max-age=${freshFor}`);
+      if (request.method !== 'GET') return;
+      // The ETag covers the data, not the extensions (which count this request's cache hits).
+      const text = await response.text();
+      let data: unknown;
+      try {
+        data = (JSON.parse(text) as { data?: unknown }).data;
+      } catch {
+        setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
+        return;
+      }
+      const etag = `W/"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
+      response.headers.set('etag', etag);
+      if (etagMatches(request.headers.get('if-none-match'), etag)) {
+        response.headers.delete('content-type');
+        response.headers.delete('content-length');
+        setResponse(new fetchAPI.Response(null, { status: 304, headers: response.headers }));
+        return;
+      }
+      setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
+    },
+  };
+}
