@@ -1,0 +1,51 @@
+// Calendar days as `YYYY-MM-DD` strings, counted in UTC so that no clock or time zone moves them:
+// a day is a date, not an instant. "Today" is the only instant, resolved in the install's time zone.
+
+const MS_PER_DAY = 86_400_000;
+
+/** YYYY-MM-DD of the instant `epochMs` in `timeZone` (an IANA name). */
+export function dayIn(timeZone: string, epochMs: number): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
+}
+
+const toMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
+const toDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+export function addDays(day: string, days: number): string {
+  return toDay(toMs(day) + days * MS_PER_DAY);
+}
+
+/** Days from `from` to `to`, both included (1 for the same day). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((toMs(to) - toMs(from)) / MS_PER_DAY) + 1;
+}
+
+/** Every day from `from` to `to`, both included, oldest first. */
+export function eachDay(from: string, to: string): string[] {
+  const days: string[] = [];
+  for (let ms = toMs(from), end = toMs(to); ms <= end; ms += MS_PER_DAY) days.push(toDay(ms));
+  return days;
+}
+
+/** The first day of `day`'s month. */
+export const monthStart = (day: string): string => `${day.slice(0, 7)}-01`;
+
+/** The last day of `day`'s month. */
+export function monthEnd(day: string): string {
+  const [year, month] = [Number(day.slice(0, 4)), Number(day.slice(5, 7))];
+  return toDay(Date.UTC(year, month, 0)); // day 0 of the next month
+}
+
+/** The Monday of `day`'s ISO week. */
+export function isoWeekStart(day: string): string {
+  const weekday = new Date(toMs(day)).getUTCDay(); // 0 Sunday .. 6 Saturday
+  return addDays(day, -((weekday + 6) % 7));
+}
+
+/** The same date a year earlier; 29 February becomes 28 February. */
+export function yearEarlier(day: string): string {
+  const year = Number(day.slice(0, 4)) - 1;
+  const monthDay = day.slice(5);
+  const candidate = `${String(year).padStart(4, '0')}-${monthDay}`;
+  return monthDay === '02-29' && toDay(toMs(candidate)) !== candidate ? `${String(year).padStart(4, '0')}-02-28` : candidate;
+}

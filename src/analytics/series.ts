@@ -1,0 +1,55 @@
+// Daily rows (visitors or pageviews per day, as the install groups them) as a time series: every day
+// of the range, zero where the install had no row, summed into ISO weeks or calendar months; totals
+// and the comparison with another period.
+import { addDays, daysBetween, eachDay, isoWeekStart, monthStart, yearEarlier } from './calendar.js';
+import type { DateRange } from './periods.js';
+
+export type Interval = 'DAY' | 'WEEK' | 'MONTH';
+export type Comparison = 'PREVIOUS_PERIOD' | 'PREVIOUS_YEAR';
+
+export interface SeriesPoint {
+  /** The bucket's first day inside the range. */
+  date: string;
+  count: number;
+}
+
+/** Every day of the range with its count, zero for days without a row; rows outside the range are ignored. */
+export function zeroFill(rows: readonly { value: string; count: number }[], range: DateRange): SeriesPoint[] {
+  const counts = new Map<string, number>();
+  for (const row of rows) counts.set(row.value, (counts.get(row.value) ?? 0) + row.count);
+  return eachDay(range.from, range.to).map((date) => ({ date, count: counts.get(date) ?? 0 }));
+}
+
+const bucketStart: Record<Interval, (day: string) => string> = {
+  DAY: (day) => day,
+  WEEK: isoWeekStart,
+  MONTH: monthStart,
+};
+
+/**
+ * Daily points summed into buckets, oldest first. A bucket that starts before the range is dated by
+ * its first day inside the range (a range from a Wednesday starts its first week on that Wednesday).
+ */
+export function bucket(daily: readonly SeriesPoint[], interval: Interval, range: DateRange): SeriesPoint[] {
+  const buckets = new Map<string, number>();
+  for (const { date, count } of daily) {
+    const start = bucketStart[interval](date);
+    const key = start < range.from ? range.from : start;
+    buckets.set(key, (buckets.get(key) ?? 0) + count);
+  }
+  return [...buckets].map(([date, count]) => ({ date, count })).sort((a, b) => (a.date < b.date ? -1 : 1));
+}
+
+export const total = (points: readonly SeriesPoint[]): number => points.reduce((sum, point) => sum + point.count, 0);
+
+/** The range a comparison is made with: the same length just before, or the same dates a year earlier. */
+export function comparedRange(range: DateRange, comparison: Comparison): DateRange {
+  if (comparison === 'PREVIOUS_YEAR') return { from: yearEarlier(range.from), to: yearEarlier(range.to) };
+  const length = daysBetween(range.from, range.to);
+  return { from: addDays(range.from, -length), to: addDays(range.from, -1) };
+}
+
+/** (current - previous) / previous; null when there is nothing to compare with (previous is 0). */
+export function relativeChange(current: number, previous: number): number | null {
+  return previous === 0 ? null : (current - previous) / previous;
+}
