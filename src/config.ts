@@ -134,7 +134,8 @@ class EnvReader {
     const value = this.raw(name);
     if (value === undefined) return null;
     if (!/^rediss?:\/\/\S+$/.test(value)) {
-      this.problems.push(`${name} must be a redis:// or rediss:// URL, got "${value.replace(/\/\/[^@/]*@/, '//***@')}"`);
+      // The value is not echoed: a Redis URL may carry a password.
+      this.problems.push(`${name} must be a redis:// or rediss:// URL`);
       return null;
     }
     return value;

@@ -126,7 +126,9 @@ function createCache(
           return typeof record?.value === 'string' ? record.value : undefined;
         },
         set: async (hash, document) => {
-          const at = Date.now();
+          // The store's clock: the store turns staleUntil into Redis's expiry with `now` (with
+          // Date.now() here, a clock ahead of it made every document expire at once).
+          const at = (now ?? Date.now)();
           const lifetime = { freshUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS, staleUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS };
           await redis.set(`apq:${hash}`, { value: document, ...lifetime }).catch((error: unknown) => onStoreError('apq set', error));
         },
@@ -144,6 +146,8 @@ function createCache(
     timeZone: config.upstreamTimeZone,
     ...(now ? { now } : {}),
     onStoreError,
+    // The memory store answers at once; Redis gets the whole request's budget.
+    ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
   return { cache: responseCache, ...(documentRegistry ? { documentRegistry } : {}) };
 }

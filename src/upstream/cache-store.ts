@@ -33,6 +33,7 @@ export class MemoryCacheStore implements CacheStore {
   private readonly records = new Map<string, { record: CacheRecord; bytes: number }>();
   private readonly counters = new Map<string, number>();
   private readonly marks = new Map<string, number>();
+  private marksSwept = 0;
   private readonly processSecret = randomBytes(32).toString('hex');
   private bytes = 0;
 
@@ -58,7 +59,9 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   async set(key: string, record: CacheRecord): Promise<void> {
-    await this.delete(key);
+    // Removed without an await: two sets of one key in the same tick would otherwise both find it
+    // absent, and the first one's bytes would stay counted after the second replaced it.
+    this.remove(key);
     const bytes = key.length + JSON.stringify(record.value).length + 32;
     if (bytes > this.maxBytes) return;
     this.records.set(key, { record, bytes });
@@ -71,6 +74,10 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   async delete(key: string): Promise<void> {
+    this.remove(key);
+  }
+
+  private remove(key: string): void {
     const held = this.records.get(key);
     if (held === undefined) return;
     this.records.delete(key);
@@ -89,6 +96,12 @@ export class MemoryCacheStore implements CacheStore {
 
   async mark(name: string, ttlMs: number): Promise<void> {
     this.marks.set(name, this.now() + ttlMs);
+    // Marks outlive the keys that made them: sweep the expired ones now and then, so they stay few.
+    if (this.marks.size > this.marksSwept * 2 + 1_000) {
+      const at = this.now();
+      for (const [mark, until] of this.marks) if (until <= at) this.marks.delete(mark);
+      this.marksSwept = this.marks.size;
+    }
   }
 
   async marked(name: string): Promise<boolean> {
@@ -111,6 +124,12 @@ export class MemoryCacheStore implements CacheStore {
 
 const PREFIX = 'agw:';
 
+/** ioredis's states in which Redis is known to be unreachable (until a reconnection): calls fail at once. */
+const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
+
+/** How often a gateway checks that Redis still holds the secret it uses (Redis may have lost it). */
+const SECRET_RECHECK_MS = 60_000;
+
 /**
  * Redis, with every call bounded by `timeoutMs`: a store that fails or is slow makes the cache miss,
  * never the request fail (cache.ts goes to the upstream and says so in the log). Records expire in
@@ -119,74 +138,109 @@ const PREFIX = 'agw:';
 export class RedisCacheStore implements CacheStore {
   private readonly redis: Redis;
   private sharedSecret: Promise<string> | undefined;
+  /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
+  private knownSecret: string | undefined;
+  private secretCheckedAt = 0;
 
   constructor(
     url: string,
     private readonly timeoutMs: number,
     private readonly now: () => number = Date.now,
+    private readonly secretRecheckMs = SECRET_RECHECK_MS,
   ) {
     this.redis = new Redis(url, {
       lazyConnect: false,
-      // Fail fast while disconnected instead of queueing commands behind a reconnect.
-      enableOfflineQueue: false,
+      // A call made while the connection is being made (at start-up, or a reconnection under way)
+      // waits for it, within timeoutMs; while Redis is known unreachable, calls fail at once
+      // (bounded). Every lost connection or failed attempt rejects what was queued (maxRetriesPerRequest
+      // 0), so nothing piles up behind an outage.
+      enableOfflineQueue: true,
       maxRetriesPerRequest: 0,
       connectTimeout: Math.max(timeoutMs, 1_000),
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     });
     this.redis.on('error', () => undefined); // reported by the calls that fail
+    // The Redis found again may have lost its data (restarted without persistence): check the secret.
+    this.redis.on('close', () => {
+      this.sharedSecret = undefined;
+    });
   }
 
-  private bounded<T>(call: Promise<T>): Promise<T> {
+  private bounded<T>(call: () => Promise<T>): Promise<T> {
+    if (UNREACHABLE.has(this.redis.status)) return Promise.reject(new Error(`Redis is unreachable (${this.redis.status})`));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
-    return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+    let pending: Promise<T>;
+    try {
+      pending = call();
+    } catch (error) {
+      clearTimeout(timer);
+      return Promise.reject(error);
+    }
+    return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
   }
 
   async get(key: string): Promise<CacheRecord | undefined> {
-    const text = await this.bounded(this.redis.get(PREFIX + key));
-    return text === null ? undefined : (JSON.parse(text) as CacheRecord);
+    const text = await this.bounded(() => this.redis.get(PREFIX + key));
+    if (text === null) return undefined;
+    const record = JSON.parse(text) as CacheRecord;
+    // As the memory store: nothing past its stale lifetime by the cache's clock (Redis expires by its own).
+    return record.staleUntil > this.now() ? record : undefined;
   }
 
   async set(key: string, record: CacheRecord): Promise<void> {
-    const ttl = Math.max(1, record.staleUntil - this.now());
-    await this.bounded(this.redis.set(PREFIX + key, JSON.stringify(record), 'PX', ttl));
+    // PX takes an integer: a clock with fractions of a millisecond would make every write an error.
+    const ttl = Math.max(1, Math.ceil(record.staleUntil - this.now()));
+    await this.bounded(() => this.redis.set(PREFIX + key, JSON.stringify(record), 'PX', ttl));
   }
 
   async delete(key: string): Promise<void> {
-    await this.bounded(this.redis.del(PREFIX + key));
+    await this.bounded(() => this.redis.del(PREFIX + key));
   }
 
   async counter(name: string): Promise<number> {
-    return Number((await this.bounded(this.redis.get(PREFIX + name))) ?? 0);
+    return Number((await this.bounded(() => this.redis.get(PREFIX + name))) ?? 0);
   }
 
   async bump(name: string): Promise<number> {
-    return this.bounded(this.redis.incr(PREFIX + name));
+    return this.bounded(() => this.redis.incr(PREFIX + name));
   }
 
   async mark(name: string, ttlMs: number): Promise<void> {
-    await this.bounded(this.redis.set(PREFIX + name, '1', 'PX', Math.max(1, ttlMs)));
+    await this.bounded(() => this.redis.set(PREFIX + name, '1', 'PX', Math.max(1, Math.ceil(ttlMs))));
   }
 
   async marked(name: string): Promise<boolean> {
-    return (await this.bounded(this.redis.exists(PREFIX + name))) === 1;
+    return (await this.bounded(() => this.redis.exists(PREFIX + name))) === 1;
   }
 
-  /** The first gateway on the store sets the secret; every other one reads it. */
+  /**
+   * The first gateway on the store sets the secret; every other one reads it. One round trip (SET NX
+   * and GET in a transaction), so one bounded wait. Checked again after a lost connection and every
+   * `secretRecheckMs` (a minute): a Redis that lost it gets this gateway's again (the key ids stay), and a
+   * gateway whose secret was replaced takes the new one (the gateways share entries again).
+   */
   secret(): Promise<string> {
-    this.sharedSecret ??= (async () => {
-      const key = `${PREFIX}secret`;
-      await this.bounded(this.redis.set(key, randomBytes(32).toString('hex'), 'NX'));
-      const secret = await this.bounded(this.redis.get(key));
-      if (secret === null) throw new Error('Redis lost the cache secret');
+    if (this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs) return this.sharedSecret;
+    this.secretCheckedAt = Date.now();
+    const key = `${PREFIX}secret`;
+    const proposed = this.knownSecret ?? randomBytes(32).toString('hex');
+    const check = this.bounded(() => this.redis.multi().set(key, proposed, 'NX').get(key).exec()).then((replies) => {
+      const [setReply, getReply] = replies ?? [];
+      const error = setReply?.[0] ?? getReply?.[0];
+      if (error) throw error;
+      const secret = getReply?.[1];
+      if (typeof secret !== 'string' || secret === '') throw new Error('Redis lost the cache secret');
+      this.knownSecret = secret;
       return secret;
-    })().catch((error: unknown) => {
-      this.sharedSecret = undefined; // try again on the next request
-      throw error;
     });
-    return this.sharedSecret;
+    this.sharedSecret = check;
+    check.catch(() => {
+      if (this.sharedSecret === check) this.sharedSecret = undefined; // try again on the next request
+    });
+    return check;
   }
 
   async close(): Promise<void> {

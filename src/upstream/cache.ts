@@ -33,6 +33,11 @@ export interface CacheOptions {
   now?: () => number;
   /** Told when the store fails (the read then goes to the upstream). */
   onStoreError?: (operation: string, error: unknown) => void;
+  /**
+   * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS): past it, the rest of
+   * its reads go to the upstream. Writes to the store happen after the answer and are not counted.
+   */
+  storeBudgetMs?: number;
 }
 
 /** What one request's reads did with the cache: for `extensions.cache`, the log and Cache-Control. */
@@ -60,6 +65,14 @@ function isOutage(error: unknown): boolean {
   if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
   return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
 }
+
+/**
+ * A failure without an answer from the upstream (no status) that is not a timeout: above all, the
+ * request whose call others joined went away and its call was aborted; also an open breaker or a
+ * refused connection, which a second try finds at once.
+ */
+const isLeft = (error: unknown): boolean =>
+  error instanceof GatewayError && error.code === 'UPSTREAM_UNAVAILABLE' && error.details.upstreamStatus === undefined;
 
 const isRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
 
@@ -90,8 +103,31 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     }
   }
 
+  /**
+   * A revoked key's entries become unreachable (its generation moves on). Only a key that has entries
+   * gets a generation: a stream of unknown keys answered 401 leaves nothing behind in the store.
+   */
+  async function dropEntriesOf(keyId: string): Promise<void> {
+    if (await safely('marked', () => store.marked(`has:${keyId}`))) await safely('bump', () => store.bump(`gen:${keyId}`));
+  }
+
   function forRequest(authorization: string | null, validate: () => Promise<unknown>): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
+    // Real time, not `now` (which tests pin): the budget is about waiting.
+    const budgetEnd = performance.now() + (options.storeBudgetMs ?? Number.POSITIVE_INFINITY);
+    /** A store read on the request's path, within what is left of its budget; undefined past it. */
+    const ask = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
+      const left = budgetEnd - performance.now();
+      if (left <= 0) return Promise.resolve(undefined);
+      if (!Number.isFinite(left)) return safely(operation, call);
+      return safely(operation, () => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the store took longer than this request's ${options.storeBudgetMs} ms`)), left);
+        });
+        return Promise.race([call(), late]).finally(() => clearTimeout(timer));
+      });
+    };
     const used = (record: CacheRecord): void => {
       const seconds = Math.max(0, Math.floor((record.freshUntil - now()) / 1000));
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
@@ -102,12 +138,12 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     const scopeOf = () =>
       (scope ??= (async () => {
         if (authorization === null) return null;
-        const secret = await safely('secret', () => store.secret());
+        const secret = await ask('secret', () => store.secret());
         if (secret === undefined) return null;
         const keyId = createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
         const [generation, lists] = await Promise.all([
-          safely('counter', () => store.counter(`gen:${keyId}`)),
-          safely('counter', () => store.counter(`lists:${keyId}`)),
+          ask('counter', () => store.counter(`gen:${keyId}`)),
+          ask('counter', () => store.counter(`lists:${keyId}`)),
         ]);
         if (generation === undefined || lists === undefined) return null;
         return { keyId, prefix: `c:${keyId}:${generation}`, lists: `l${lists}` };
@@ -117,7 +153,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     /** Before the first cached answer: has the upstream accepted this key lately? Else ask it once. */
     const ensureAccepted = (keyId: string): Promise<void> =>
       (accepted ??= (async () => {
-        if (await safely('marked', () => store.marked(`seen:${keyId}`))) return;
+        if (await ask('marked', () => store.marked(`seen:${keyId}`))) return;
         let pending = validating.get(keyId);
         if (pending === undefined) {
           pending = (async () => {
@@ -125,7 +161,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
               await validate();
               await safely('mark', () => store.mark(`seen:${keyId}`, options.keyRecheckMs));
             } catch (error) {
-              if (isRevoked(error)) await safely('bump', () => store.bump(`gen:${keyId}`));
+              if (isRevoked(error)) await dropEntriesOf(keyId);
               // An outage says nothing about the key: the cached answer stands.
               if (!isOutage(error)) throw error;
             }
@@ -142,41 +178,56 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         return fetch();
       }
       const fullKey = `${scoped.prefix}:${kind}:${key}`;
-      const cached = await safely('get', () => store.get(fullKey));
+      const cached = await ask('get', () => store.get(fullKey));
       if (cached !== undefined && cached.freshUntil > now()) {
         await ensureAccepted(scoped.keyId);
         usage.hits++;
         used(cached);
         return cached.value as T;
       }
-      let shared = inFlight.get(fullKey);
-      const coalesced = shared !== undefined;
-      if (shared === undefined) {
-        shared = (async () => {
-          const value = await fetch();
-          const at = now();
-          const record: CacheRecord = { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + options.maxStaleMs };
-          // Written in the background: the answer does not wait for the store.
-          void safely('set', () => store.set(fullKey, record));
-          void safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs));
-          return record;
-        })().finally(() => inFlight.delete(fullKey));
-        inFlight.set(fullKey, shared);
-      }
-      try {
-        const record = await shared;
-        if (coalesced) usage.hits++;
-        else usage.misses++;
-        used(record);
-        return record.value as T;
-      } catch (error) {
-        if (isRevoked(error)) await safely('bump', () => store.bump(`gen:${scoped.keyId}`));
-        if (cached !== undefined && isOutage(error) && cached.staleUntil > now()) {
-          usage.stale++;
-          usage.freshForS = 0;
-          return cached.value as T;
+      // Join the call in flight for this entry, or make it. A joined call that failed because the
+      // request that made it left is made again (once, and shared again): it says nothing of the upstream.
+      for (let attempt = 1; ; attempt++) {
+        let shared = inFlight.get(fullKey);
+        const coalesced = shared !== undefined;
+        if (shared === undefined) {
+          let own: Promise<CacheRecord> | undefined;
+          own = (async () => {
+            const value = await fetch();
+            const at = now();
+            const record: CacheRecord = { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + options.maxStaleMs };
+            // Written in the background: the answer does not wait for the store. Not when a write
+            // dropped this call meanwhile (`written`): its answer may be from before the write.
+            if (inFlight.get(fullKey) === own) {
+              void safely('set', () => store.set(fullKey, record));
+              // Says the key has entries for as long as any can live: what a 401 or a write must drop.
+              void safely('mark', () => store.mark(`has:${scoped.keyId}`, options.settledMs + options.maxStaleMs));
+            }
+            void safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs));
+            return record;
+          })().finally(() => {
+            if (inFlight.get(fullKey) === own) inFlight.delete(fullKey);
+          });
+          shared = own;
+          inFlight.set(fullKey, own);
         }
-        throw error;
+        try {
+          const record = await shared;
+          if (coalesced) usage.hits++;
+          else usage.misses++;
+          used(record);
+          return record.value as T;
+        } catch (error) {
+          if (coalesced && attempt === 1 && isLeft(error)) continue;
+          if (isRevoked(error)) await dropEntriesOf(scoped.keyId);
+          if (cached !== undefined && isOutage(error) && cached.staleUntil > now()) {
+            usage.stale++;
+            usage.freshForS = 0;
+            return cached.value as T;
+          }
+          usage.misses++; // went to the upstream (itself or with others), and was not answered
+          throw error;
+        }
       }
     }
 
@@ -194,10 +245,18 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       async written(websiteId) {
         const scoped = await scopeOf();
         if (scoped === null) return;
-        await Promise.all([
+        // A read of the website in flight may answer from before the write: later reads do not join it.
+        if (websiteId !== null) inFlight.delete(`${scoped.prefix}:w:${websiteId}`);
+        // A key with no entries has nothing to drop, and gets no counter in the store (unless a read
+        // is in flight, which may be about to add one from before the write).
+        if (inFlight.size === 0 && !(await safely('marked', () => store.marked(`has:${scoped.keyId}`)))) return;
+        const [, lists] = await Promise.all([
           websiteId === null ? undefined : safely('delete', () => store.delete(`${scoped.prefix}:w:${websiteId}`)),
           safely('bump', () => store.bump(`lists:${scoped.keyId}`)),
         ]);
+        // The rest of this request (a payload's `query`) reads the lists after the write, not the
+        // generation it read before; if the store could not bump it, it reads from the upstream.
+        scope = Promise.resolve(lists === undefined ? null : { ...scoped, lists: `l${lists}` });
       },
     };
   }

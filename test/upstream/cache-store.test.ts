@@ -1,0 +1,225 @@
+// MemoryCacheStore on its own: an LRU bounded by bytes (each record counted as its key and JSON),
+// records gone past their stale lifetime, counters, marks with a lifetime, and a per-process secret.
+// (The Redis store has its own suite: test/upstream/redis.test.ts.)
+import { describe, expect, it } from 'vitest';
+import { MemoryCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
+
+/** A clock the test moves by hand. */
+function manualClock(start = Date.parse('2026-03-15T12:00:00Z')): { now: () => number; advance(ms: number): void } {
+  let at = start;
+  return {
+    now: () => at,
+    advance: (ms) => {
+      at += ms;
+    },
+  };
+}
+
+const T0 = Date.parse('2026-03-15T12:00:00Z');
+
+/** A record fresh for `freshMs` and usable stale for `staleMs` more, from T0. */
+const recordOf = (value: unknown, freshMs = 60_000, staleMs = 600_000): CacheRecord => ({
+  value,
+  freshUntil: T0 + freshMs,
+  staleUntil: T0 + freshMs + staleMs,
+});
+
+/** What the store counts for a record: its key, its value as JSON, and 32 for the lifetimes. */
+const costOf = (key: string, value: unknown): number => key.length + JSON.stringify(value).length + 32;
+
+/** A value whose record costs exactly `bytes` under `key`. */
+function valueCosting(key: string, bytes: number): string {
+  const padding = bytes - key.length - 32 - 2; // the JSON string's quotes
+  if (padding < 0) throw new Error(`${bytes} bytes is too small for key ${key}`);
+  return 'x'.repeat(padding);
+}
+
+describe('MemoryCacheStore: records', () => {
+  it('gives back what was set, and nothing for an unknown key', async () => {
+    const clock = manualClock();
+    const store = new MemoryCacheStore(10_000, clock.now);
+    const record = recordOf({ id: '1', domain: 'example.com' });
+    await store.set('a', record);
+    expect(await store.get('a')).toEqual(record);
+    expect(await store.get('b')).toBeUndefined();
+    expect(store.size).toEqual({ entries: 1, bytes: costOf('a', record.value) });
+  });
+
+  it('keeps a record past its fresh lifetime (to answer stale) and drops it at its stale lifetime', async () => {
+    const clock = manualClock();
+    const store = new MemoryCacheStore(10_000, clock.now);
+    await store.set('a', recordOf('v', 1_000, 5_000));
+    clock.advance(1_001);
+    expect((await store.get('a'))?.value).toBe('v'); // past freshUntil: the cache decides what it means
+    clock.advance(5_000 - 1 - 1); // 1 ms before staleUntil
+    expect((await store.get('a'))?.value).toBe('v');
+    clock.advance(1); // at staleUntil
+    expect(await store.get('a')).toBeUndefined();
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+  });
+
+  it('replaces a record set again under the same key, counting its bytes once', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await store.set('a', recordOf('short'));
+    await store.set('a', recordOf('a much longer value'));
+    expect((await store.get('a'))?.value).toBe('a much longer value');
+    expect(store.size).toEqual({ entries: 1, bytes: costOf('a', 'a much longer value') });
+  });
+
+  it('deletes a record (and deleting an unknown key does nothing)', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await store.set('a', recordOf('v'));
+    await store.set('b', recordOf('w'));
+    await store.delete('a');
+    await store.delete('nothing');
+    expect(await store.get('a')).toBeUndefined();
+    expect((await store.get('b'))?.value).toBe('w');
+    expect(store.size).toEqual({ entries: 1, bytes: costOf('b', 'w') });
+  });
+
+  it('close() empties it', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await store.set('a', recordOf('v'));
+    await store.close();
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+    expect(await store.get('a')).toBeUndefined();
+  });
+});
+
+describe('MemoryCacheStore: bounded by bytes, least recently used first', () => {
+  it('evicts the oldest records once the bound is passed, and never holds more than the bound', async () => {
+    const store = new MemoryCacheStore(1_000, manualClock().now);
+    for (const key of ['k1', 'k2', 'k3']) await store.set(key, recordOf(valueCosting(key, 300)));
+    expect(store.size).toEqual({ entries: 3, bytes: 900 });
+    await store.set('k4', recordOf(valueCosting('k4', 300))); // 1200 > 1000: k1 goes
+    expect(store.size).toEqual({ entries: 3, bytes: 900 });
+    expect(await store.get('k1')).toBeUndefined();
+    for (const key of ['k2', 'k3', 'k4']) expect(await store.get(key), key).toBeDefined();
+    // A big one pushes out as many as it needs.
+    await store.set('big', recordOf(valueCosting('big', 650)));
+    expect(store.size.bytes).toBeLessThanOrEqual(1_000);
+    expect(store.size).toEqual({ entries: 2, bytes: 950 });
+    expect(await store.get('k2')).toBeUndefined();
+    expect(await store.get('k3')).toBeUndefined();
+    expect(await store.get('k4')).toBeDefined();
+    expect(await store.get('big')).toBeDefined();
+  });
+
+  it('a read makes a record the most recently used: the least recently read goes first', async () => {
+    const store = new MemoryCacheStore(1_000, manualClock().now);
+    for (const key of ['k1', 'k2', 'k3']) await store.set(key, recordOf(valueCosting(key, 300)));
+    await store.get('k1'); // k2 is now the least recently used
+    await store.set('k4', recordOf(valueCosting('k4', 300)));
+    expect(await store.get('k2')).toBeUndefined();
+    expect(await store.get('k1')).toBeDefined();
+    expect(await store.get('k3')).toBeDefined();
+    expect(await store.get('k4')).toBeDefined();
+  });
+
+  it('a record as large as the bound fits; one larger is not stored and evicts nothing', async () => {
+    const store = new MemoryCacheStore(500, manualClock().now);
+    await store.set('small', recordOf(valueCosting('small', 100)));
+    await store.set('huge', recordOf(valueCosting('huge', 501)));
+    expect(await store.get('huge')).toBeUndefined();
+    expect(store.size).toEqual({ entries: 1, bytes: 100 });
+    await store.set('exact', recordOf(valueCosting('exact', 500)));
+    expect(store.size).toEqual({ entries: 1, bytes: 500 });
+    expect(await store.get('exact')).toBeDefined();
+  });
+
+  it('setting a key again with a larger value can evict others but never itself', async () => {
+    const store = new MemoryCacheStore(1_000, manualClock().now);
+    await store.set('a', recordOf(valueCosting('a', 300)));
+    await store.set('b', recordOf(valueCosting('b', 300)));
+    await store.set('a', recordOf(valueCosting('a', 800))); // a is re-inserted last: b goes
+    expect(store.size).toEqual({ entries: 1, bytes: 800 });
+    expect(await store.get('a')).toBeDefined();
+  });
+
+  it('concurrent sets of one key count its bytes once (the count stays the sum of what is held)', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await Promise.all([store.set('a', recordOf('first')), store.set('a', recordOf('second value')), store.set('b', recordOf('b'))]);
+    expect((await store.get('a'))?.value).toBe('second value');
+    expect(store.size).toEqual({ entries: 2, bytes: costOf('a', 'second value') + costOf('b', 'b') });
+    await Promise.all([store.delete('a'), store.set('a', recordOf('third'))]);
+    expect(store.size).toEqual({ entries: 2, bytes: costOf('a', 'third') + costOf('b', 'b') });
+    await store.delete('a');
+    await store.delete('b');
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+  });
+
+  it('CACHE_MAX_BYTES=0 keeps nothing', async () => {
+    const store = new MemoryCacheStore(0, manualClock().now);
+    await store.set('a', recordOf('v'));
+    expect(await store.get('a')).toBeUndefined();
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+  });
+
+  it('keeps its byte count exact and under the bound through a long mixed run (sets, reads, deletes, expiries)', async () => {
+    const clock = manualClock();
+    const store = new MemoryCacheStore(2_000, clock.now);
+    for (let i = 0; i < 500; i++) {
+      const key = `key-${i % 37}`;
+      if (i % 7 === 3) {
+        await store.delete(key);
+      } else if (i % 5 === 0) {
+        await store.get(key);
+      } else {
+        // Every third record is short-lived, so that some expire and are dropped as they are read.
+        const lifetime = i % 3 === 0 ? 50 : 3_600_000;
+        const at = clock.now();
+        await store.set(key, { value: 'v'.repeat((i * 31) % 400), freshUntil: at + lifetime, staleUntil: at + 2 * lifetime });
+      }
+      clock.advance(13);
+      expect(store.size.bytes).toBeLessThanOrEqual(2_000);
+    }
+    // The count is the sum of what is held: reading every key back drops the expired ones (and their
+    // bytes), and what is left must add up to the count.
+    let entries = 0;
+    let sum = 0;
+    for (let k = 0; k < 37; k++) {
+      const key = `key-${k}`;
+      const record = await store.get(key);
+      if (record !== undefined) {
+        entries++;
+        sum += costOf(key, record.value);
+      }
+    }
+    expect(entries).toBeGreaterThan(0);
+    expect(store.size).toEqual({ entries, bytes: sum });
+  });
+});
+
+describe('MemoryCacheStore: counters, marks and the secret', () => {
+  it('counters start at 0 and bump by one, each on its own', async () => {
+    const store = new MemoryCacheStore(1_000, manualClock().now);
+    expect(await store.counter('gen:a')).toBe(0);
+    expect(await store.bump('gen:a')).toBe(1);
+    expect(await store.bump('gen:a')).toBe(2);
+    expect(await store.counter('gen:a')).toBe(2);
+    expect(await store.counter('gen:b')).toBe(0);
+  });
+
+  it('a mark holds for its lifetime and no longer', async () => {
+    const clock = manualClock();
+    const store = new MemoryCacheStore(1_000, clock.now);
+    expect(await store.marked('seen:a')).toBe(false);
+    await store.mark('seen:a', 10_000);
+    clock.advance(9_999);
+    expect(await store.marked('seen:a')).toBe(true);
+    expect(await store.marked('seen:b')).toBe(false);
+    clock.advance(1);
+    expect(await store.marked('seen:a')).toBe(false);
+    await store.mark('seen:a', 10_000); // marked again: holds again
+    expect(await store.marked('seen:a')).toBe(true);
+  });
+
+  it('the secret is the same for the life of a store, different between stores, and long', async () => {
+    const one = new MemoryCacheStore(1_000);
+    const two = new MemoryCacheStore(1_000);
+    const secret = await one.secret();
+    expect(await one.secret()).toBe(secret);
+    expect(await two.secret()).not.toBe(secret);
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
