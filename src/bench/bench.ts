@@ -3,6 +3,18 @@
 // parallel), with upstream calls counted by the sandbox and the gateway's CPU and memory read from /proc.
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { loadConfig } from '../config.js';
+import { dayIn } from '../upstream/cache.js';
+import {
+  DEFAULT_SESSION,
+  runSessionPass,
+  runSharedPass,
+  settledContext,
+  type GatewayStarter,
+  type SessionOptions,
+  type SessionPassResult,
+  type SharedOptions,
+  type SharedPassResult,
+} from './caching.js';
 import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
@@ -49,6 +61,12 @@ export interface BenchOptions {
   gatewayScript: string;
   /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS. */
   restConnections?: number;
+  /** The `cache` pass (warm dashboard, CACHE=on, against CACHE=off); not run when absent. */
+  cachePass?: CachePassOptions | null;
+  /** The `session` pass (a session mix against a rate-limited sandbox, cache on and off); not run when absent. */
+  session?: SessionOptions | null;
+  /** The `shared` pass (two gateways on one Redis); not run when absent. */
+  shared?: SharedOptions | null;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
 }
@@ -62,25 +80,64 @@ export interface DefaultPassOptions {
   /**
    * Which passes: main (every scenario, 20 ms, 10 connections), light (website and dashboard, 20 ms,
    * 1 connection: latency without queueing), overhead (the same at 0 ms: the gateway's own cost),
-   * load (dashboard and list at 100 connections: throughput and memory).
+   * load (dashboard and list at 100 connections: throughput and memory). The read cache's passes
+   * (cache, session, shared) are not scenario passes: `cachingPasses` makes their options.
    */
   passes?: readonly PassName[];
 }
 
-export const PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const;
+/** Every pass `--passes` knows. */
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared'] as const;
 export type PassName = (typeof PASS_NAMES)[number];
+/** The passes of a run without `--passes`: the read cache's passes run only when selected. */
+export const DEFAULT_PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const satisfies readonly PassName[];
+type ScenarioPassName = (typeof DEFAULT_PASS_NAMES)[number];
+const isScenarioPass = (name: PassName): name is ScenarioPassName => (DEFAULT_PASS_NAMES as readonly string[]).includes(name);
 
 export function defaultPasses(options: DefaultPassOptions = {}): PassOptions[] {
   const only = (names: readonly ScenarioName[]): ScenarioName[] =>
     names.filter((name) => options.scenarios === undefined || options.scenarios.includes(name));
   const latencyMs = options.latencyMs ?? 20;
-  const all: Record<PassName, PassOptions> = {
+  const all: Record<ScenarioPassName, PassOptions> = {
     main: { name: 'main', latencyMs, connections: options.connections ?? 10, scenarios: only(SCENARIO_NAMES) },
     light: { name: 'light', latencyMs, connections: 1, scenarios: only(['website', 'dashboard']) },
     overhead: { name: 'overhead', latencyMs: 0, connections: 1, scenarios: only(['website', 'dashboard']) },
     load: { name: 'load', latencyMs, connections: options.loadConnections ?? 100, scenarios: only(['dashboard', 'websites-list']) },
   };
-  return (options.passes ?? PASS_NAMES).map((name) => all[name]).filter((pass) => pass.scenarios.length > 0);
+  return (options.passes ?? DEFAULT_PASS_NAMES)
+    .filter(isScenarioPass)
+    .map((name) => all[name])
+    .filter((pass) => pass.scenarios.length > 0);
+}
+
+/** The `cache` pass: the dashboard on a settled range through a CACHE=off gateway (cold) and a warmed CACHE=on one. */
+export interface CachePassOptions {
+  latencyMs: number;
+  /** Connections of each measured run, e.g. [1, 10]. */
+  connections: readonly number[];
+}
+
+export interface CachingPassOptions {
+  latencyMs?: number;
+  /** The cache pass measures at 1 connection and at this many (default 10). */
+  connections?: number;
+  session?: Partial<SessionOptions>;
+  /** The redis-server program of the shared pass (default: redis-server on the PATH). */
+  redisServer?: string;
+}
+
+/** The options of the read cache's passes named in `names` (the others stay off). */
+export function cachingPasses(
+  names: readonly PassName[],
+  options: CachingPassOptions = {},
+): Pick<BenchOptions, 'cachePass' | 'session' | 'shared'> {
+  const latencyMs = options.latencyMs ?? 20;
+  const connections = options.connections ?? 10;
+  return {
+    cachePass: names.includes('cache') ? { latencyMs, connections: connections === 1 ? [1] : [1, connections] } : null,
+    session: names.includes('session') ? { ...DEFAULT_SESSION, latencyMs, ...options.session } : null,
+    shared: names.includes('shared') ? { latencyMs, redisServer: options.redisServer ?? 'redis-server' } : null,
+  };
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -145,6 +202,34 @@ export interface MachineInfo {
   loadAverage: [number, number];
 }
 
+/** One row of the cache pass: the settled-range dashboard through a gateway with the cache off or on (warm). */
+export interface CacheRow {
+  cache: 'off' | 'on';
+  connections: number;
+  measurement: Measurement;
+  /** Upstream calls the sandbox counted over the measured runs (all repeats). */
+  upstreamCalls: number;
+  /** CACHE=on: upstream calls of the request that filled the fresh gateway's cache, and of the one after it. */
+  fillCalls: number | null;
+  secondCalls: number | null;
+  /** CACHE=on: seconds from the fill to the end of the last measured run. */
+  warmSeconds: number | null;
+}
+
+export interface CachePassResult {
+  latencyMs: number;
+  /** The dashboard's range in this pass: the 30 days ending yesterday (settled). */
+  from: string;
+  to: string;
+  /** The sandbox's today, and the gateway's (UPSTREAM_TIMEZONE, the clock): a range ending before the latter is settled. */
+  sandboxToday: string;
+  gatewayToday: string;
+  rows: CacheRow[];
+  /** The largest VmHWM of the warm gateways at the end of their runs. */
+  warmPeakRssMb: number | null;
+  notes: string[];
+}
+
 export interface BenchReport {
   startedAt: string;
   seconds: number;
@@ -155,6 +240,10 @@ export interface BenchReport {
   gatewayEnv: Record<string, string>;
   gatewayScript: string;
   passes: PassResult[];
+  /** The read cache's passes, when they ran. */
+  cache?: CachePassResult;
+  session?: SessionPassResult;
+  shared?: SharedPassResult;
 }
 
 export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
@@ -195,13 +284,18 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       CACHE: 'off',
       ...options.gatewayEnv,
     };
-    const gatewayProcess = await spawnServer({
-      script: options.gatewayScript,
-      env: gatewayEnv,
-      ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
-      nodeArgs: options.gatewayNodeArgs,
-    });
-    children.push(gatewayProcess);
+    // Another gateway process on the same sandbox (the cache passes run some with CACHE=on, or on Redis).
+    const startGateway: GatewayStarter = async (extraEnv) => {
+      const child = await spawnServer({
+        script: options.gatewayScript,
+        env: { ...gatewayEnv, ...extraEnv },
+        ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
+        nodeArgs: options.gatewayNodeArgs,
+      });
+      children.push(child);
+      return child;
+    };
+    const gatewayProcess = await startGateway({});
     const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
 
     control = new SandboxControl(sandbox.url);
@@ -227,6 +321,20 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       passes.push({ ...pass, results, gatewayPeakRssMb: memoryMb(gateway.pid, 'VmHWM') });
     }
 
+    // The read cache's passes, each only when selected.
+    const harness: Harness = { control, rest, gateway, sandboxPid: sandbox.pid, context };
+    const gatewayToday = dayIn(loadConfig({ ...process.env, ...gatewayEnv }).upstreamTimeZone, Date.now());
+    const caching: Pick<BenchReport, 'cache' | 'session' | 'shared'> = {};
+    if (options.cachePass) {
+      caching.cache = await runCachePass(options.cachePass, options, harness, startGateway, { today, gatewayToday });
+    }
+    if (options.session) {
+      caching.session = await runSessionPass(options.session, { control, startGateway, key: DEMO_KEY, context, today, gatewayToday, log });
+    }
+    if (options.shared) {
+      caching.shared = await runSharedPass(options.shared, { control, startGateway, key: DEMO_KEY, context, today, gatewayToday, log });
+    }
+
     const machine: MachineInfo = {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
@@ -245,6 +353,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       gatewayEnv: options.gatewayEnv,
       gatewayScript: options.gatewayScript,
       passes,
+      ...caching,
     };
   } finally {
     process.off('exit', onSignal);
@@ -262,6 +371,109 @@ interface Harness {
   gateway: { url: string; pid: number };
   sandboxPid: number;
   context: ScenarioContext;
+}
+
+/**
+ * The dashboard on a settled range (the 30 days ending yesterday: the dashboard scenario's own range
+ * reaches today, whose entries live only CACHE_TTL_RECENT_S) through the CACHE=off gateway (cold:
+ * every request reads upstream) and, at each connection count, a fresh CACHE=on gateway warmed by
+ * one request just before its runs (the website is a recent entry and the key is re-validated after
+ * KEY_RECHECK_S: both 60 s by default, so warm runs lasting longer than that show those reads).
+ */
+async function runCachePass(
+  cachePass: CachePassOptions,
+  options: BenchOptions,
+  cold: Harness,
+  startGateway: GatewayStarter,
+  days: { today: string; gatewayToday: string },
+): Promise<CachePassResult> {
+  const { control } = cold;
+  const { log } = options;
+  const notes: string[] = [];
+  const context = settledContext(cold.context, days.today);
+  if (context.to >= days.gatewayToday) {
+    notes.push(`the range ends ${context.to}, not before the gateway's today ${days.gatewayToday}: its statistics are not settled`);
+  }
+  if (days.today !== days.gatewayToday) {
+    notes.push(`the sandbox's today (${days.today}) is not the gateway's (${days.gatewayToday}): a range is settled when it ends before the gateway's`);
+  }
+  const scenario = SCENARIOS.dashboard;
+  const steps = scenario.steps(context);
+  await control.setLatency(cachePass.latencyMs);
+  log(`pass "cache": ${cachePass.latencyMs} ms sandbox, dashboard ${context.from}..${context.to}, CACHE=off and CACHE=on`);
+  /** Upstream calls since the last settle; settles again. */
+  const calls = async (): Promise<number> => {
+    const { count } = await control.count();
+    await control.settle();
+    return count;
+  };
+
+  await control.settle();
+  const coldCheck = await runChainOnce(cold.gateway.url, steps);
+  if (coldCheck.problem) notes.push(`check (CACHE=off): ${coldCheck.problem}`);
+  const coldCalls = await calls();
+  if (coldCalls !== scenario.expectedCalls) notes.push(`one CACHE=off request made ${coldCalls} REST calls, expected ${scenario.expectedCalls}`);
+
+  const rows: CacheRow[] = [];
+  let warmPeakRssMb: number | null = null;
+  for (const connections of cachePass.connections) {
+    const pass: PassOptions = { name: 'cache', latencyMs: cachePass.latencyMs, connections, scenarios: ['dashboard'] };
+    const measure = async (kind: 'off' | 'on', harness: Harness): Promise<Omit<CacheRow, 'fillCalls' | 'secondCalls' | 'warmSeconds'>> => {
+      const runs: RunFigures[] = [];
+      for (let round = 1; round <= options.repeat; round++) {
+        const tag = options.repeat > 1 ? ` (run ${round}/${options.repeat})` : '';
+        log(`  dashboard, CACHE=${kind}, ${connections} connection${connections === 1 ? '' : 's'}${tag}`);
+        runs.push(await measureGateway(scenario, steps, pass, options, harness));
+      }
+      const measurement = summarise('gateway', runs);
+      const upstreamCalls = runs.reduce((sum, run) => sum + run.upstreamCalls, 0);
+      const reported = runs.reduce((sum, run) => sum + (run.load.reportedCalls ?? 0), 0);
+      const where = `CACHE=${kind}, ${connections} conn.`;
+      if (upstreamCalls !== reported) {
+        notes.push(`${where}: the sandbox counted ${upstreamCalls} calls, the gateway's responses report ${reported} (extensions.upstreamCalls)`);
+      }
+      if (measurement.errors > 0) notes.push(`${where}: ${measurement.errors} requests failed (transport error, non-2xx or GraphQL errors)`);
+      return { cache: kind, connections, measurement, upstreamCalls };
+    };
+
+    rows.push({ ...(await measure('off', cold)), fillCalls: null, secondCalls: null, warmSeconds: null });
+
+    const warmProcess = await startGateway({ CACHE: 'on' });
+    try {
+      const warm: Harness = { ...cold, gateway: { url: warmProcess.url, pid: warmProcess.pid } };
+      // Its first request fills the cache; the next one should read nothing upstream.
+      await control.settle();
+      const filledAt = performance.now();
+      const fill = await runChainOnce(warm.gateway.url, steps);
+      if (fill.problem) notes.push(`check (CACHE=on): ${fill.problem}`);
+      const fillCalls = await calls();
+      const second = await runChainOnce(warm.gateway.url, steps);
+      if (second.problem) notes.push(`check (CACHE=on, second request): ${second.problem}`);
+      const secondCalls = await calls();
+      const row = await measure('on', warm);
+      const warmSeconds = Math.round((performance.now() - filledAt) / 100) / 10;
+      if (row.upstreamCalls > 0) {
+        notes.push(
+          `CACHE=on, ${connections} conn.: ${row.upstreamCalls} upstream calls; the warm runs ended ${warmSeconds} s after the fill ` +
+            '(the website is kept CACHE_TTL_RECENT_S and the key re-validated after KEY_RECHECK_S, 60 s each by default)',
+        );
+      }
+      rows.push({ ...row, fillCalls, secondCalls, warmSeconds });
+      warmPeakRssMb = maxOf([warmPeakRssMb, memoryMb(warmProcess.pid, 'VmHWM')]);
+    } finally {
+      await warmProcess.stop();
+    }
+  }
+  return {
+    latencyMs: cachePass.latencyMs,
+    from: context.from,
+    to: context.to,
+    sandboxToday: days.today,
+    gatewayToday: days.gatewayToday,
+    rows,
+    warmPeakRssMb,
+    notes,
+  };
 }
 
 async function runScenario(scenario: Scenario, pass: PassOptions, options: BenchOptions, harness: Harness): Promise<ScenarioResult> {

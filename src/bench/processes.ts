@@ -1,7 +1,10 @@
 // The sandbox and the gateway as child processes (as deployed: separate processes, real sockets),
 // and what Linux tells about a process: CPU time from /proc/<pid>/stat, memory from /proc/<pid>/status.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The project root: this file is src/bench/*.ts or dist/bench/*.js, two levels down either way. */
@@ -70,6 +73,72 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
   });
 
   return { pid: child.pid as number, url, stop: () => stopChild(child, exited) };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a program that cannot pick its own, like redis-server). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServer extends ChildServer {
+  /** What it printed as its version, e.g. "7.0.15"; null if it printed none. */
+  version: string | null;
+}
+
+/**
+ * A throw-away redis-server on a free port of 127.0.0.1, in memory only (no RDB, no AOF, a temporary
+ * working directory removed on stop). `url` is its redis:// URL.
+ */
+export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', ''];
+  const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  try {
+    const version = await new Promise<string | null>((resolve, reject) => {
+      const done = (error: Error | null, value: string | null = null): void => {
+        clearTimeout(timer);
+        child.off('exit', onExit).off('error', onError);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        if (error) reject(error);
+        else resolve(value);
+      };
+      const onExit = (code: number | null): void => done(new Error(`${program} exited (${code}) before it was ready:\n${output.slice(-2000)}`));
+      const onError = (error: Error): void => done(new Error(`${program} could not start: ${error.message}`));
+      const onData = (chunk: string): void => {
+        output += chunk;
+        if (/Ready to accept connections/.test(output)) done(null, /version=([\d.]+)/i.exec(output)?.[1] ?? null);
+      };
+      const timer = setTimeout(() => done(new Error(`${program} did not say it was ready in time:\n${output.slice(-2000)}`)), timeoutMs);
+      child.on('exit', onExit).on('error', onError);
+      child.stdout?.setEncoding('utf8').on('data', onData);
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    });
+    return {
+      pid: child.pid as number,
+      url: `redis://127.0.0.1:${port}`,
+      version,
+      stop: async () => {
+        await stopChild(child, exited);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {

@@ -1,5 +1,7 @@
-// The report as Markdown: one table per scenario and pass, then the targets with ✓/✗ and their figures.
-import type { BenchReport, Measurement, PassResult, ScenarioResult } from './bench.js';
+// The report as Markdown: one table per scenario and pass, the read cache's passes when they ran,
+// then the targets with ✓/✗ and their figures.
+import type { BenchReport, CachePassResult, Measurement, PassResult, ScenarioResult } from './bench.js';
+import type { SessionPassResult, SharedPassResult } from './caching.js';
 
 export interface Target {
   target: string;
@@ -51,6 +53,55 @@ function passLine(pass: PassResult): string {
 
 /** The targets of the issue, judged on the report's figures. */
 export function evaluateTargets(report: BenchReport): Target[] {
+  // A run of the read cache's passes alone judges only their targets.
+  const targets: Target[] = report.passes.length > 0 || !hasCachingPasses(report) ? scenarioTargets(report) : [];
+  targets.push(...cachingTargets(report));
+  return targets;
+}
+
+function hasCachingPasses(report: BenchReport): boolean {
+  return report.cache !== undefined || report.session !== undefined || report.shared !== undefined;
+}
+
+/** The read cache's targets, for the passes that ran. */
+function cachingTargets(report: BenchReport): Target[] {
+  const targets: Target[] = [];
+  const { cache, session, shared } = report;
+  if (cache) {
+    const warm = cache.rows.filter((row) => row.cache === 'on');
+    targets.push({
+      target: `warm dashboard (CACHE=on, settled range): 0 upstream calls per request (${cache.latencyMs} ms sandbox)`,
+      figure:
+        warm.length === 0
+          ? 'not measured'
+          : warm
+              .map((row) => `${fixed(row.measurement.upstreamCallsPerRequest, 2)} at ${row.connections} conn. (${row.upstreamCalls} calls in ${row.measurement.requests} requests)`)
+              .join('; '),
+      met: warm.length === 0 ? null : warm.every((row) => row.upstreamCalls === 0),
+    });
+  }
+  if (session) {
+    const off = session.runs.find((run) => run.cache === 'off');
+    const on = session.runs.find((run) => run.cache === 'on');
+    targets.push({
+      target: `session mix at ${session.options.rateLimit} requests a minute per key: fewer RATE_LIMITED answers with the cache than without`,
+      figure: off && on ? `${on.rateLimited} with CACHE=on vs ${off.rateLimited} with CACHE=off, of ${on.requests} requests each` : 'not measured',
+      met: off && on ? on.rateLimited < off.rateLimited : null,
+    });
+  }
+  if (shared) {
+    const a = shared.rows.find((row) => row.gateway === 'A');
+    const b = shared.rows.find((row) => row.gateway === 'B');
+    targets.push({
+      target: "two gateways on one Redis: the second gateway's first dashboard makes 0 upstream calls",
+      figure: a && b ? `gateway B ${b.upstreamCalls} (gateway A ${a.upstreamCalls} before it)` : 'not measured',
+      met: a && b ? b.upstreamCalls === 0 && b.problem === null : null,
+    });
+  }
+  return targets;
+}
+
+function scenarioTargets(report: BenchReport): Target[] {
   const targets: Target[] = [];
   // The latency targets, for every pass with a real upstream latency and fewer than 100 connections
   // (the 100-connection pass saturates this machine by design).
@@ -139,9 +190,94 @@ export function formatReport(report: BenchReport): string {
     }
     out.push('', `Gateway peak RSS so far (VmHWM) after this pass: ${fixed(pass.gatewayPeakRssMb, 1)} MB.`);
   }
+  if (report.cache) out.push('', ...cacheSection(report.cache));
+  if (report.session) out.push('', ...sessionSection(report.session));
+  if (report.shared) out.push('', ...sharedSection(report.shared));
   out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
   for (const target of evaluateTargets(report)) {
     out.push(`| ${target.target} | ${target.figure} | ${target.met === null ? DASH : target.met ? '✓' : '✗'} |`);
   }
   return `${out.join('\n')}\n`;
+}
+
+function notes(lines: readonly string[]): string[] {
+  return lines.flatMap((note) => ['', `> ${note}`]);
+}
+
+/** The cache pass: the settled-range dashboard, cold (CACHE=off) against warm (CACHE=on), at each connection count. */
+export function cacheSection(cache: CachePassResult): string[] {
+  const warm = cache.rows.filter((row) => row.cache === 'on');
+  const fills = [...new Set(warm.map((row) => `${row.fillCalls ?? DASH} upstream calls; the next request ${row.secondCalls ?? DASH}`))];
+  const out = [
+    `## Pass "cache": the dashboard with a warm read cache, ${cache.latencyMs} ms sandbox latency`,
+    '',
+    `The dashboard over ${cache.from}..${cache.to} (the 30 days ending yesterday: settled, so its statistics are kept ` +
+      `CACHE_TTL_SETTLED_S; the dashboard scenario's own range reaches today, ${cache.sandboxToday}, and would be kept ` +
+      `CACHE_TTL_RECENT_S), through the harness's CACHE=off gateway (cold: every request reads upstream) and, at each ` +
+      `connection count, a fresh CACHE=on gateway whose cache one request filled first (${fills.join('; ')}).`,
+    '',
+    '| gateway | connections | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | upstream calls | gateway CPU ms/req | p50 ÷ cold |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of cache.rows) {
+    const m = row.measurement;
+    const cold = cache.rows.find((other) => other.cache === 'off' && other.connections === row.connections);
+    out.push(
+      `| ${row.cache === 'on' ? 'CACHE=on (warm)' : 'CACHE=off (cold)'} | ${row.connections} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ` +
+        `${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ${row.upstreamCalls} | ${fixed(m.cpuMsPerRequest, 2)} | ` +
+        `${ratio(m.p50, cold?.measurement.p50)} |`,
+    );
+  }
+  out.push('', `Warm gateway's peak RSS (VmHWM): ${fixed(cache.warmPeakRssMb, 1)} MB.`);
+  out.push(...notes(cache.notes));
+  return out;
+}
+
+/** The session pass: one table, a row per run (cache off, cache on). */
+export function sessionSection(session: SessionPassResult): string[] {
+  const { options } = session;
+  const out = [
+    `## Pass "session": ${options.users} users on one key, sandbox limited to ${options.rateLimit} requests a minute per key`,
+    '',
+    `Each user opens the dashboard (${session.ranges[0]?.label ?? '?'}), then asks it again every ${options.intervalSeconds} s ` +
+      `over the next of these ranges, for ${options.durationSeconds} s (users ${fixed((options.intervalSeconds / options.users), 1)} s apart; ` +
+      `a request is sent on time whether or not the previous one was answered): ` +
+      `${session.ranges.map((range) => `${range.label} ${range.from}..${range.to} (${range.settled ? 'settled' : 'reaches today'})`).join(', ')}. ` +
+      `${options.latencyMs} ms sandbox latency; each run on a fresh gateway and fresh rate-limit windows.`,
+    '',
+    '| gateway | requests | answered with data, no error | with RATE_LIMITED errors (with some data) | other errors | stale answers | upstream calls | upstream 429s | cache hits / misses | p50 ms | p90 ms | max ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const run of session.runs) {
+    out.push(
+      `| CACHE=${run.cache} | ${run.requests} | ${run.complete} | ${run.rateLimited} (${run.rateLimitedWithData}) | ${run.otherErrors} | ${run.stale} | ` +
+        `${run.upstreamCalls} | ${run.upstream429} | ${run.cacheHits} / ${run.cacheMisses} | ${ms(run.p50)} | ${ms(run.p90)} | ${ms(run.maxMs)} |`,
+    );
+  }
+  const codes = session.runs
+    .filter((run) => Object.keys(run.otherCodes).length > 0)
+    .map((run) => `CACHE=${run.cache}: ${Object.entries(run.otherCodes).map(([code, n]) => `${code} ${n}`).join(', ')}`);
+  out.push(...notes([...(codes.length > 0 ? [`other error codes: ${codes.join('; ')}`] : []), ...session.notes]));
+  return out;
+}
+
+/** The shared pass: the calls of each gateway's first dashboard. */
+export function sharedSection(shared: SharedPassResult): string[] {
+  const out = [
+    `## Pass "shared": two gateways on one Redis, ${shared.latencyMs} ms sandbox latency`,
+    '',
+    `Gateways A and B (CACHE=on, REDIS_URL to one redis-server${shared.redisVersion ? ` ${shared.redisVersion}` : ''} on a free port), ` +
+      `both started before any request; the dashboard over ${shared.from}..${shared.to} (settled), first through A, then through B.`,
+    '',
+    '| gateway | request | upstream calls (sandbox) | extensions.upstreamCalls | cache hits / misses / stale | ms |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const row of shared.rows) {
+    out.push(
+      `| ${row.gateway} | ${row.request} | ${row.upstreamCalls} | ${row.reportedCalls ?? DASH} | ` +
+        `${row.hits ?? DASH} / ${row.misses ?? DASH} / ${row.stale ?? DASH} | ${ms(row.ms)} |`,
+    );
+  }
+  out.push(...notes(shared.notes));
+  return out;
 }

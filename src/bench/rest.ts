@@ -58,6 +58,8 @@ export interface LogEntry {
   path: string;
   query: Record<string, string>;
   body: string;
+  /** The status answered (0 while in flight, or when the socket went away). */
+  status?: number;
 }
 
 /** The sandbox's control surface (/__sandbox/*), outside the API. */
@@ -88,6 +90,14 @@ export class SandboxControl {
 
   async setLatency(latencyMs: number): Promise<void> {
     await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: null });
+  }
+
+  /**
+   * The latency, and a per-key limit of `perMinute` requests a minute (what SANDBOX_RATE_LIMIT sets):
+   * each call starts fresh windows. `setLatency` turns the limit off again.
+   */
+  async setRateLimit(latencyMs: number, perMinute: number): Promise<void> {
+    await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: { limit: perMinute, windowMs: 60_000 } });
   }
 
   async resetLog(): Promise<void> {

@@ -4,14 +4,29 @@
 //                    --passes main,light,overhead,load --repeat 3 --out bench.md --json bench.json
 //                    --gateway-node-args="--cpu-prof --cpu-prof-dir=prof"   (use = for values starting with -)
 //
+// Without --passes: main, light, overhead, load. The read cache's passes run only when named:
+//   npm run bench -- --passes cache,session,shared [--session-duration 120 --session-interval 5
+//                    --session-users 5 --session-rate-limit 60 --redis-server redis-server]
+//   cache    the dashboard over a settled range (the 30 days ending yesterday) through a CACHE=on
+//            gateway warmed by one request, against the CACHE=off gateway: upstream calls per request
+//            (target 0), p50; at 1 connection and at --connections; --latency (20 ms) sandbox.
+//   session  users on one key against a sandbox limited to --session-rate-limit requests a minute per
+//            key, each opening the dashboard then switching every --session-interval s between three
+//            settled ranges and one reaching today, for --session-duration s; CACHE=off then CACHE=on:
+//            answers with data, RATE_LIMITED, stale.
+//   shared   a redis-server on a free port, two gateways with REDIS_URL on it: the calls of A's first
+//            dashboard, then of B's (target 0).
+//
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
 // BENCH_BASELINES (0 to skip), BENCH_GATEWAY_NODE_ARGS (space-separated, e.g. "--cpu-prof"),
 // BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
-// build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON.
+// build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
+// BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { PASS_NAMES, defaultPasses, runBench } from './bench.js';
+import { DEFAULT_PASS_NAMES, PASS_NAMES, cachingPasses, defaultPasses, runBench } from './bench.js';
+import { DEFAULT_SESSION } from './caching.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
 
@@ -50,6 +65,11 @@ const { values } = parseArgs({
     'gateway-script': { type: 'string' },
     out: { type: 'string' },
     json: { type: 'string' },
+    'session-duration': { type: 'string' },
+    'session-interval': { type: 'string' },
+    'session-users': { type: 'string' },
+    'session-rate-limit': { type: 'string' },
+    'redis-server': { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -58,7 +78,25 @@ if (values.help) {
     'npm run bench -- [--duration s] [--warmup s] [--connections n] [--load-connections n] [--latency ms]\n' +
       `  [--scenarios ${SCENARIO_NAMES.join(',')}] [--passes ${PASS_NAMES.join(',')}] [--repeat n] [--baselines 0|1]\n` +
       '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\']\n' +
-      '  [--gateway-script /path/to/other/dist/main.js] [--out file.md] [--json file.json]\n',
+      '  [--gateway-script /path/to/other/dist/main.js] [--out file.md] [--json file.json]\n' +
+      `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
+      ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
+      ' [--redis-server path]\n' +
+      '\n' +
+      `Passes (default ${DEFAULT_PASS_NAMES.join(',')}):\n` +
+      '  main      every scenario, --latency ms sandbox, --connections connections\n' +
+      '  light     website and dashboard at 1 connection (latency without queueing)\n' +
+      '  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway\'s own cost)\n' +
+      '  load      dashboard and list at --load-connections (throughput, peak RSS)\n' +
+      'The read cache\'s passes, only when named in --passes:\n' +
+      '  cache     the dashboard over a settled range (30 days to yesterday), CACHE=on warmed by one request\n' +
+      '            against CACHE=off: upstream calls per request (target 0) and p50, at 1 and --connections\n' +
+      '  session   --session-users users on one key, sandbox limited to --session-rate-limit requests a minute\n' +
+      '            per key (SANDBOX_RATE_LIMIT), each opening the dashboard then switching every\n' +
+      '            --session-interval s between 3 settled ranges and 1 reaching today, for --session-duration s;\n' +
+      '            CACHE=off then CACHE=on: answers with data, RATE_LIMITED errors, stale answers\n' +
+      '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
+      '            first gateway\'s first dashboard, then of the second\'s (target 0)\n',
   );
   process.exit(0);
 }
@@ -66,17 +104,30 @@ const env = process.env;
 const pick = (flag: string | undefined, variable: string): string | undefined => flag ?? (env[variable]?.trim() || undefined);
 
 const scenarios = list<ScenarioName>('scenarios', pick(values.scenarios, 'BENCH_SCENARIOS'), SCENARIO_NAMES);
+const latencyMs = number('latency', pick(values.latency, 'BENCH_LATENCY_MS'), 20, 0);
+const connections = number('connections', pick(values.connections, 'BENCH_CONNECTIONS'), 10, 1);
+const wanted = list('passes', pick(values.passes, 'BENCH_PASSES'), PASS_NAMES);
 const passes = defaultPasses({
-  latencyMs: number('latency', pick(values.latency, 'BENCH_LATENCY_MS'), 20, 0),
-  connections: number('connections', pick(values.connections, 'BENCH_CONNECTIONS'), 10, 1),
+  latencyMs,
+  connections,
   loadConnections: number('load-connections', pick(values['load-connections'], 'BENCH_LOAD_CONNECTIONS'), 100, 1),
   ...(scenarios ? { scenarios } : {}),
-  ...(() => {
-    const wanted = list('passes', pick(values.passes, 'BENCH_PASSES'), PASS_NAMES);
-    return wanted ? { passes: wanted } : {};
-  })(),
+  ...(wanted ? { passes: wanted } : {}),
 });
-if (passes.length === 0) fail('no pass has a scenario to run: check --scenarios and --passes');
+const caching = cachingPasses(wanted ?? [], {
+  latencyMs,
+  connections,
+  session: {
+    durationSeconds: number('session-duration', pick(values['session-duration'], 'BENCH_SESSION_DURATION'), DEFAULT_SESSION.durationSeconds, 0.1),
+    intervalSeconds: number('session-interval', pick(values['session-interval'], 'BENCH_SESSION_INTERVAL'), DEFAULT_SESSION.intervalSeconds, 0.01),
+    users: Math.round(number('session-users', pick(values['session-users'], 'BENCH_SESSION_USERS'), DEFAULT_SESSION.users, 1)),
+    rateLimit: Math.round(number('session-rate-limit', pick(values['session-rate-limit'], 'BENCH_SESSION_RATE_LIMIT'), DEFAULT_SESSION.rateLimit, 1)),
+  },
+  redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
+});
+if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared) {
+  fail('no pass has a scenario to run: check --scenarios and --passes');
+}
 
 let gatewayEnv: Record<string, string> = {};
 const rawEnv = pick(values['gateway-env'], 'BENCH_GATEWAY_ENV');
@@ -94,6 +145,7 @@ const report = await runBench({
   repeat: Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1)),
   baselines: pick(values.baselines, 'BENCH_BASELINES') !== '0',
   passes,
+  ...caching,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',

@@ -1,7 +1,7 @@
 // A tiny run of the benchmark harness (one scenario, about a second per client), so it never rots.
 // It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
 import { describe, expect, it } from 'vitest';
-import { formatReport, runBench } from '../../src/bench/index.js';
+import { cachingPasses, defaultPasses, formatReport, runBench } from '../../src/bench/index.js';
 
 describe('benchmark harness', () => {
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
@@ -38,4 +38,61 @@ describe('benchmark harness', () => {
     expect(markdown).toContain('| REST, parallel |');
     expect(markdown).toContain('## Targets');
   }, 30_000);
+
+  it('runs the read cache passes short: a warm dashboard reads nothing upstream, a session is throttled less with the cache', async () => {
+    // The default run keeps its four passes; the cache passes run only when named.
+    expect(defaultPasses().map((pass) => pass.name)).toEqual(['main', 'light', 'overhead', 'load']);
+    expect(cachingPasses([])).toEqual({ cachePass: null, session: null, shared: null });
+    const { cachePass, session } = cachingPasses(['cache', 'session'], { connections: 2 });
+    expect(cachePass?.connections).toEqual([1, 2]);
+
+    const report = await runBench({
+      durationSeconds: 1,
+      warmupSeconds: 0.3,
+      repeat: 1,
+      passes: [],
+      cachePass: { latencyMs: 20, connections: [2] },
+      // 5 users, one request every 0.5 s each for 3 s: 30 dashboards of 7 reads against 60 a minute.
+      session: { ...(session ?? { users: 5, rateLimit: 60, latencyMs: 20 }), durationSeconds: 3, intervalSeconds: 0.5 },
+    });
+
+    const cache = report.cache;
+    expect(cache?.notes).toEqual([]);
+    const cold = cache?.rows.find((row) => row.cache === 'off');
+    const warm = cache?.rows.find((row) => row.cache === 'on');
+    // The warm gateway's first request fills its cache: 7 reads; the next one none.
+    expect(warm?.fillCalls).toBe(7);
+    expect(warm?.secondCalls).toBe(0);
+    expect(cold?.measurement.upstreamCallsPerRequest).toBe(7);
+    expect(warm?.upstreamCalls).toBe(0);
+    expect(warm?.measurement.upstreamCallsPerRequest).toBe(0);
+    expect(warm?.measurement.errors).toBe(0);
+    expect(warm?.measurement.requests).toBeGreaterThan(0);
+    // 20 ms upstream for every cold request; none for a warm one.
+    expect(cold?.measurement.p50).toBeGreaterThanOrEqual(20);
+    expect(warm?.measurement.p50).toBeLessThan(cold?.measurement.p50 ?? 0);
+
+    const off = report.session?.runs.find((run) => run.cache === 'off');
+    const on = report.session?.runs.find((run) => run.cache === 'on');
+    expect(off?.requests).toBe(30);
+    expect(on?.requests).toBe(30);
+    for (const run of [off, on]) expect((run?.complete ?? 0) + (run?.rateLimited ?? 0) + (run?.otherErrors ?? 0)).toBe(run?.requests);
+    expect(off?.rateLimited).toBeGreaterThan(0);
+    expect(off?.upstream429).toBeGreaterThan(0);
+    expect(on?.rateLimited).toBeLessThan(off?.rateLimited ?? 0);
+    expect(on?.upstreamCalls).toBeLessThan(off?.upstreamCalls ?? 0);
+    expect(on?.complete).toBeGreaterThan(off?.complete ?? 0);
+
+    const markdown = formatReport(report);
+    expect(markdown).toContain('## Pass "cache": the dashboard with a warm read cache, 20 ms sandbox latency');
+    expect(markdown).toMatch(/\| CACHE=off \(cold\) \| 2 \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| \d+ \| [\d.]+ \| 1\.00× \|/);
+    expect(markdown).toMatch(/\| CACHE=on \(warm\) \| 2 \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 0\.00 \| 0 \| [\d.]+ \| 0\.\d\d× \|/);
+    expect(markdown).toContain('## Pass "session": 5 users on one key, sandbox limited to 60 requests a minute per key');
+    expect(markdown).toMatch(/\| CACHE=off \| 30 \| \d+ \| [1-9]\d* \(\d+\) \|/);
+    expect(markdown).toMatch(/\| CACHE=on \| 30 \| \d+ \| \d+ \(\d+\) \|/);
+    expect(markdown).toMatch(/\| warm dashboard \(CACHE=on, settled range\): 0 upstream calls per request .* \| ✓ \|/);
+    expect(markdown).toMatch(/\| session mix at 60 requests a minute per key: .* \| ✓ \|/);
+    // A run of the cache passes alone judges only their targets.
+    expect(markdown).not.toContain('dashboard p50 within upstream latency');
+  }, 40_000);
 });
