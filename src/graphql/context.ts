@@ -10,8 +10,15 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { StatNames } from '../upstream/dialect.js';
 import { createLoaders, type Loaders } from '../upstream/loaders.js';
 
+/** The clock periods are resolved with: "today" is in the install's time zone. */
+export interface Clock {
+  now(): number;
+  timeZone: string;
+}
+
 export interface GatewayContext {
   loaders: Loaders;
+  clock: Clock;
   /** The request's view of the read cache; writes tell it what they changed. */
   cache: RequestCache;
   send: Send;
@@ -52,6 +59,7 @@ export interface Upstream {
   client: UpstreamClient;
   statNames: StatNames;
   cache: ResponseCache;
+  clock: Clock;
 }
 
 export function createContext(
@@ -84,5 +92,5 @@ export function createContext(
   const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
   const cache = upstream.cache.forRequest('problem' in auth ? null : auth.authorization, validate);
   usage.cache = cache.usage;
-  return { loaders: createLoaders(send, upstream.statNames, cache), cache, send, usage };
+  return { loaders: createLoaders(send, upstream.statNames, cache), cache, clock: upstream.clock, send, usage };
 }

@@ -24,7 +24,7 @@ export interface GatewayOptions {
   today?: string;
   /** Where request log lines go; default: pino to stdout at config.logLevel. */
   logger?: Logger;
-  /** The cache's clock (tests pin "today" with it); default Date.now. */
+  /** The clock of the cache and of periods (tests pin "today" with it); default Date.now. */
   now?: () => number;
 }
 
@@ -44,7 +44,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const logger = options.logger ?? pino({ level: config.logLevel, base: null });
   const { cache, documentRegistry } = createCache(config, logger, options.now);
-  const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache };
+  const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
+  const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   const yoga = createGatewayYoga(config, {
     upstream,
     logger,

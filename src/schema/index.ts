@@ -7,5 +7,6 @@ import { builder } from './builder.js';
 import './scalars.js';
 import './website.js';
 import './stats.js';
+import './series.js';
 
 export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });

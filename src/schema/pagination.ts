@@ -29,8 +29,8 @@ export const PageInfoRef = builder.objectRef<Page<unknown>>('PageInfo').implemen
 });
 
 /** A paginated list type (WebsiteList, StatList): nodes, totalCount, pageInfo. */
-export function listType<T>(name: string, nodeRef: ObjectRef<Types, T>, noun: string) {
-  return builder.objectRef<Page<T>>(name).implement({
+export function listType<T, P extends Page<T> = Page<T>>(name: string, nodeRef: ObjectRef<Types, T>, noun: string) {
+  return builder.objectRef<P>(name).implement({
     description: `One page of ${noun}.`,
     fields: (t) => ({
       nodes: t.field({
@@ -39,7 +39,11 @@ export function listType<T>(name: string, nodeRef: ObjectRef<Types, T>, noun: st
         complexity: NO_UPSTREAM_CALL,
         resolve: (page) => page.nodes,
       }),
-      totalCount: t.exposeInt('totalCount', { description: `Number of ${noun} over all pages.` }),
+      totalCount: t.int({
+        description: `Number of ${noun} over all pages.`,
+        complexity: NO_UPSTREAM_CALL,
+        resolve: (page) => page.totalCount,
+      }),
       pageInfo: t.field({
         type: PageInfoRef,
         description: 'Pagination of this list.',

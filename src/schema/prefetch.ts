@@ -3,10 +3,10 @@
 // upstream round trips into one. Website.stats later finds the same promises in the loader cache.
 import { Kind, getArgumentValues, isObjectType, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 import { isIncluded } from '../graphql/directives.js';
-import type { Loaders } from '../upstream/loaders.js';
+import type { GatewayContext } from '../graphql/context.js';
 import { statsQuery, type StatArgs } from './stats.js';
 
-export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, loaders: Loaders): void {
+export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, { loaders, clock }: Pick<GatewayContext, 'loaders' | 'clock'>): void {
   const websiteType = info.schema.getType('Website');
   const statsField = isObjectType(websiteType) ? websiteType.getFields().stats : undefined;
   if (!statsField) return;
@@ -18,7 +18,7 @@ export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string
         if (node.name.value !== 'stats') continue;
         let query;
         try {
-          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as StatArgs);
+          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as StatArgs, clock);
         } catch {
           continue; // Invalid arguments: Website.stats will report them when it runs.
         }

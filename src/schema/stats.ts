@@ -1,10 +1,15 @@
 // Statistics: the StatName and StatSortField enums, Stat and StatList, their arguments (also read by
 // the look-ahead in prefetch.ts), and Query.stats. Website.stats hangs on Website, in website.ts.
 import type { InputShapeFromFields } from '@pothos/core';
-import type { Stat, StatName, StatsQuery } from '../domain.js';
-import { builder } from './builder.js';
+import type { DateRange } from '../analytics/periods.js';
+import { readValue } from '../analytics/values.js';
+import type { Page, Stat, StatName, StatsQuery } from '../domain.js';
+import { GatewayError } from '../errors.js';
+import type { Clock, GatewayContext } from '../graphql/context.js';
+import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
-import { assertNoProblems, dateProblem, dateRangeProblem, idProblem, pagingProblems, searchProblem } from './validate.js';
+import { DateRangeRef, rangeArgs, resolveRange } from './ranges.js';
+import { assertNoProblems, idProblem, pagingProblems, searchProblem } from './validate.js';
 
 const UNSUPPORTED_ELSEWHERE = 'Only installs that keep it; others answer UNSUPPORTED.';
 
@@ -48,23 +53,117 @@ export const StatSortFieldEnum = builder.enumType('StatSortField', {
   } as const,
 });
 
-export const StatRef = builder.objectRef<Stat>('Stat').implement({
+/** A row as the schema serves it: with its statistic's name and its list (for `share`). */
+export interface StatRow extends Stat {
+  name: StatName;
+  list: StatListPage;
+}
+
+/** One page of a statistic, with the range and the query it answers. */
+export interface StatListPage extends Page<StatRow> {
+  range: DateRange;
+  query: StatsQuery;
+}
+
+export function toStatList(page: Page<Stat>, query: StatsQuery): StatListPage {
+  const list: StatListPage = { ...page, nodes: [], range: { from: query.from, to: query.to }, query };
+  list.nodes = page.nodes.map((stat) => ({ ...stat, name: query.name, list }));
+  return list;
+}
+
+/** Most pages of 100 rows that `sum` and `share` read. */
+const MAX_SUM_PAGES = 20;
+const sums = new WeakMap<StatListPage, Promise<number>>();
+
+/** The sum of `count` over every row of the statistic (every page read, 100 rows a page, in parallel). */
+function sumOf(list: StatListPage, ctx: GatewayContext): Promise<number> {
+  let sum = sums.get(list);
+  if (sum === undefined) {
+    sum = (async () => {
+      if (list.page === 1 && !list.hasNextPage) return list.nodes.reduce((total, row) => total + row.count, 0);
+      const pages = Math.max(1, Math.ceil(list.totalCount / 100));
+      if (pages > MAX_SUM_PAGES) {
+        throw new GatewayError('BAD_USER_INPUT', `This statistic has more than ${MAX_SUM_PAGES * 100} rows to sum; narrow it with search or a shorter range.`);
+      }
+      const all = await Promise.all(
+        Array.from({ length: pages }, (_, i) => ctx.loaders.statPage.load({ ...list.query, perPage: 100, page: i + 1 })),
+      );
+      return all.reduce((total, page) => total + page.nodes.reduce((pageTotal, row) => pageTotal + row.count, 0), 0);
+    })();
+    sums.set(list, sum);
+  }
+  return sum;
+}
+
+const StatEventRef = builder.objectRef<{ name: string; value: string | null; unit: string | null }>('StatEvent').implement({
+  description: 'The parts of an EVENT row\'s value, "name:value:unit".',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'The event\'s name.' }),
+    value: t.exposeString('value', { nullable: true, description: 'Its value, when one was sent.' }),
+    unit: t.exposeString('unit', { nullable: true, description: 'The value\'s unit, when one was sent.' }),
+  }),
+});
+
+export const StatRef = builder.objectRef<StatRow>('Stat').implement({
   description: 'One row of a statistic: a value and its count summed over the date range.',
   fields: (t) => ({
     value: t.exposeString('value', {
       description: 'What was counted: a day (YYYY-MM-DD) for VISITOR and PAGEVIEW, else a label such as "US:United States".',
     }),
     count: t.exposeInt('count', { description: 'How many, summed over the date range.' }),
+    label: t.string({
+      description:
+        'The value for people: "United States" for "US:United States", a language\'s name for its code, "Direct" for an empty referrer, an event\'s name; else the value.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (row) => readValue(row.name, row.value).label,
+    }),
+    code: t.string({
+      nullable: true,
+      description: 'The ISO code in the value: a country\'s or continent\'s, a city\'s country, a language\'s.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (row) => readValue(row.name, row.value).code,
+    }),
+    date: t.field({
+      type: 'Date',
+      nullable: true,
+      description: 'The day, for VISITOR and PAGEVIEW rows.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (row) => readValue(row.name, row.value).date,
+    }),
+    event: t.field({
+      type: StatEventRef,
+      nullable: true,
+      description: 'The parts of an EVENT row; null for other statistics and for values without that shape.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (row) => readValue(row.name, row.value).event,
+    }),
+    share: t.float({
+      nullable: true,
+      description: `count / StatList.sum, from 0 to 1; null when the sum is 0. Reads every page of the statistic (up to ${MAX_SUM_PAGES}).`,
+      complexity: MAX_SUM_PAGES,
+      resolve: async (row, _args, ctx) => {
+        const sum = await sumOf(row.list, ctx);
+        return sum === 0 ? null : row.count / sum;
+      },
+    }),
   }),
 });
 
-export const StatListRef = listType('StatList', StatRef, 'statistic rows');
+export const StatListRef = listType<StatRow, StatListPage>('StatList', StatRef, 'statistic rows');
+
+builder.objectFields(StatListRef, (t) => ({
+  range: t.field({ type: DateRangeRef, description: 'The days the rows cover.', complexity: NO_UPSTREAM_CALL, resolve: (list) => list.range }),
+  sum: t.int({
+    description: `The sum of count over every row of the statistic, all pages (up to ${MAX_SUM_PAGES} pages of 100 rows are read).`,
+    complexity: MAX_SUM_PAGES,
+    resolve: (list, _args, ctx) => sumOf(list, ctx),
+  }),
+}));
 
 /** The arguments of Query.stats and Website.stats, apart from the website id. */
 export const statArgs = builder.args((t) => ({
   name: t.field({ type: StatNameEnum, required: true, description: 'Which statistic.' }),
-  from: t.field({ type: 'Date', required: true, description: 'First day of the range, inclusive.' }),
-  to: t.field({ type: 'Date', required: true, description: 'Last day of the range, inclusive; not before `from`.' }),
+  ...rangeArgs,
   search: t.string({ description: 'Only rows whose value contains this text.' }),
   sortBy: t.field({ type: StatSortFieldEnum, defaultValue: 'count', description: 'What to sort rows by.' }),
   sort: t.field({ type: SortDirectionEnum, defaultValue: 'desc', description: 'Sort direction.' }),
@@ -79,23 +178,17 @@ export type StatArgs = InputShapeFromFields<typeof statArgs>;
  * build the same loader key for the same arguments. An explicit null means "the default"; an empty
  * search filters nothing, so it is not sent and shares its cache entry with no search.
  */
-export function statsQuery(websiteId: string, args: StatArgs): StatsQuery {
+export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): StatsQuery {
   const perPage = args.perPage ?? 10;
   const page = args.page ?? 1;
   const search = args.search === '' || args.search === null ? undefined : args.search;
-  assertNoProblems([
-    idProblem(['websiteId'], websiteId),
-    dateProblem('from', args.from),
-    dateProblem('to', args.to),
-    ...pagingProblems({ perPage, page }),
-    searchProblem(search),
-    dateRangeProblem(args.from, args.to),
-  ]);
+  assertNoProblems([idProblem(['websiteId'], websiteId), ...pagingProblems({ perPage, page }), searchProblem(search)]);
+  const { from, to } = resolveRange(args, clock);
   return {
     websiteId,
     name: args.name,
-    from: args.from,
-    to: args.to,
+    from,
+    to,
     ...(search === undefined ? {} : { search }),
     sortBy: args.sortBy ?? 'count',
     sort: args.sort ?? 'desc',
@@ -114,12 +207,12 @@ builder.queryField('stats', (t) =>
     // same key has read the website itself (both reads start together, so it costs no round trip).
     complexity: 2,
     resolve: async (_root, { websiteId, ...args }, ctx) => {
-      const query = statsQuery(websiteId, args);
+      const query = statsQuery(websiteId, args, ctx.clock);
       const website = ctx.loaders.website.load(websiteId);
       const page = ctx.loaders.statPage.load(query);
       page.catch(() => undefined); // reported through `website` first when that fails
       await website;
-      return page;
+      return toStatList(await page, query);
     },
   }),
 );

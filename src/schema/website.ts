@@ -8,7 +8,7 @@ import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { prefetchWebsiteStats } from './prefetch.js';
-import { StatListRef, statArgs, statsQuery } from './stats.js';
+import { StatListRef, statArgs, statsQuery, toStatList } from './stats.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
   assertNoProblems,
@@ -67,7 +67,10 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
       description: 'A statistic of this website over a date range, grouped by value.',
       args: statArgs,
       complexity: ONE_UPSTREAM_CALL,
-      resolve: (website, args, ctx) => ctx.loaders.statPage.load(statsQuery(website.id, args)),
+      resolve: async (website, args, ctx) => {
+        const query = statsQuery(website.id, args, ctx.clock);
+        return toStatList(await ctx.loaders.statPage.load(query), query);
+      },
     }),
   }),
 });
@@ -122,7 +125,7 @@ builder.queryField('website', (t) =>
     resolve: (_root, { id }, ctx, info) => {
       assertNoProblems([idProblem(['id'], id)]);
       const website = ctx.loaders.website.load(id);
-      prefetchWebsiteStats(info, id, ctx.loaders);
+      prefetchWebsiteStats(info, id, ctx);
       return website;
     },
   }),

@@ -36,7 +36,7 @@ type Query {
   websites(search: String, favorite: Boolean, sortBy: WebsiteSortField = CREATED_AT,
            sort: SortDirection = DESC, perPage: Int = 10, page: Int = 1): WebsiteList!
   website(id: ID!): Website
-  stats(websiteId: ID!, name: StatName!, from: Date!, to: Date!, search: String,
+  stats(websiteId: ID!, name: StatName!, from: Date, to: Date, period: Period, search: String,
         sortBy: StatSortField = COUNT, sort: SortDirection = DESC,
         perPage: Int = 10, page: Int = 1): StatList!
 }
@@ -44,12 +44,25 @@ type Website {
   id: ID!  domain: String!  privacy: Privacy!  passwordProtected: Boolean!
   emailReports: Boolean!  excludeBots: Boolean!  excludeParams: [String!]  excludeIps: [String!]
   favorite: Boolean  createdAt: DateTime  updatedAt: DateTime
-  stats(name: StatName!, from: Date!, to: Date!, search: String, sortBy: StatSortField = COUNT,
+  series(metric: SeriesMetric!, from: Date, to: Date, period: Period, interval: Interval = DAY): Series!
+  summary(from: Date, to: Date, period: Period, compare: Comparison): Summary!
+  stats(name: StatName!, from: Date, to: Date, period: Period, search: String, sortBy: StatSortField = COUNT,
         sort: SortDirection = DESC, perPage: Int = 10, page: Int = 1): StatList!
 }
-type Stat { value: String!  count: Int! }
+type Stat { value: String!  count: Int!  label: String!  code: String  date: Date  event: StatEvent  share: Float }
+type StatEvent { name: String!  value: String  unit: String }
+enum Period { TODAY YESTERDAY LAST_7_DAYS LAST_30_DAYS LAST_90_DAYS LAST_365_DAYS
+  THIS_MONTH LAST_MONTH THIS_YEAR LAST_YEAR }
+type DateRange { from: Date!  to: Date! }
+enum SeriesMetric { VISITORS PAGEVIEWS }
+enum Interval { DAY WEEK MONTH }
+type Series { metric: SeriesMetric!  interval: Interval!  range: DateRange!  total: Int!  points: [SeriesPoint!]! }
+type SeriesPoint { date: Date!  count: Int! }
+enum Comparison { PREVIOUS_PERIOD PREVIOUS_YEAR }
+type Totals { range: DateRange!  visitors: Int!  pageviews: Int! }
+type Summary { current: Totals!  previous: Totals  visitorsChange: Float  pageviewsChange: Float }
 type WebsiteList { nodes: [Website!]!  totalCount: Int!  pageInfo: PageInfo! }
-type StatList { nodes: [Stat!]!  totalCount: Int!  pageInfo: PageInfo! }
+type StatList { nodes: [Stat!]!  totalCount: Int!  pageInfo: PageInfo!  range: DateRange!  sum: Int! }
 type PageInfo { page: Int!  perPage: Int!  lastPage: Int!  hasNextPage: Boolean!  hasPreviousPage: Boolean! }
 
 input CreateWebsiteInput { domain: String!  privacy: Privacy  password: String  emailReports: Boolean
