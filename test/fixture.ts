@@ -64,9 +64,20 @@ export async function postGraphQL<T>(
   return { status: response.status, headers: response.headers, ...json };
 }
 
+/**
+ * A clock whose day is `today` (from noon, running on), as the sandbox's pinned today is: periods
+ * ("the last 30 days") then resolve around the sandbox's demo data.
+ */
+export function clockAt(today: string): () => number {
+  const offset = Date.parse(`${today}T12:00:00Z`) - Date.now();
+  return () => Date.now() + offset;
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const sandbox = await startSandbox({ port: 0, today: TODAY, ...options.sandbox });
-  const gateway = await createGateway(testConfig(sandbox.url, options.env), options.gateway);
+  const sandboxOptions: SandboxOptions = { port: 0, today: TODAY, ...options.sandbox };
+  const sandbox = await startSandbox(sandboxOptions);
+  const clock = sandboxOptions.today === undefined ? {} : { now: clockAt(sandboxOptions.today) };
+  const gateway = await createGateway(testConfig(sandbox.url, options.env), { ...clock, ...options.gateway });
   const endpoint = `${gateway.url}/graphql`;
   return {
     sandbox,

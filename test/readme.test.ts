@@ -8,6 +8,17 @@ import { KEY_1, postGraphQL, startStack } from './fixture.js';
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 
+/** How many counts, totals and sums above zero a response holds, at any depth. */
+function figuresOf(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + figuresOf(item), 0);
+  if (typeof value !== 'object' || value === null) return 0;
+  return Object.entries(value).reduce(
+    (sum, [name, field]) =>
+      sum + (['count', 'total', 'totalCount', 'sum', 'visitors', 'pageviews'].includes(name) && typeof field === 'number' && field > 0 ? 1 : figuresOf(field)),
+    0,
+  );
+}
+
 describe('README examples', () => {
   it('has examples', () => expect(blocks.length).toBeGreaterThanOrEqual(3));
 
@@ -37,6 +48,8 @@ describe('README examples', () => {
         for (const payload of Object.values(response.data ?? {})) {
           if (payload && 'userErrors' in payload) expect(payload.userErrors).toEqual([]);
         }
+        // A query must return data, not only no errors: some figure above zero somewhere in it.
+        if (operation.operation === 'query') expect(figuresOf(response.data), operation.name?.value).toBeGreaterThan(0);
       }
     } finally {
       await stack.close();

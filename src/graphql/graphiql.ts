@@ -15,34 +15,23 @@ export interface GraphiQLPageOptions {
   endpoint?: string;
   /** Key prefilled in the page's headers (sandbox mode only; default none). */
   demoKey?: string;
-  /** "Today" of the example query's date range, YYYY-MM-DD (default: the real UTC date). */
-  today?: string;
 }
 
-const isoDay = (date: Date): string => date.toISOString().slice(0, 10);
-
-/** The query GraphiQL opens on: one website with several statistics, in one request. */
-export function exampleQuery(today: string): string {
-  const to = new Date(`${today}T00:00:00Z`);
-  const from = new Date(to.getTime() - 29 * 86_400_000);
-  const range = `from: "${isoDay(from)}", to: "${isoDay(to)}"`;
-  return `# The dashboard: a website and five statistics of the last 30 days, in one request.
+/** The query GraphiQL opens on: one website with several statistics of the last 30 days, in one request. */
+export const EXAMPLE_QUERY = `# The dashboard: a website and five statistics of the last 30 days, in one request.
 query Dashboard {
   website(id: "1") {
     id
     domain
     privacy
-    visitors: stats(name: VISITOR, ${range}, sortBy: VALUE, sort: ASC, perPage: 50) {
-      nodes { value count }
-    }
-    pages: stats(name: PAGE, ${range}) { nodes { value count } totalCount }
-    countries: stats(name: COUNTRY, ${range}) { nodes { value count } }
-    browsers: stats(name: BROWSER, ${range}, perPage: 25) { nodes { value count } }
-    referrers: stats(name: REFERRER, ${range}) { nodes { value count } pageInfo { hasNextPage } }
+    visitors: series(metric: VISITORS, period: LAST_30_DAYS) { total points { date count } }
+    pages: stats(name: PAGE, period: LAST_30_DAYS) { nodes { value count share } totalCount }
+    countries: stats(name: COUNTRY, period: LAST_30_DAYS) { nodes { label code count } }
+    browsers: stats(name: BROWSER, period: LAST_30_DAYS, perPage: 25) { nodes { value count } }
+    referrers: stats(name: REFERRER, period: LAST_30_DAYS) { nodes { label count } pageInfo { hasNextPage } }
   }
 }
 `;
-}
 
 interface RenderedPage {
   etag: string;
@@ -54,7 +43,7 @@ async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
   const html = renderGraphiQL({
     title: 'Analytics GraphQL gateway',
     endpoint: options.endpoint ?? '/graphql',
-    defaultQuery: exampleQuery(options.today ?? isoDay(new Date())),
+    defaultQuery: EXAMPLE_QUERY,
     ...(options.demoKey ? { headers: JSON.stringify({ Authorization: `Bearer ${options.demoKey}` }) } : {}),
   });
   const identity = Buffer.from(html, 'utf8');

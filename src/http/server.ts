@@ -20,8 +20,6 @@ export interface GatewayOptions {
   dispatcher?: Dispatcher;
   /** Key prefilled in GraphiQL's headers (sandbox mode only). */
   demoKey?: string;
-  /** "Today" of the example query's date range, YYYY-MM-DD. */
-  today?: string;
   /** Where request log lines go; default: pino to stdout at config.logLevel. */
   logger?: Logger;
   /** The clock of the cache and of periods (tests pin "today" with it); default Date.now. */
@@ -50,7 +48,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     upstream,
     logger,
     ...(documentRegistry ? { documentRegistry } : {}),
-    graphiql: { ...(options.demoKey ? { demoKey: options.demoKey } : {}), ...(options.today ? { today: options.today } : {}) },
+    graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
   });
 
   const admission = createAdmission({

@@ -72,6 +72,8 @@ export const urqlGraphcacheConfig = {
     Stat: () => null,
     // Query.websites(...): one page of the caller's websites.
     WebsiteList: () => null,
+    // StatList.range: the days a list covers.
+    DateRange: () => null,
   },
   updates: {
     Mutation: {

@@ -253,9 +253,9 @@ describe('urql 6 with graphcache', () => {
     expect(selected.flatMap((selection) => (selection.kind === Kind.FIELD && !selection.alias ? [selection.name.value] : []))).toContain('id');
   });
 
-  it('without keys config, the README queries print "Invalid key" for StatList, Stat and WebsiteList', async () => {
+  it('without keys config, the README queries print "Invalid key" for StatList, Stat, WebsiteList and DateRange', async () => {
     const printed = await readmeQueriesThroughGraphcache({});
-    expect(typesWithoutKeys(printed.warnings)).toEqual(['Stat', 'StatList', 'WebsiteList']);
+    expect(typesWithoutKeys(printed.warnings)).toEqual(['DateRange', 'Stat', 'StatList', 'WebsiteList']);
     expect(printed.warnings.length).toBeGreaterThan(100); // one per stat list and per row
   });
 

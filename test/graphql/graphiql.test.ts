@@ -3,7 +3,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseEncoding } from '../../src/graphql/graphiql.js';
 import { createGateway, type Gateway } from '../../src/http/server.js';
-import { KEY_1, TODAY, testConfig } from '../fixture.js';
+import { KEY_1, testConfig } from '../fixture.js';
 
 async function page(url: string): Promise<{ status: number; type: string | null; html: string }> {
   const response = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } });
@@ -15,8 +15,8 @@ describe('GraphiQL', () => {
   let plain: Gateway;
   beforeAll(async () => {
     // No upstream call is made by these tests; any URL will do.
-    sandboxMode = await createGateway(testConfig('http://127.0.0.1:9'), { demoKey: KEY_1, today: TODAY });
-    plain = await createGateway(testConfig('http://127.0.0.1:9'), { today: TODAY });
+    sandboxMode = await createGateway(testConfig('http://127.0.0.1:9'), { demoKey: KEY_1 });
+    plain = await createGateway(testConfig('http://127.0.0.1:9'));
   });
   afterAll(async () => {
     await sandboxMode.close();
@@ -40,7 +40,7 @@ describe('GraphiQL', () => {
   it('opens on the dashboard example, with the demo key prefilled in sandbox mode', async () => {
     const { html } = await page(sandboxMode.url);
     expect(html).toContain('query Dashboard');
-    expect(html).toContain('from: \\"2026-02-14\\", to: \\"2026-03-15\\"');
+    expect(html).toContain('period: LAST_30_DAYS');
     expect(html).toContain(`Bearer ${KEY_1}`);
   });
 

@@ -5,6 +5,9 @@ import { normalizeDomain, parseCalendarDate, websiteWriteProblems } from '../../
 import { toWebsiteForm } from '../../src/upstream/api.js';
 import { queryKey } from '../../src/upstream/loaders.js';
 
+/** Ranges here are given as from/to; the clock would only resolve periods. */
+const CLOCK = { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' };
+
 describe('parseCalendarDate', () => {
   it.each(['2026-02-28', '2024-02-29', '1970-01-01', '2026-12-31'])('accepts %s', (date) => {
     expect(parseCalendarDate(date)).toBe(date);
@@ -32,7 +35,7 @@ describe('normalizeDomain', () => {
 describe('arguments', () => {
   const base = { name: 'page' as const, from: '2026-03-01', to: '2026-03-15' };
   it('applies defaults, also for explicit nulls', () => {
-    expect(statsQuery('7', { ...base, sortBy: null, sort: null, perPage: null, page: null, search: null })).toEqual({
+    expect(statsQuery('7', { ...base, sortBy: null, sort: null, perPage: null, page: null, search: null }, CLOCK)).toEqual({
       websiteId: '7', ...base, sortBy: 'count', sort: 'desc', perPage: 10, page: 1,
     });
     expect(websiteListQuery({})).toEqual({ sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
@@ -43,15 +46,15 @@ describe('arguments', () => {
     [{ search: 'x'.repeat(256) }, 'search', 'search must be at most 255 characters, got 256.'],
     [{ from: '2026-03-16' }, 'to', 'to (2026-03-15) must be on or after from (2026-03-16).'],
   ])('refuses %j naming %s', (override, argument, message) => {
-    expect(() => statsQuery('7', { ...base, ...override })).toThrow(message);
+    expect(() => statsQuery('7', { ...base, ...override }, CLOCK)).toThrow(message);
     try {
-      statsQuery('7', { ...base, ...override });
+      statsQuery('7', { ...base, ...override }, CLOCK);
     } catch (error) {
       expect((error as { extensions: unknown }).extensions).toEqual({ code: 'BAD_USER_INPUT', argument });
     }
   });
   it.each(['0', '-1', 'abc', '1.5', '01', '12345678901234567'])('refuses website id %j', (id) => {
-    expect(() => statsQuery(id, base)).toThrow(/websiteId must be a positive integer id/);
+    expect(() => statsQuery(id, base, CLOCK)).toThrow(/websiteId must be a positive integer id/);
   });
   it('builds one cache key for the same parameters in any order', () => {
     expect(queryKey({ a: 1, b: 'x' })).toBe(queryKey({ b: 'x', a: 1 }));
