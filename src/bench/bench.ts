@@ -3,7 +3,7 @@
 // parallel), with upstream calls counted by the sandbox and the gateway's CPU and memory read from /proc.
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { loadConfig } from '../config.js';
-import { dayIn } from '../upstream/cache.js';
+import { dayIn } from '../analytics/calendar.js';
 import {
   DEFAULT_SESSION,
   runSessionPass,

@@ -13,6 +13,7 @@
 //   requests they came from.
 // - A store that fails or is slow never fails a request: the read goes to the upstream.
 import { createHmac } from 'node:crypto';
+import { dayIn } from '../analytics/calendar.js';
 import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
@@ -76,10 +77,6 @@ const isLeft = (error: unknown): boolean =>
 
 const isRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
 
-/** YYYY-MM-DD of `epochMs` in `timeZone`. */
-export function dayIn(timeZone: string, epochMs: number): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
-}
 
 export interface ResponseCache {
   /** The cache of one request made with `authorization`; `validate` is one cheap upstream read. */
