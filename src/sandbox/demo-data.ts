@@ -1,6 +1,7 @@
 // The demo install: two users with fixed keys, and their websites in creation order (ids are one
 // global sequence, so user 2's ids sit between user 1's and can be probed). Dates are relative to
-// "today"; every website was created before the 120-day stats window starts.
+// "today". A website's statistics start on the day it was created: those created fewer than 400
+// days ago (the stats window) have none before.
 import type { TrafficProfile } from './demo-traffic.js';
 
 export interface DemoUser {

@@ -70,7 +70,18 @@ const REFERRERS: readonly string[] = [
   'lobste.rs', 'mastodon.social', 'feedly.com', 'search.brave.com', 'ecosia.org', 'wikipedia.org',
 ];
 
-export const WINDOW_DAYS = 120;
+/** Days of statistics a seeded website has, ending "today": enough to compare a period with the same dates a year earlier. */
+export const WINDOW_DAYS = 400;
+/**
+ * The most recent days, generated exactly as when they were the whole window (same stream, same
+ * draws in the same order), so growing the window left their values as they were. The days before
+ * them come from a stream of their own.
+ */
+export const RECENT_DAYS = 120;
+/** A new website's traffic grows from a trickle to its full level over its first weeks. */
+const RAMP_DAYS = 28;
+const MS_PER_DAY = 86_400_000;
+const MS_PER_HOUR = 3_600_000;
 
 /** One label distribution, resolved to its columns once so the daily loop is plain array writes. */
 interface Split {
@@ -79,14 +90,46 @@ interface Split {
   shares: number[];
 }
 
-/** `dates` holds the window's days as `YYYY-MM-DD`, first to last (shared by all websites). */
+type Jitter = (spread: number) => number;
+const jitterOf =
+  (random: Random): Jitter =>
+  (spread) =>
+    1 + (random() * 2 - 1) * spread;
+
+/** A campaign's run: day indexes [start, end) of the window. */
+interface CampaignRun {
+  column: number[];
+  start: number;
+  end: number;
+  share: number;
+}
+
+/**
+ * `dates` holds the window's days as `YYYY-MM-DD`, first to last (shared by all websites);
+ * `createdAt` is when the website was created (ms): it has no statistics before that day, and on
+ * that day none in the hours before.
+ */
 export function generateTraffic(
   profile: TrafficProfile,
   random: Random,
   firstDay: number,
   dates: readonly string[],
+  createdAt: number,
 ): Map<SeriesName, StatSeries> {
   const days = dates.length;
+  const recentDays = Math.min(RECENT_DAYS, days);
+  /** Index of the recent span's first day. */
+  const recent = days - recentDays;
+  /** Index of the creation day (negative when the website is older than the window). */
+  const created = Math.floor(createdAt / MS_PER_DAY) - firstDay;
+  /** Index of the first day with statistics. */
+  const start = Math.min(Math.max(created, 0), days);
+  const createdHour = Math.floor((createdAt - (firstDay + created) * MS_PER_DAY) / MS_PER_HOUR);
+  /** Hours of the day before that have no traffic: those before the creation, on its day. */
+  const closedHours = (d: number): number => (d === created ? createdHour : 0);
+  /** 0.15 on the creation day, up to 1 after RAMP_DAYS. */
+  const ramp = (d: number): number => Math.min(1, 0.15 + (0.85 * (d - created)) / RAMP_DAYS);
+
   const builders = new Map<SeriesName, LabelSeriesBuilder>();
   const builder = (name: SeriesName): LabelSeriesBuilder => {
     let found = builders.get(name);
@@ -96,7 +139,7 @@ export function generateTraffic(
     }
     return found;
   };
-  const jitter = (spread: number): number => 1 + (random() * 2 - 1) * spread;
+  const jitter = jitterOf(random);
   const splitOf = (name: SeriesName, weights: Weighted, lean: number): Split => {
     // Each site leans its own way: the shared distributions are reweighted once per site.
     const leaned = weights.map(([, weight]) => weight * jitter(lean));
@@ -104,16 +147,17 @@ export function generateTraffic(
     return { columns: weights.map(([value]) => builder(name).column(value)), shares: leaned.map((w) => w / sum) };
   };
   /** Spreads `total` over the split with per-day noise; returns the counts, in the split's order. */
-  const spread = (split: Split, d: number, total: number, noise = 0.25): number[] => {
+  const spread = (split: Split, d: number, total: number, noise: number, jitterOn: Jitter): number[] => {
     const counts: number[] = [];
     for (let i = 0; i < split.shares.length; i++) {
-      const count = Math.round(total * (split.shares[i] as number) * jitter(noise));
+      const count = Math.round(total * (split.shares[i] as number) * jitterOn(noise));
       (split.columns[i] as number[])[d] = count;
       counts.push(count);
     }
     return counts;
   };
 
+  // The site's own leanings, drawn once from the main stream and shared by every day of the window.
   const browsers = splitOf('browser', BROWSERS, 0.4);
   const systems = splitOf('operating_system', OPERATING_SYSTEMS, 0.4);
   const devices = splitOf('device', DEVICES, 0.2);
@@ -130,53 +174,106 @@ export function generateTraffic(
     column: builder('event').column(event),
     rate: (0.03 + random() * 0.03) * 0.55 ** rank,
   }));
-  const campaigns = profile.campaigns.map((campaign) => {
+  const recentCampaigns: CampaignRun[] = profile.campaigns.map((campaign) => {
     const length = 7 + Math.floor(random() * 28);
-    const start = Math.floor(random() * (days - length));
-    return { column: builder('campaign').column(campaign), start, end: start + length, share: 0.02 + random() * 0.08 };
+    const first = Math.floor(random() * (recentDays - length));
+    const column = builder('campaign').column(campaign);
+    return { column, start: recent + first, end: recent + first + length, share: 0.02 + random() * 0.08 };
   });
-  const spikes = new Map<number, number>();
-  for (let i = 0; i < 2; i++) spikes.set(Math.floor(random() * days), 1.8 + random() * 1.4);
+  const recentSpikes = new Map<number, number>();
+  for (let i = 0; i < 2; i++) recentSpikes.set(recent + Math.floor(random() * recentDays), 1.8 + random() * 1.4);
 
-  const visitorCounts: number[] = [];
-  const pageviewCounts: number[] = [];
-  for (let d = 0; d < days; d++) {
-    const date = firstDay + d;
-    const dow = weekday(date);
-    const level =
-      profile.visitors *
-      (1 + profile.trend * (d / (days - 1) - 0.5)) *
-      (dow === 0 || dow === 6 ? profile.weekendFactor : dow === 5 ? 0.92 : 1) *
-      (spikes.get(d) ?? 1) *
-      jitter(0.12);
+  const visitorCounts: number[] = new Array<number>(days).fill(0);
+  const pageviewCounts: number[] = new Array<number>(days).fill(0);
+  /** Every statistic of day `d` but the hourly ones and the entry pages, from its visitors. */
+  const fillDay = (d: number, level: number, campaigns: readonly CampaignRun[], jitterOn: Jitter): void => {
     const visitors = Math.max(1, Math.round(level));
-    const pageviews = Math.max(visitors, Math.round(visitors * profile.pagesPerVisit * jitter(0.08)));
-    visitorCounts.push(visitors);
-    pageviewCounts.push(pageviews);
-
-    spread(browsers, d, visitors);
-    spread(systems, d, visitors);
-    spread(devices, d, visitors, 0.1);
-    spread(screens, d, visitors);
-    spread(languages, d, visitors);
-    spread(pages, d, pageviews, 0.35);
-    spread(referrers, d, visitors * referredShare, 0.4);
-    spread(countries, d, visitors).forEach((count, i) => {
+    const pageviews = Math.max(visitors, Math.round(visitors * profile.pagesPerVisit * jitterOn(0.08)));
+    visitorCounts[d] = visitors;
+    pageviewCounts[d] = pageviews;
+    spread(browsers, d, visitors, 0.25, jitterOn);
+    spread(systems, d, visitors, 0.25, jitterOn);
+    spread(devices, d, visitors, 0.1, jitterOn);
+    spread(screens, d, visitors, 0.25, jitterOn);
+    spread(languages, d, visitors, 0.25, jitterOn);
+    spread(pages, d, pageviews, 0.35, jitterOn);
+    spread(referrers, d, visitors * referredShare, 0.4, jitterOn);
+    spread(countries, d, visitors, 0.25, jitterOn).forEach((count, i) => {
       const continent = continents[i] as number[];
       continent[d] = (continent[d] ?? 0) + count;
-      for (const city of cities[i] ?? []) city.column[d] = Math.round(count * city.share * jitter(0.2));
+      for (const city of cities[i] ?? []) city.column[d] = Math.round(count * city.share * jitterOn(0.2));
     });
-    for (const { column, rate } of events) column[d] = Math.round(visitors * rate * jitter(0.5));
-    for (const { column, start, end, share } of campaigns) {
-      if (d >= start && d < end) column[d] = Math.round(visitors * share * jitter(0.5));
+    for (const { column, rate } of events) column[d] = Math.round(visitors * rate * jitterOn(0.5));
+    for (const { column, start: from, end, share } of campaigns) {
+      if (d >= from && d < end) column[d] = Math.round(visitors * share * jitterOn(0.5));
     }
+  };
+  const weekdayFactor = (d: number): number => {
+    const dow = weekday(firstDay + d);
+    return dow === 0 || dow === 6 ? profile.weekendFactor : dow === 5 ? 0.92 : 1;
+  };
+
+  // The recent span, from the main stream: `trend` is the growth from its first day to its last.
+  for (let r = 0; r < recentDays; r++) {
+    const d = recent + r;
+    const level =
+      profile.visitors *
+      (1 + profile.trend * (r / (recentDays - 1) - 0.5)) *
+      weekdayFactor(d) *
+      (recentSpikes.get(d) ?? 1) *
+      jitter(0.12) *
+      ramp(d);
+    fillDay(d, level, recentCampaigns, jitter);
   }
   // The older install's statistics draw from a stream of their own, seeded by the main stream once
   // it is done, so adding them left every contract statistic exactly as it was.
   const extra = seededRandom(Math.floor(random() * 4_294_967_296));
-  addLandingPages(builder('landing_page'), profile.pages, pages, visitorCounts, extra);
-  addHours(builder('visitors_hours'), visitorCounts, extra);
-  addHours(builder('pageviews_hours'), pageviewCounts, extra);
+  const landingPages = entryPages(builder('landing_page'), profile.pages, pages, extra);
+  landingPages.fill(visitorCounts, recent, days, extra);
+  const visitorHours = hourly(builder('visitors_hours'), extra);
+  visitorHours.fill(visitorCounts, recent, days, extra, closedHours);
+  const pageviewHours = hourly(builder('pageviews_hours'), extra);
+  pageviewHours.fill(pageviewCounts, recent, days, extra, closedHours);
+
+  // The days before the recent span, from the website's creation on, draw from a third stream,
+  // seeded by the main stream once everything above has been drawn. Before the recent span the site
+  // grew by `trend` a year, so its level meets the recent span's first day; campaigns ran once
+  // more each, and spikes came about as often as in the recent span.
+  const past = seededRandom(Math.floor(random() * 4_294_967_296));
+  if (start < recent) {
+    const pastJitter = jitterOf(past);
+    const pastDays = recent - start;
+    const pastSpikes = new Map<number, number>();
+    for (let i = 0; i < Math.round(pastDays / 60); i++) pastSpikes.set(start + Math.floor(past() * pastDays), 1.8 + past() * 1.4);
+    const pastCampaigns: CampaignRun[] = [];
+    for (const { column } of recentCampaigns) {
+      const length = 7 + Math.floor(past() * 28);
+      const first = start + Math.floor(past() * (pastDays - length));
+      const share = 0.02 + past() * 0.08;
+      if (length < pastDays) pastCampaigns.push({ column, start: first, end: first + length, share });
+    }
+    const atRecentStart = 1 - profile.trend / 2;
+    for (let d = start; d < recent; d++) {
+      const level =
+        profile.visitors *
+        atRecentStart *
+        (1 + profile.trend) ** (-(recent - d) / 365) *
+        weekdayFactor(d) *
+        (pastSpikes.get(d) ?? 1) *
+        pastJitter(0.12) *
+        ramp(d);
+      fillDay(d, level, pastCampaigns, pastJitter);
+    }
+    landingPages.fill(visitorCounts, start, recent, past);
+    visitorHours.fill(visitorCounts, start, recent, past, closedHours);
+    pageviewHours.fill(pageviewCounts, start, recent, past, closedHours);
+  }
+  // A website created inside the recent span has nothing before its creation day.
+  if (start > recent) {
+    visitorCounts.fill(0, 0, start);
+    pageviewCounts.fill(0, 0, start);
+    for (const built of builders.values()) built.clearBefore(start);
+  }
 
   const series = new Map<SeriesName, StatSeries>([
     ['visitor', dailySeries(firstDay, dates, visitorCounts)],
@@ -190,28 +287,32 @@ function zipf(values: readonly string[], exponent: number): Weighted {
   return values.map((value, rank) => [value, 1 / (rank + 1) ** exponent] as const);
 }
 
+/** Fills days [from, to) of a statistic from those days' totals, drawing from `random`. */
+interface DayFiller {
+  fill(dailyTotals: readonly number[], from: number, to: number, random: Random, closedHours?: (d: number) => number): void;
+}
+
 /**
  * Entry pages: each day's visits spread over the site's pages, leaning harder on the top ones than
  * pageviews do (most visits start at `/` or a popular page), and never more entries for a page on
- * a day than it had pageviews that day.
+ * a day than it had pageviews that day. The leaning is drawn once, the days as they are filled.
  */
-function addLandingPages(
-  builder: LabelSeriesBuilder,
-  values: readonly string[],
-  pageviews: Split,
-  visitorCounts: readonly number[],
-  random: Random,
-): void {
+function entryPages(builder: LabelSeriesBuilder, values: readonly string[], pageviews: Split, random: Random): DayFiller {
   const weights = values.map((_, rank) => (1 / (rank + 1) ** 1.6) * (0.7 + random() * 0.6));
   const sum = weights.reduce((acc, weight) => acc + weight, 0);
   const columns = values.map((value) => builder.column(value));
-  visitorCounts.forEach((visitors, d) => {
-    weights.forEach((weight, i) => {
-      const viewed = (pageviews.columns[i] as number[])[d] ?? 0;
-      const entries = Math.round((visitors * weight * (0.75 + random() * 0.5)) / sum);
-      (columns[i] as number[])[d] = Math.min(viewed, entries);
-    });
-  });
+  return {
+    fill(visitorCounts, from, to, dayRandom) {
+      for (let d = from; d < to; d++) {
+        const visitors = visitorCounts[d] as number;
+        weights.forEach((weight, i) => {
+          const viewed = (pageviews.columns[i] as number[])[d] ?? 0;
+          const entries = Math.round((visitors * weight * (0.75 + dayRandom() * 0.5)) / sum);
+          (columns[i] as number[])[d] = Math.min(viewed, entries);
+        });
+      }
+    },
+  };
 }
 
 export const HOURS: readonly string[] = Array.from({ length: 24 }, (_, hour) => String(hour).padStart(2, '0'));
@@ -220,8 +321,10 @@ export const HOURS: readonly string[] = Array.from({ length: 24 }, (_, hour) => 
  * Hour of day (UTC): each day's total spread over the 24 hours along a per-site daily curve (a
  * daytime peak whose hour depends on where the audience lives, an evening shoulder, a quiet
  * night) with some noise, apportioned so the hours of a day add up to exactly that day's total.
+ * The curve is drawn once, the days as they are filled; a day's closed hours (those before the
+ * website was created, on its creation day) get nothing.
  */
-function addHours(builder: LabelSeriesBuilder, dailyTotals: readonly number[], random: Random): void {
+function hourly(builder: LabelSeriesBuilder, random: Random): DayFiller {
   const peak = 12 + random() * 8;
   const bump = (hour: number, centre: number, width: number): number => {
     const distance = Math.min(Math.abs(hour - centre), 24 - Math.abs(hour - centre));
@@ -229,25 +332,45 @@ function addHours(builder: LabelSeriesBuilder, dailyTotals: readonly number[], r
   };
   const curve = HOURS.map((_, hour) => 0.08 + bump(hour, peak, 3.5) + 0.45 * bump(hour, peak + 5, 2));
   const columns = HOURS.map((hour) => builder.column(hour));
-  dailyTotals.forEach((total, d) => {
-    const counts = apportion(total, curve.map((weight) => weight * (0.8 + random() * 0.4)));
-    counts.forEach((count, hour) => ((columns[hour] as number[])[d] = count));
-  });
+  return {
+    fill(dailyTotals, from, to, dayRandom, closedHours = () => 0) {
+      for (let d = from; d < to; d++) {
+        const closed = closedHours(d);
+        const weights = curve.map((weight, hour) => (hour < closed ? 0 : 1) * weight * (0.8 + dayRandom() * 0.4));
+        const counts = apportion(dailyTotals[d] as number, weights);
+        counts.forEach((count, hour) => ((columns[hour] as number[])[d] = count));
+      }
+    },
+  };
 }
 
-/** Whole numbers in proportion to `weights` that add up to exactly `total` (largest remainders first). */
+/** Whole numbers in proportion to `weights` that add up to exactly `total` (largest remainders first, ties to the first). */
 export function apportion(total: number, weights: readonly number[]): number[] {
-  const sum = weights.reduce((acc, weight) => acc + weight, 0);
-  if (sum <= 0 || total <= 0) return weights.map(() => 0);
-  const exact = weights.map((weight) => (total * weight) / sum);
-  const counts = exact.map(Math.floor);
-  let left = total - counts.reduce((acc, count) => acc + count, 0);
-  const byRemainder = exact
-    .map((value, i) => ({ i, remainder: value - Math.floor(value) }))
-    .sort((a, b) => b.remainder - a.remainder || a.i - b.i);
-  for (const { i } of byRemainder) {
-    if (left-- <= 0) break;
-    counts[i] = (counts[i] as number) + 1;
+  const n = weights.length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += weights[i] as number;
+  const counts = new Array<number>(n).fill(0);
+  if (sum <= 0 || total <= 0) return counts;
+  const remainders = new Float64Array(n);
+  let left = total;
+  for (let i = 0; i < n; i++) {
+    const exact = (total * (weights[i] as number)) / sum;
+    const whole = Math.floor(exact);
+    counts[i] = whole;
+    remainders[i] = exact - whole;
+    left -= whole;
+  }
+  // One more each for the `left` largest remainders, picked in turn (a full sort cost more, for
+  // the same picks).
+  for (; left > 0; left--) {
+    let best = -1;
+    for (let i = 0; i < n; i++) {
+      const remainder = remainders[i] as number;
+      if (remainder >= 0 && (best < 0 || remainder > (remainders[best] as number))) best = i;
+    }
+    if (best < 0) break;
+    counts[best] = (counts[best] as number) + 1;
+    remainders[best] = -1;
   }
   return counts;
 }

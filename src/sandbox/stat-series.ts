@@ -1,7 +1,8 @@
 // One statistic of one website over the seeded window, built once and read-only afterwards.
 // Label statistics keep prefix sums over the days, so the total of any date range is two array
 // reads per value whatever the range's length; the two daily series (visitor, pageview, whose
-// values are the days themselves) keep one count per day.
+// values are the days themselves) keep one count per day, and their days in count order both ways,
+// so a request walks the days of its range instead of sorting them.
 
 export interface StatRow {
   value: string;
@@ -56,23 +57,41 @@ class LabelSeries implements StatSeries {
 }
 
 class DailySeries implements StatSeries {
+  /** Indexes of the days with a count, by count ascending, ties by day (= value) ascending. */
+  private readonly byCountAsc: Uint32Array;
+  /** The same days by count descending, ties by day ascending. */
+  private readonly byCountDesc: Uint32Array;
+
   constructor(
     private readonly firstDay: number,
     /** `YYYY-MM-DD` of each day of the window. */
     private readonly dates: readonly string[],
     private readonly counts: readonly number[],
-  ) {}
+  ) {
+    // Sorted once here, so a request over many days only walks them in order.
+    const days = [...counts.keys()].filter((d) => (counts[d] as number) > 0);
+    const count = (d: number): number => counts[d] as number;
+    this.byCountAsc = Uint32Array.from(days.sort((a, b) => count(a) - count(b) || a - b));
+    this.byCountDesc = Uint32Array.from(days.sort((a, b) => count(b) - count(a) || a - b));
+  }
 
+  /** Rows in the order sortRows() would give them: dates are unique and sort as the days do. */
   rows(range: StatRange): StatRow[] {
     const [lo, hi] = clamp(range, this.firstDay, this.dates.length);
     const needle = range.search?.toLowerCase();
     const rows: StatRow[] = [];
-    for (let d = lo; d <= hi; d++) {
+    const take = (d: number): void => {
       const count = this.counts[d] as number;
       const value = this.dates[d] as string;
       if (count > 0 && (needle === undefined || value.includes(needle))) rows.push({ value, count });
+    };
+    if (range.sortBy === 'value') {
+      if (range.sort === 'asc') for (let d = lo; d <= hi; d++) take(d);
+      else for (let d = hi; d >= lo; d--) take(d);
+    } else {
+      for (const d of range.sort === 'asc' ? this.byCountAsc : this.byCountDesc) if (d >= lo && d <= hi) take(d);
     }
-    return sortRows(rows, range);
+    return rows;
   }
 }
 
@@ -102,6 +121,11 @@ export class LabelSeriesBuilder {
       this.daily.set(value, counts);
     }
     return counts;
+  }
+
+  /** Zeroes every value's days before index `day`. */
+  clearBefore(day: number): void {
+    for (const counts of this.daily.values()) counts.fill(0, 0, day);
   }
 
   build(): StatSeries {

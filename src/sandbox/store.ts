@@ -103,9 +103,10 @@ export function wireOf(
 const EMPTY_STATS: ReadonlyMap<SeriesName, StatSeries> = new Map();
 
 export class SandboxStore {
-  /** First day of the stats window: `today - 119`. */
+  /** First day of the stats window: `today - (WINDOW_DAYS - 1)`, i.e. `today - 399`. */
   readonly firstDay: number;
-  private readonly dates: readonly string[];
+  /** `YYYY-MM-DD` of each day of the window, shared by all websites; made on the first stats request. */
+  private dates: readonly string[] | undefined;
   private readonly websites = new Map<number, WebsiteRecord>();
   private readonly stats = new Map<number, ReadonlyMap<SeriesName, StatSeries>>();
   private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
@@ -116,7 +117,6 @@ export class SandboxStore {
     seed: number,
   ) {
     this.firstDay = today - (WINDOW_DAYS - 1);
-    this.dates = Array.from({ length: WINDOW_DAYS }, (_, d) => formatYmd(this.firstDay + d));
     DEMO_WEBSITES.forEach((demo, index) => {
       const createdAt = dayStartMs(today - demo.createdDaysAgo) + demo.createdAtSecond * 1000;
       const updatedAt = Math.max(createdAt, dayStartMs(today - demo.updatedDaysAgo) + demo.createdAtSecond * 1000 + 754_000);
@@ -202,9 +202,12 @@ export class SandboxStore {
   statsOf(website: WebsiteRecord): ReadonlyMap<SeriesName, StatSeries> {
     let series = this.stats.get(website.id);
     if (!series) {
-      series = website.traffic
-        ? generateTraffic(website.traffic.profile, seededRandom(website.traffic.seed), this.firstDay, this.dates)
-        : EMPTY_STATS;
+      if (website.traffic) {
+        this.dates ??= Array.from({ length: WINDOW_DAYS }, (_, d) => formatYmd(this.firstDay + d));
+        series = generateTraffic(website.traffic.profile, seededRandom(website.traffic.seed), this.firstDay, this.dates, website.createdAt);
+      } else {
+        series = EMPTY_STATS;
+      }
       this.stats.set(website.id, series);
     }
     return series;

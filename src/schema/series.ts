@@ -49,10 +49,14 @@ async function dailyPoints(ctx: GatewayContext, websiteId: string, metric: Metri
   return zeroFill([first, ...rest].flatMap((page) => page.nodes), range);
 }
 
-/** Upstream pages a range can need: what a series or a summary declares as its cost. */
-function pagesFor(args: RangeInput, ctx: GatewayContext): number {
+/**
+ * Upstream pages a range can need: what a series or a summary declares as its cost. With `compare`,
+ * those of the compared range, which a year back can be a day longer (29 February).
+ */
+function pagesFor(args: RangeInput, ctx: GatewayContext, compare: Comparison | null = null): number {
   try {
-    const range = resolveRange(args, ctx.clock);
+    const asked = resolveRange(args, ctx.clock);
+    const range = compare === null ? asked : comparedRange(asked, compare);
     return Math.ceil(daysBetween(range.from, range.to) / ROWS_PER_PAGE);
   } catch {
     return 1; // refused when it runs
@@ -168,7 +172,7 @@ builder.objectFields(WebsiteRef, (t) => ({
       ...rangeArgs,
       compare: t.arg({ type: ComparisonEnum, description: 'What to compare with; none by default.' }),
     },
-    complexity: (args, ctx) => ({ field: 2 * pagesFor(args, ctx) * (args.compare ? 2 : 1), multiplier: 1 }),
+    complexity: (args, ctx) => ({ field: 2 * (pagesFor(args, ctx) + (args.compare ? pagesFor(args, ctx, args.compare) : 0)), multiplier: 1 }),
     resolve: async (website, args, ctx) => {
       const range = resolveRange(args, ctx.clock);
       const compare: Comparison | null = args.compare ?? null;

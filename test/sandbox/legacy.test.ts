@@ -9,7 +9,8 @@ import { apportion } from '../../src/sandbox/demo-traffic.js';
 import { KEY_1, KEY_2, TODAY, call, statsPath } from './http.js';
 import type { ErrorBody, LegacyWireWebsite, StatRow, WirePage, WirePlainPage } from './http.js';
 
-const WINDOW_START = '2025-11-16'; // TODAY - 119 days
+const WINDOW_START = '2025-02-09'; // TODAY - 399 days: the seeded window is the 400 days ending today
+const RECENT_START = '2025-11-16'; // TODAY - 119 days: the days whose figures did not change when the window grew from 120
 let sandbox: Sandbox;
 beforeEach(async () => {
   sandbox = await startSandbox({ port: 0, today: TODAY, dialect: 'legacy' });
@@ -146,6 +147,41 @@ describe('stat names', () => {
     }
     const top = await stats(1, 'landing_page');
     expect(top.body.data[0]?.value).toBe('/');
+  });
+
+  it('has the older install’s three statistics a year back too, adding up as in the recent days', async () => {
+    for (const [from, to] of [['2025-02-15', '2025-03-15'], ['2026-02-15', TODAY]]) {
+      for (const name of ['landing_page', 'visitors_hours', 'pageviews_hours']) expect((await stats(1, name, from, to)).body.total, `${name} ${from}`).toBeGreaterThan(0);
+      expect(total(await allRows(sandbox, 1, 'visitors_hours', from, to))).toBe(total(await allRows(sandbox, 1, 'visitors', from, to)));
+      expect(total(await allRows(sandbox, 1, 'pageviews_hours', from, to))).toBe(total(await allRows(sandbox, 1, 'pageviews', from, to)));
+      const pages = new Map((await allRows(sandbox, 1, 'page', from, to)).map((row) => [row.value, row.count]));
+      for (const row of await allRows(sandbox, 1, 'landing_page', from, to)) expect(row.count).toBeLessThanOrEqual(pages.get(row.value) ?? -1);
+    }
+  });
+
+  it('has nothing before a website was created, not even in the hours of its creation day before it', async () => {
+    // tailspin-travel.com (7) was created 350 days before TODAY, at 11:54:10 UTC.
+    const created = (await show(7)).body.data.created_at;
+    expect(created).toBe('2025-03-30T11:54:10.000000Z');
+    for (const name of LEGACY_STAT_NAMES) expect((await stats(7, name, WINDOW_START, '2025-03-29')).body.total, name).toBe(0);
+    for (const [hours, daily] of [['visitors_hours', 'visitors'], ['pageviews_hours', 'pageviews']]) {
+      const day = await allRows(sandbox, 7, hours as string, '2025-03-30', '2025-03-30');
+      expect(day.length, hours).toBeGreaterThan(0);
+      for (const row of day) expect(row.value >= '11', `${hours} ${row.value}`).toBe(true);
+      expect(total(day)).toBe(total(await allRows(sandbox, 7, daily as string, '2025-03-30', '2025-03-30')));
+    }
+  });
+
+  it('keeps the figures of the 120 days ending today that it had when its window was 120 days long', async () => {
+    // Taken from the sandbox before the window grew to 400 days. Site 7 has 25 pages: one page of 100 holds every row.
+    const figures = async (name: string, from: string, to: string) => {
+      const rows = (await stats(7, name, from, to, { per_page: '100' })).body.data;
+      return [total(rows), rows[0]];
+    };
+    expect(await figures('visitors_hours', RECENT_START, TODAY)).toEqual([302663, { value: '12', count: 25968 }]);
+    expect(await figures('visitors_hours', '2026-02-01', '2026-02-28')).toEqual([77689, { value: '14', count: 6628 }]);
+    expect(await figures('landing_page', RECENT_START, TODAY)).toEqual([303671, { value: '/', count: 144767 }]);
+    expect(await figures('landing_page', '2026-02-01', '2026-02-28')).toEqual([77371, { value: '/', count: 37324 }]);
   });
 
   it('is deterministic for a seed', async () => {
@@ -394,7 +430,7 @@ describe('stats of another user’s website', () => {
     expect(theirs.status).toBe(200);
     expect(theirs.body.total).toBeGreaterThan(0);
     expect(theirs.body).toEqual((await stats(3, 'country', WINDOW_START, TODAY, {}, KEY_2)).body);
-    expect((await stats(1, 'visitors', WINDOW_START, TODAY, {}, KEY_2)).body.total).toBe(120);
+    expect((await stats(1, 'visitors', WINDOW_START, TODAY, {}, KEY_2)).body.total).toBe(400);
     // The website endpoints still refuse it.
     expect((await show(3)).body).toEqual(NOT_FOUND);
   });

@@ -110,7 +110,7 @@ describe('control paths', () => {
   it('answers GET /__sandbox/health with the pinned window', async () => {
     const reply = await call(sandbox, '/__sandbox/health', { key: null });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ status: 'ok', today: TODAY, statsFrom: '2025-11-16' });
+    expect(reply.body).toEqual({ status: 'ok', today: TODAY, statsFrom: '2025-02-09' }); // TODAY - 399 days
   });
 
   it('answers 404 for unknown control paths and 405 for wrong methods', async () => {

@@ -7,7 +7,8 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { KEY_2, TODAY, call, statsPath } from './http.js';
 import type { StatRow, WirePage } from './http.js';
 
-const WINDOW_START = '2025-11-16'; // TODAY - 119 days
+const WINDOW_START = '2025-02-09'; // TODAY - 399 days: the seeded window is the 400 days ending today
+const RECENT_START = '2025-11-16'; // TODAY - 119 days: the days whose figures did not change when the window grew from 120
 let sandbox: Sandbox;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, today: TODAY });
@@ -21,10 +22,17 @@ const stats = (id: number, name: string, from = WINDOW_START, to = TODAY, extra:
   call<StatPage>(sandbox, statsPath(id, name, from, to, extra), { key });
 
 /** Every row of a statistic over the range, through the pages. */
-async function allRows(id: number, name: string, from = WINDOW_START, to = TODAY, extra: Record<string, string> = {}): Promise<StatRow[]> {
+async function allRows(
+  id: number,
+  name: string,
+  from = WINDOW_START,
+  to = TODAY,
+  extra: Record<string, string> = {},
+  key?: string,
+): Promise<StatRow[]> {
   const rows: StatRow[] = [];
   for (let page = 1; ; page++) {
-    const reply = await stats(id, name, from, to, { per_page: '100', page: String(page), ...extra });
+    const reply = await stats(id, name, from, to, { per_page: '100', page: String(page), ...extra }, key);
     expect(reply.status).toBe(200);
     rows.push(...reply.body.data);
     if (page >= reply.body.meta.last_page) return rows;
@@ -35,8 +43,8 @@ const invalid = (fields: Record<string, string[]>) => ({ message: fields, status
 
 describe('values and their encodings', () => {
   it.each([
-    ['visitor', /^\d{4}-\d{2}-\d{2}$/, 120, '2026-03-15'],
-    ['pageview', /^\d{4}-\d{2}-\d{2}$/, 120, WINDOW_START],
+    ['visitor', /^\d{4}-\d{2}-\d{2}$/, 400, '2026-03-15'],
+    ['pageview', /^\d{4}-\d{2}-\d{2}$/, 400, WINDOW_START],
     ['country', /^[A-Z]{2}:[A-Z][\w ]+$/, 12, 'US:United States'],
     ['continent', /^[A-Z]{2}:[A-Z][\w ]+$/, 5, 'EU:Europe'],
     ['city', /^[A-Z]{2}:\S.*$/, 12, 'US:New York, NY'],
@@ -72,9 +80,9 @@ describe('values and their encodings', () => {
     }
   });
 
-  it('has a day for each of the last 120 days, ending today', async () => {
-    const days = (await allRows(1, 'visitor', '2025-01-01', '2026-12-31')).map((row) => row.value).sort();
-    expect(days).toHaveLength(120);
+  it('has a day for each of the last 400 days, ending today', async () => {
+    const days = (await allRows(1, 'visitor', '2024-01-01', '2026-12-31')).map((row) => row.value).sort();
+    expect(days).toHaveLength(400);
     expect(days[0]).toBe(WINDOW_START);
     expect(days.at(-1)).toBe(TODAY);
   });
@@ -119,7 +127,7 @@ describe('ranges', () => {
     expect(before.body.data).toEqual([]);
     expect(before.body.meta).toMatchObject({ total: 0, from: null, to: null, last_page: 1 });
     expect((await stats(1, 'visitor', '2026-03-16', '2026-04-30')).body.meta.total).toBe(0);
-    expect((await stats(1, 'visitor', '2025-11-01', '2025-11-20')).body.meta.total).toBe(5);
+    expect((await stats(1, 'visitor', '2025-02-01', '2025-02-20')).body.meta.total).toBe(12);
   });
 
   it('has no stats for a website created through the API', async () => {
@@ -128,6 +136,72 @@ describe('ranges', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.data).toEqual([]);
     expect(reply.body.meta.total).toBe(0);
+  });
+});
+
+describe('the year before', () => {
+  /** Websites created more than 400 days before TODAY, and those created since, with their owner's key. */
+  const OLDER = [[1, undefined], [2, undefined], [3, KEY_2], [4, undefined], [5, undefined]] as const;
+  const YOUNGER = [[6, KEY_2], [7, undefined], [8, undefined], [9, KEY_2], [10, undefined]] as const;
+  const shiftDay = (ymd: string, days: number): string => new Date(Date.parse(`${ymd}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+  it('has rows for every statistic over the same dates a year earlier', async () => {
+    for (const [id, key] of OLDER) {
+      for (const name of STAT_NAMES) {
+        if (name === 'campaign' || name === 'event') continue; // some sites run none
+        for (const [from, to] of [['2025-02-15', '2025-03-15'], ['2026-02-15', TODAY]]) {
+          const reply = await stats(id, name, from, to, {}, key);
+          expect(reply.status).toBe(200);
+          expect(reply.body.meta.total, `${id} ${name} ${from}`).toBeGreaterThan(0);
+          if (name === 'visitor') expect(reply.body.meta.total).toBe(29);
+        }
+      }
+    }
+    // Campaigns ran a year earlier too, and events happened.
+    expect(total(await allRows(5, 'campaign', WINDOW_START, shiftDay(RECENT_START, -1)))).toBeGreaterThan(0);
+    expect(total(await allRows(1, 'event', '2025-02-15', '2025-03-15'))).toBeGreaterThan(0);
+  });
+
+  it('is a year of its own: other figures, a trend, the weekly rhythm, continents adding up to countries', async () => {
+    const thisYear = await allRows(1, 'visitor', '2026-03-01', TODAY);
+    const lastYear = await allRows(1, 'visitor', '2025-03-01', '2025-03-15');
+    expect(lastYear.map((row) => row.count)).not.toEqual(thisYear.map((row) => row.count));
+    expect(total(lastYear)).toBeLessThan(total(thisYear)); // acme-analytics.com grows
+    expect(total(lastYear)).toBeGreaterThan(total(thisYear) * 0.5);
+    const weekend = lastYear.filter((row) => [0, 6].includes(new Date(`${row.value}T00:00:00Z`).getUTCDay()));
+    const weekdays = lastYear.filter((row) => !weekend.includes(row));
+    expect(total(weekend) / weekend.length).toBeLessThan((total(weekdays) / weekdays.length) * 0.85);
+    const before = shiftDay(RECENT_START, -1);
+    expect(total(await allRows(2, 'continent', WINDOW_START, before))).toBe(total(await allRows(2, 'country', WINDOW_START, before)));
+    const visitors = new Map((await allRows(2, 'visitor', WINDOW_START, before)).map((row) => [row.value, row.count]));
+    for (const row of await allRows(2, 'pageview', WINDOW_START, before)) expect(row.count).toBeGreaterThanOrEqual(visitors.get(row.value) ?? Infinity);
+  });
+
+  it('has nothing before a website was created, and every day from its creation on', async () => {
+    for (const [id, key] of YOUNGER) {
+      const createdAt = (await call<{ data: { created_at: string } }>(sandbox, `/api/v1/websites/${id}`, { key })).body.data.created_at;
+      const created = createdAt.slice(0, 10);
+      expect(created > WINDOW_START, `${id} created ${created}`).toBe(true);
+      for (const name of STAT_NAMES) {
+        const before = await stats(id, name, '2020-01-01', shiftDay(created, -1), {}, key);
+        expect(before.status).toBe(200);
+        expect(before.body.meta.total, `${id} ${name} before ${created}`).toBe(0);
+      }
+      const days = (await allRows(id, 'visitor', WINDOW_START, TODAY, { sort_by: 'value', sort: 'asc' }, key)).map((row) => row.value);
+      expect(days[0], `${id}`).toBe(created);
+      expect(days).toHaveLength((Date.parse(TODAY) - Date.parse(created)) / 86_400_000 + 1);
+      expect((await stats(id, 'country', created, created, {}, key)).body.meta.total, `${id}`).toBeGreaterThan(0);
+    }
+    // The older websites have the whole window.
+    for (const [id, key] of OLDER) expect((await stats(id, 'visitor', WINDOW_START, WINDOW_START, {}, key)).body.meta.total).toBe(1);
+  });
+
+  it('starts small on a new website and grows over its first weeks', async () => {
+    // tailspin-travel.com was created 350 days before TODAY.
+    const created = shiftDay(TODAY, -350);
+    const firstWeek = total(await allRows(7, 'visitor', created, shiftDay(created, 6)));
+    const fifthWeek = total(await allRows(7, 'visitor', shiftDay(created, 28), shiftDay(created, 34)));
+    expect(firstWeek).toBeLessThan(fifthWeek * 0.6);
   });
 });
 
@@ -254,6 +328,24 @@ describe('seeded data', () => {
     }
   });
 
+  it('keeps the figures of the 120 days ending today that it had when its window was 120 days long', async () => {
+    // Taken from the sandbox before the window grew to 400 days; gateway tests rely on such figures.
+    const figures: [number, string, string | undefined, number, StatRow, number, StatRow][] = [
+      [1, 'visitor', undefined, 191288, { value: '2025-12-07', count: 2903 }, 46172, { value: '2026-02-16', count: 2122 }],
+      [1, 'country', undefined, 192386, { value: 'US:United States', count: 71116 }, 46490, { value: 'US:United States', count: 17104 }],
+      [3, 'page', KEY_2, 125105, { value: '/', count: 39979 }, 30178, { value: '/', count: 9568 }],
+      [5, 'campaign', undefined, 6801, { value: 'winter_sale', count: 2667 }, 3579, { value: 'newsletter_january', count: 1622 }],
+      [9, 'event', KEY_2, 6645, { value: 'newsletter:sidebar:', count: 3369 }, 1555, { value: 'newsletter:sidebar:', count: 810 }],
+      [10, 'browser', undefined, 2237, { value: 'Chrome', count: 1268 }, 526, { value: 'Chrome', count: 303 }],
+    ];
+    for (const [id, name, key, recentTotal, recentTop, februaryTotal, februaryTop] of figures) {
+      const recent = await allRows(id, name, RECENT_START, TODAY, {}, key);
+      expect([total(recent), recent[0]], `${id} ${name}`).toEqual([recentTotal, recentTop]);
+      const february = await allRows(id, name, '2026-02-01', '2026-02-28', {}, key);
+      expect([total(february), february[0]], `${id} ${name} February`).toEqual([februaryTotal, februaryTop]);
+    }
+  });
+
   it('moves with "today", which defaults to the real UTC date', async () => {
     const pinned = await startSandbox({ today: '2026-01-01' });
     const real = await startSandbox();
@@ -261,7 +353,7 @@ describe('seeded data', () => {
       const days = async (target: Sandbox) =>
         (await call<StatPage>(target, statsPath(1, 'visitor', '2000-01-01', '2100-01-01', { sort_by: 'value', per_page: '100' }))).body;
       const pinnedDays = await days(pinned);
-      expect(pinnedDays.meta.total).toBe(120);
+      expect(pinnedDays.meta.total).toBe(400);
       expect(pinnedDays.data[0]?.value).toBe('2026-01-01');
       expect((await days(real)).data[0]?.value).toBe(new Date().toISOString().slice(0, 10));
       const created = (await call<{ data: { created_at: string } }>(pinned, '/api/v1/websites/1')).body.data.created_at;

@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { formatYmd, laravelTimestamp, parseYmd } from '../../src/sandbox/calendar.js';
 import { paginate } from '../../src/sandbox/pagination.js';
 import { RateLimiter } from '../../src/sandbox/rate-limiter.js';
-import { LabelSeriesBuilder } from '../../src/sandbox/stat-series.js';
+import { HOURS, RECENT_DAYS, WINDOW_DAYS, apportion, generateTraffic } from '../../src/sandbox/demo-traffic.js';
+import type { TrafficProfile } from '../../src/sandbox/demo-traffic.js';
+import { seededRandom } from '../../src/sandbox/random.js';
+import { LabelSeriesBuilder, dailySeries } from '../../src/sandbox/stat-series.js';
+import type { StatRange, StatRow } from '../../src/sandbox/stat-series.js';
 import { isValidDomain, normaliseDomain, readPage } from '../../src/sandbox/validation.js';
 
 describe('calendar', () => {
@@ -95,5 +99,74 @@ describe('StatSeries', () => {
     expect(rows(103, 200)).toEqual([{ value: 'a', count: 9 }]); // b has nothing there
     expect(rows(0, 99)).toEqual([]);
     expect(series.rows({ fromDay: 0, toDay: 999, sortBy: 'value', sort: 'desc', search: 'B' })).toEqual([{ value: 'b', count: 10 }]);
+  });
+});
+
+describe('daily series', () => {
+  it('gives the rows a plain sort would, in every order, searched and clipped', () => {
+    const dates = Array.from({ length: 60 }, (_, d) => formatYmd(20_000 + d));
+    const counts = dates.map((_, d) => (d % 7 === 3 ? 0 : (d * 37) % 5)); // many ties, some empty days
+    const series = dailySeries(20_000, dates, counts);
+    const byValue = (a: StatRow, b: StatRow) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+    for (const [fromDay, toDay] of [[19_990, 20_100], [20_010, 20_030], [20_059, 20_059], [20_100, 20_200]] as const) {
+      for (const sortBy of ['count', 'value'] as const) {
+        for (const sort of ['asc', 'desc'] as const) {
+          for (const search of [undefined, '-02-', '1']) {
+            const range: StatRange = { fromDay, toDay, sortBy, sort, ...(search === undefined ? {} : { search }) };
+            const sign = sort === 'asc' ? 1 : -1;
+            const expected = dates
+              .map((value, d) => ({ value, count: counts[d] as number, day: 20_000 + d }))
+              .filter((row) => row.count > 0 && row.day >= fromDay && row.day <= toDay && (search === undefined || row.value.includes(search)))
+              .map(({ value, count }) => ({ value, count }))
+              .sort((a, b) => (sortBy === 'value' ? sign * byValue(a, b) : sign * (a.count - b.count) || byValue(a, b)));
+            expect(series.rows(range), JSON.stringify(range)).toEqual(expected);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe('demo traffic', () => {
+  const profile: TrafficProfile = {
+    visitors: 300,
+    pagesPerVisit: 2.5,
+    weekendFactor: 0.6,
+    trend: 0.3,
+    pages: ['/', '/about', '/pricing'],
+    events: ['signup::'],
+    campaigns: ['launch'],
+  };
+  const today = parseYmd('2026-03-15') as number;
+  const firstDay = today - (WINDOW_DAYS - 1);
+  const dates = Array.from({ length: WINDOW_DAYS }, (_, d) => formatYmd(firstDay + d));
+  const all = { sortBy: 'value', sort: 'asc' } as const;
+  const sum = (rows: StatRow[]) => rows.reduce((acc, row) => acc + row.count, 0);
+
+  it('spans the 400 days ending today for a website older than that', () => {
+    expect([WINDOW_DAYS, RECENT_DAYS]).toEqual([400, 120]);
+    const series = generateTraffic(profile, seededRandom(42), firstDay, dates, (firstDay - 10) * 86_400_000);
+    expect(series.get('visitor')?.rows({ fromDay: 0, toDay: today + 10, ...all })).toHaveLength(400);
+  });
+
+  it('starts on the creation day of a website created within the recent days, from its creation hour', () => {
+    const createdDay = today - 30;
+    const series = generateTraffic(profile, seededRandom(42), firstDay, dates, createdDay * 86_400_000 + 15.5 * 3_600_000);
+    for (const [name, stat] of series) expect(stat.rows({ fromDay: firstDay, toDay: createdDay - 1, ...all }), name).toEqual([]);
+    expect(series.get('visitor')?.rows({ fromDay: firstDay, toDay: today, ...all })).toHaveLength(31);
+    const day = { fromDay: createdDay, toDay: createdDay, ...all };
+    for (const [hours, daily] of [['visitors_hours', 'visitor'], ['pageviews_hours', 'pageview']] as const) {
+      const rows = series.get(hours)?.rows(day) ?? [];
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.every((row) => row.value >= '15' && HOURS.includes(row.value))).toBe(true);
+      expect(sum(rows)).toBe(sum(series.get(daily)?.rows(day) ?? []));
+    }
+  });
+});
+
+describe('apportion', () => {
+  it('never gives a share to a zero weight', () => {
+    expect(apportion(5, [0, 1, 0, 1])).toEqual([0, 3, 0, 2]);
+    expect(apportion(3, [0, 0, 1])).toEqual([0, 0, 3]);
   });
 });
