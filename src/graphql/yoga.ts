@@ -28,7 +28,7 @@ export interface GatewayYogaOptions {
   /** Where APQ registrations go when several gateways share a store (Redis); default this process. */
   documentRegistry?: DocumentRegistry;
   logger: Logger;
-  /** GraphiQL's demo key and example date (sandbox mode). */
+  /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
 }
 
