@@ -67,6 +67,8 @@ export interface BenchOptions {
   session?: SessionOptions | null;
   /** The `shared` pass (two gateways on one Redis); not run when absent. */
   shared?: SharedOptions | null;
+  /** The `floor` pass (the gateway against dist/bench/floor-gateway.js, a minimal gateway); not run when absent. */
+  floor?: FloorPassOptions | null;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
 }
@@ -87,7 +89,7 @@ export interface DefaultPassOptions {
 }
 
 /** Every pass `--passes` knows. */
-export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared'] as const;
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor'] as const;
 export type PassName = (typeof PASS_NAMES)[number];
 /** The passes of a run without `--passes`: the read cache's passes run only when selected. */
 export const DEFAULT_PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const satisfies readonly PassName[];
@@ -138,6 +140,27 @@ export function cachingPasses(
     session: names.includes('session') ? { ...DEFAULT_SESSION, latencyMs, ...options.session } : null,
     shared: names.includes('shared') ? { latencyMs, redisServer: options.redisServer ?? 'redis-server' } : null,
   };
+}
+
+/**
+ * The `floor` pass: the dashboard alternately through the harness's gateway (CACHE=off) and through
+ * dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick only), `rounds` runs each.
+ */
+export interface FloorPassOptions {
+  /** Sandbox latency (0: the gateways' own cost decides throughput). */
+  latencyMs: number;
+  connections: number;
+  /** Measured runs of each, alternating gateway, floor, gateway, floor… */
+  rounds: number;
+}
+
+/** Targets of the floor pass: gateway ÷ floor. */
+export const FLOOR_TARGETS = { requestsPerSecondRatio: 0.85, cpuRatio: 1.2 } as const;
+
+/** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each. */
+export function floorPass(names: readonly PassName[], options: { repeat?: number; connections?: number; latencyMs?: number } = {}): Pick<BenchOptions, 'floor'> {
+  if (!names.includes('floor')) return { floor: null };
+  return { floor: { latencyMs: options.latencyMs ?? 0, connections: options.connections ?? 20, rounds: Math.max(3, options.repeat ?? 1) } };
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -244,6 +267,33 @@ export interface BenchReport {
   cache?: CachePassResult;
   session?: SessionPassResult;
   shared?: SharedPassResult;
+  /** The floor pass, when it ran. */
+  floor?: FloorPassResult;
+}
+
+/** One measured run of the floor pass. */
+export interface FloorRun {
+  requestsPerSecond: number;
+  cpuMsPerRequest: number | null;
+}
+
+export interface FloorPassResult extends FloorPassOptions {
+  /** Medians over the rounds (sums for requests and errors). */
+  gateway: Measurement;
+  floor: Measurement;
+  /** Each run, in the order measured (gateway then floor, round after round). */
+  runs: { gateway: FloorRun[]; floor: FloorRun[] };
+  /** Median req/s of the gateway ÷ the floor's (target ≥ FLOOR_TARGETS.requestsPerSecondRatio). */
+  requestsPerSecondRatio: number;
+  /** Median CPU ms per request of the gateway ÷ the floor's (target ≤ FLOOR_TARGETS.cpuRatio). */
+  cpuRatio: number;
+  /** One dashboard through each answered the same `data`; null when a check request failed. */
+  sameData: boolean | null;
+  /** Upstream calls of one dashboard through each (the check request). */
+  checkCalls: { gateway: number; floor: number };
+  /** The floor's VmHWM at the end of the pass. */
+  floorPeakRssMb: number | null;
+  notes: string[];
 }
 
 export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
@@ -334,6 +384,18 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     if (options.shared) {
       caching.shared = await runSharedPass(options.shared, { control, startGateway, key: DEMO_KEY, context, today, gatewayToday, log });
     }
+    // The floor last: it sets the sandbox's latency to its own.
+    const startFloor = async (): Promise<ChildServer> => {
+      const child = await spawnServer({
+        script: FLOOR_SCRIPT,
+        env: { HOST: '127.0.0.1', PORT: '0', UPSTREAM_URL: sandbox.url, UPSTREAM_CONNECTIONS: String(restConnections), NODE_ENV: 'production' },
+        ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
+        nodeArgs: options.gatewayNodeArgs,
+      });
+      children.push(child);
+      return child;
+    };
+    const floor = options.floor ? { floor: await runFloorPass(options.floor, options, harness, startFloor) } : {};
 
     const machine: MachineInfo = {
       cpus: cpus().length,
@@ -354,6 +416,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       gatewayScript: options.gatewayScript,
       passes,
       ...caching,
+      ...floor,
     };
   } finally {
     process.off('exit', onSignal);
@@ -474,6 +537,97 @@ async function runCachePass(
     warmPeakRssMb,
     notes,
   };
+}
+
+/** The floor gateway's entry point, relative to the project root (always this build's, whatever --gateway-script says). */
+export const FLOOR_SCRIPT = 'dist/bench/floor-gateway.js';
+
+/**
+ * The dashboard through the harness's gateway (CACHE=off) and through a fresh floor gateway on the same
+ * sandbox, alternately (gateway, floor, gateway, floor…), `rounds` measured runs each, each after its own
+ * warm-up; medians of req/s and CPU per request, and their ratios gateway ÷ floor.
+ */
+async function runFloorPass(floorPass: FloorPassOptions, options: BenchOptions, harness: Harness, startFloor: () => Promise<ChildServer>): Promise<FloorPassResult> {
+  const { control, log } = { control: harness.control, log: options.log };
+  const notes: string[] = [];
+  const scenario = SCENARIOS.dashboard;
+  const steps = scenario.steps(harness.context);
+  const pass: PassOptions = { name: 'floor', latencyMs: floorPass.latencyMs, connections: floorPass.connections, scenarios: ['dashboard'] };
+  await control.setLatency(floorPass.latencyMs);
+  log(`pass "floor": ${floorPass.latencyMs} ms sandbox, ${floorPass.connections} connections, the gateway (CACHE=off) and the floor (${FLOOR_SCRIPT}) alternately`);
+  const floorProcess = await startFloor();
+  try {
+    const floorHarness: Harness = { ...harness, gateway: { url: floorProcess.url, pid: floorProcess.pid } };
+
+    // One dashboard through each: the same data, and the same number of upstream calls.
+    const checkOne = async (url: string, label: string): Promise<{ data: string | null; calls: number }> => {
+      await control.settle();
+      const answer = await fetchDashboard(url, steps);
+      if (answer.problem) notes.push(`check (${label}): ${answer.problem}`);
+      const { count } = await control.count();
+      await control.resetLog();
+      if (count !== scenario.expectedCalls) notes.push(`one dashboard through the ${label} made ${count} REST calls, expected ${scenario.expectedCalls}`);
+      return { data: answer.data, calls: count };
+    };
+    const gatewayCheck = await checkOne(harness.gateway.url, 'gateway');
+    const floorCheck = await checkOne(floorHarness.gateway.url, 'floor');
+    const sameData = gatewayCheck.data === null || floorCheck.data === null ? null : gatewayCheck.data === floorCheck.data;
+    if (sameData === false) notes.push('the floor answered other data than the gateway to the same dashboard');
+
+    const runs: { gateway: RunFigures[]; floor: RunFigures[] } = { gateway: [], floor: [] };
+    for (let round = 1; round <= floorPass.rounds; round++) {
+      for (const [kind, target] of [['gateway', harness], ['floor', floorHarness]] as const) {
+        log(`  dashboard through the ${kind} (run ${round}/${floorPass.rounds})`);
+        runs[kind].push(await measureGateway(scenario, steps, pass, options, target));
+      }
+    }
+    const gateway = summarise('gateway', runs.gateway);
+    const floor = summarise('gateway', runs.floor);
+    for (const [kind, measurement] of [['gateway', gateway], ['floor', floor]] as const) {
+      if (measurement.errors > 0) notes.push(`${measurement.errors} requests through the ${kind} failed (transport error, non-2xx or GraphQL errors)`);
+    }
+    const each = (list: readonly RunFigures[]): FloorRun[] =>
+      list.map((run) => ({
+        requestsPerSecond: run.load.completed / run.load.seconds,
+        cpuMsPerRequest: run.cpuMs === null || run.load.completed === 0 ? null : run.cpuMs / run.load.completed,
+      }));
+    const ratioOf = (a: number | null, b: number | null): number =>
+      a === null || b === null || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? Number.NaN : a / b;
+    return {
+      ...floorPass,
+      gateway,
+      floor,
+      runs: { gateway: each(runs.gateway), floor: each(runs.floor) },
+      requestsPerSecondRatio: ratioOf(gateway.requestsPerSecond, floor.requestsPerSecond),
+      cpuRatio: ratioOf(gateway.cpuMsPerRequest, floor.cpuMsPerRequest),
+      sameData,
+      checkCalls: { gateway: gatewayCheck.calls, floor: floorCheck.calls },
+      floorPeakRssMb: memoryMb(floorProcess.pid, 'VmHWM'),
+      notes,
+    };
+  } finally {
+    await floorProcess.stop();
+  }
+}
+
+/** One request of a single-step scenario; its `data` as JSON text, or the problem. */
+async function fetchDashboard(url: string, steps: readonly GraphqlStep[]): Promise<{ data: string | null; problem: string | null }> {
+  const body = steps[0]?.body({}) ?? null;
+  if (body === null || steps.length !== 1) return { data: null, problem: 'not a one-request scenario' };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${DEMO_KEY}` },
+    body,
+  });
+  const text = await response.text();
+  if (response.status !== 200) return { data: null, problem: `HTTP ${response.status}: ${text.slice(0, 300)}` };
+  try {
+    const parsed = JSON.parse(text) as { data?: unknown; errors?: unknown[] };
+    if (parsed.errors) return { data: null, problem: `GraphQL errors: ${JSON.stringify(parsed.errors).slice(0, 300)}` };
+    return { data: JSON.stringify(parsed.data ?? null), problem: null };
+  } catch {
+    return { data: null, problem: `not JSON: ${text.slice(0, 300)}` };
+  }
 }
 
 async function runScenario(scenario: Scenario, pass: PassOptions, options: BenchOptions, harness: Harness): Promise<ScenarioResult> {

@@ -3,8 +3,11 @@ export {
   DEFAULT_OPTIONS,
   DEFAULT_PASS_NAMES,
   PASS_NAMES,
+  FLOOR_SCRIPT,
+  FLOOR_TARGETS,
   cachingPasses,
   defaultPasses,
+  floorPass,
   runBench,
   type BenchOptions,
   type CachePassOptions,
@@ -12,12 +15,25 @@ export {
   type CacheRow,
   type BenchReport,
   type DefaultPassOptions,
+  type FloorPassOptions,
+  type FloorPassResult,
+  type FloorRun,
   type Measurement,
   type PassOptions,
   type PassResult,
   type ScenarioResult,
 } from './bench.js';
-export { evaluateTargets, formatReport, scenarioTable, cacheSection, sessionSection, sharedSection, type Target } from './report.js';
+export {
+  evaluateTargets,
+  formatReport,
+  scenarioTable,
+  cacheSection,
+  sessionSection,
+  sharedSection,
+  floorSection,
+  floorTargets,
+  type Target,
+} from './report.js';
 export {
   DEFAULT_SESSION,
   sessionRanges,

@@ -1,6 +1,6 @@
 // The report as Markdown: one table per scenario and pass, the read cache's passes when they ran,
 // then the targets with ✓/✗ and their figures.
-import type { BenchReport, CachePassResult, Measurement, PassResult, ScenarioResult } from './bench.js';
+import { FLOOR_TARGETS, type BenchReport, type CachePassResult, type FloorPassResult, type Measurement, type PassResult, type ScenarioResult } from './bench.js';
 import type { SessionPassResult, SharedPassResult } from './caching.js';
 
 export interface Target {
@@ -56,11 +56,30 @@ export function evaluateTargets(report: BenchReport): Target[] {
   // A run of the read cache's passes alone judges only their targets.
   const targets: Target[] = report.passes.length > 0 || !hasCachingPasses(report) ? scenarioTargets(report) : [];
   targets.push(...cachingTargets(report));
+  if (report.floor) targets.push(...floorTargets(report.floor));
   return targets;
 }
 
+/** The floor pass's two targets: the gateway's throughput and CPU per request against the floor's. */
+export function floorTargets(floor: FloorPassResult): Target[] {
+  const where = `dashboard, ${floor.latencyMs} ms sandbox, ${floor.connections} connections, medians of ${floor.rounds} runs each`;
+  return [
+    {
+      target: `gateway req/s ÷ floor req/s ≥ ${FLOOR_TARGETS.requestsPerSecondRatio} (${where})`,
+      figure: `${fixed(floor.requestsPerSecondRatio, 2)} (${fixed(floor.gateway.requestsPerSecond, 0)} ÷ ${fixed(floor.floor.requestsPerSecond, 0)})`,
+      met: Number.isFinite(floor.requestsPerSecondRatio) ? floor.requestsPerSecondRatio >= FLOOR_TARGETS.requestsPerSecondRatio : null,
+    },
+    {
+      target: `gateway CPU ms/req ÷ floor CPU ms/req ≤ ${FLOOR_TARGETS.cpuRatio} (${where})`,
+      figure: `${fixed(floor.cpuRatio, 2)} (${fixed(floor.gateway.cpuMsPerRequest, 3)} ÷ ${fixed(floor.floor.cpuMsPerRequest, 3)})`,
+      met: Number.isFinite(floor.cpuRatio) ? floor.cpuRatio <= FLOOR_TARGETS.cpuRatio : null,
+    },
+  ];
+}
+
+/** The passes that are not scenario passes: the read cache's, and the floor. */
 function hasCachingPasses(report: BenchReport): boolean {
-  return report.cache !== undefined || report.session !== undefined || report.shared !== undefined;
+  return report.cache !== undefined || report.session !== undefined || report.shared !== undefined || report.floor !== undefined;
 }
 
 /** The read cache's targets, for the passes that ran. */
@@ -193,6 +212,7 @@ export function formatReport(report: BenchReport): string {
   if (report.cache) out.push('', ...cacheSection(report.cache));
   if (report.session) out.push('', ...sessionSection(report.session));
   if (report.shared) out.push('', ...sharedSection(report.shared));
+  if (report.floor) out.push('', ...floorSection(report.floor));
   out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
   for (const target of evaluateTargets(report)) {
     out.push(`| ${target.target} | ${target.figure} | ${target.met === null ? DASH : target.met ? '✓' : '✗'} |`);
@@ -279,5 +299,40 @@ export function sharedSection(shared: SharedPassResult): string[] {
     );
   }
   out.push(...notes(shared.notes));
+  return out;
+}
+
+/** The floor pass: the gateway and the minimal gateway, their medians, each run, and the ratios with their targets. */
+export function floorSection(floor: FloorPassResult): string[] {
+  const out = [
+    `## Pass "floor": the gateway against a minimal gateway on the same stack, ${floor.latencyMs} ms sandbox latency, ${floor.connections} connections`,
+    '',
+    `The dashboard through the harness's gateway (CACHE=off) and through the floor (dist/bench/floor-gateway.js: graphql-yoga, ` +
+      'DataLoader and an undici Pool, schema from SDL, nothing else; a yardstick, not the product), alternately, ' +
+      `${floor.rounds} measured runs each (medians shown). ` +
+      (floor.sameData === null ? 'The check requests failed: the data was not compared. ' : floor.sameData ? 'Both answered the same data. ' : 'They answered different data. ') +
+      `One dashboard made ${floor.checkCalls.gateway} upstream calls through the gateway, ${floor.checkCalls.floor} through the floor.`,
+    '',
+    '| gateway | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | CPU ms/req | peak RSS MB | req/s of each run | CPU ms/req of each run |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  for (const [label, m, runs] of [
+    ['gateway (CACHE=off)', floor.gateway, floor.runs.gateway],
+    ['floor', floor.floor, floor.runs.floor],
+  ] as const) {
+    out.push(
+      `| ${label} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ` +
+        `${fixed(m.cpuMsPerRequest, 3)} | ${fixed(m.peakRssMb, 1)} | ${runs.map((run) => fixed(run.requestsPerSecond, 0)).join(', ')} | ` +
+        `${runs.map((run) => fixed(run.cpuMsPerRequest, 3)).join(', ')} |`,
+    );
+  }
+  const verdict = (met: boolean | null): string => (met === null ? 'not measured' : met ? 'met' : 'not met');
+  const [rps, cpu] = floorTargets(floor);
+  out.push(
+    '',
+    `Gateway ÷ floor: req/s ${fixed(floor.requestsPerSecondRatio, 2)} (target ≥ ${FLOOR_TARGETS.requestsPerSecondRatio}: ${verdict(rps?.met ?? null)}); ` +
+      `CPU ms/req ${fixed(floor.cpuRatio, 2)} (target ≤ ${FLOOR_TARGETS.cpuRatio}: ${verdict(cpu?.met ?? null)}).`,
+  );
+  out.push(...notes(floor.notes));
   return out;
 }

@@ -16,6 +16,12 @@
 //            answers with data, RATE_LIMITED, stale.
 //   shared   a redis-server on a free port, two gateways with REDIS_URL on it: the calls of A's first
 //            dashboard, then of B's (target 0).
+// The floor pass, also only when named:
+//   npm run bench -- --passes floor --repeat 3 --duration 8 --warmup 2
+//   floor    the dashboard at 0 ms sandbox and 20 connections, alternately through the gateway (CACHE=off)
+//            and through dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick
+//            only), max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor
+//            (targets: req/s ratio >= 0.85, CPU ratio <= 1.2).
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
@@ -25,7 +31,7 @@
 // BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PASS_NAMES, PASS_NAMES, cachingPasses, defaultPasses, runBench } from './bench.js';
+import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, runBench } from './bench.js';
 import { DEFAULT_SESSION } from './caching.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
@@ -96,7 +102,11 @@ if (values.help) {
       '            --session-interval s between 3 settled ranges and 1 reaching today, for --session-duration s;\n' +
       '            CACHE=off then CACHE=on: answers with data, RATE_LIMITED errors, stale answers\n' +
       '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
-      '            first gateway\'s first dashboard, then of the second\'s (target 0)\n',
+      '            first gateway\'s first dashboard, then of the second\'s (target 0)\n' +
+      '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off) and\n' +
+      '            dist/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the product),\n' +
+      `            max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor (targets: req/s\n` +
+      `            ratio >= ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU ratio <= ${FLOOR_TARGETS.cpuRatio})\n`,
   );
   process.exit(0);
 }
@@ -125,7 +135,9 @@ const caching = cachingPasses(wanted ?? [], {
   },
   redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
 });
-if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared) {
+const repeat = Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1));
+const floor = floorPass(wanted ?? [], { repeat });
+if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }
 
@@ -142,10 +154,11 @@ if (rawEnv !== undefined) {
 const report = await runBench({
   durationSeconds: number('duration', pick(values.duration, 'BENCH_DURATION'), 10, 0.1),
   warmupSeconds: number('warmup', pick(values.warmup, 'BENCH_WARMUP'), 2, 0.1),
-  repeat: Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1)),
+  repeat,
   baselines: pick(values.baselines, 'BENCH_BASELINES') !== '0',
   passes,
   ...caching,
+  ...floor,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',

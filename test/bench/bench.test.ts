@@ -1,7 +1,7 @@
 // A tiny run of the benchmark harness (one scenario, about a second per client), so it never rots.
 // It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
 import { describe, expect, it } from 'vitest';
-import { cachingPasses, defaultPasses, formatReport, runBench } from '../../src/bench/index.js';
+import { cachingPasses, defaultPasses, floorPass, formatReport, runBench } from '../../src/bench/index.js';
 
 describe('benchmark harness', () => {
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
@@ -93,6 +93,45 @@ describe('benchmark harness', () => {
     expect(markdown).toMatch(/\| warm dashboard \(CACHE=on, settled range\): 0 upstream calls per request .* \| ✓ \|/);
     expect(markdown).toMatch(/\| session mix at 60 requests a minute per key: .* \| ✓ \|/);
     // A run of the cache passes alone judges only their targets.
+    expect(markdown).not.toContain('dashboard p50 within upstream latency');
+  }, 40_000);
+
+  it('runs the floor pass short: the gateway and the minimal floor gateway alternately, with their ratios', async () => {
+    // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each.
+    expect(floorPass([])).toEqual({ floor: null });
+    expect(floorPass(['floor'], { repeat: 1 })).toEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3 } });
+    expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
+
+    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.2, repeat: 1, passes: [], ...floorPass(['floor']) });
+
+    const floor = report.floor;
+    expect(floor?.notes).toEqual([]);
+    expect(floor?.sameData).toBe(true);
+    expect(floor?.checkCalls).toEqual({ gateway: 7, floor: 7 });
+    expect(floor?.runs.gateway).toHaveLength(3);
+    expect(floor?.runs.floor).toHaveLength(3);
+    for (const m of [floor?.gateway, floor?.floor]) {
+      expect(m?.errors).toBe(0);
+      expect(m?.upstreamCallsPerRequest).toBe(7);
+      for (const figure of [m?.requestsPerSecond, m?.cpuMsPerRequest]) {
+        expect(Number.isFinite(figure)).toBe(true);
+        expect(figure).toBeGreaterThan(0);
+      }
+    }
+    for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio]) {
+      expect(Number.isFinite(ratio)).toBe(true);
+      expect(ratio).toBeGreaterThan(0);
+    }
+
+    const markdown = formatReport(report);
+    expect(markdown).toContain('## Pass "floor": the gateway against a minimal gateway on the same stack, 0 ms sandbox latency, 20 connections');
+    expect(markdown).toMatch(/\| gateway \(CACHE=off\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
+    expect(markdown).toMatch(/\| floor \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
+    // The ratios and their targets, printed whether met or not.
+    expect(markdown).toMatch(/Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 0\.85: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 1\.2: (met|not met)\)\./);
+    expect(markdown).toMatch(/\| gateway req\/s ÷ floor req\/s ≥ 0\.85 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| gateway CPU ms\/req ÷ floor CPU ms\/req ≤ 1\.2 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    // A run of the floor pass alone judges only its targets.
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
   }, 40_000);
 });
