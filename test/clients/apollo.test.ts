@@ -130,7 +130,7 @@ interface DashboardData {
   } | null;
 }
 
-// The README's dashboard.
+// A dashboard like the README's, over fixed dates (the README's own examples run in another test of this file).
 const DASHBOARD: TypedDocumentNode<DashboardData, Record<string, never>> = gql`
   query Dashboard {
     website(id: "1") {

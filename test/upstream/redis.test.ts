@@ -137,7 +137,7 @@ async function startUpstream(): Promise<Sandbox> {
   return sandbox;
 }
 
-/** The README's dashboard: a website and five of its statistics (1 + 5 upstream reads). */
+/** A dashboard like the README's, over fixed dates: a website and five of its statistics (1 + 5 upstream reads). */
 const DASHBOARD = `query Dashboard {
   website(id: "1") {
     id
