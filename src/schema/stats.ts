@@ -9,7 +9,7 @@ import type { Clock, GatewayContext } from '../graphql/context.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { DateRangeRef, rangeArgs, resolveRange } from './ranges.js';
-import { assertNoProblems, idProblem, pagingProblems, searchProblem } from './validate.js';
+import { assertNoProblems, idProblem, paging } from './validate.js';
 
 const UNSUPPORTED_ELSEWHERE = 'Only installs that keep it; others answer UNSUPPORTED.';
 
@@ -179,22 +179,10 @@ export type StatArgs = InputShapeFromFields<typeof statArgs>;
  * search filters nothing, so it is not sent and shares its cache entry with no search.
  */
 export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): StatsQuery {
-  const perPage = args.perPage ?? 10;
-  const page = args.page ?? 1;
-  const search = args.search === '' || args.search === null ? undefined : args.search;
-  assertNoProblems([idProblem(['websiteId'], websiteId), ...pagingProblems({ perPage, page }), searchProblem(search)]);
+  assertNoProblems([idProblem(['websiteId'], websiteId)]);
+  const { search, ...rest } = paging(args);
   const { from, to } = resolveRange(args, clock);
-  return {
-    websiteId,
-    name: args.name,
-    from,
-    to,
-    ...(search === undefined ? {} : { search }),
-    sortBy: args.sortBy ?? 'count',
-    sort: args.sort ?? 'desc',
-    perPage,
-    page,
-  };
+  return { websiteId, name: args.name, from, to, ...(search === undefined ? {} : { search }), sortBy: args.sortBy ?? 'count', ...rest };
 }
 
 builder.queryField('stats', (t) =>

@@ -1,6 +1,6 @@
 // Pure checks of what a caller sends, run before any upstream call. Each problem names the
 // argument or input field and what is allowed, so a frontend can show it next to the right control.
-import { PER_PAGE_VALUES, type WebsiteWrite } from '../domain.js';
+import { PER_PAGE_VALUES, type SortDirection, type WebsiteWrite } from '../domain.js';
 import { badInput } from '../errors.js';
 
 export interface Problem {
@@ -48,6 +48,16 @@ export function pagingProblems({ perPage, page }: PagingArgs): Problem[] {
     problems.push({ field: ['page'], message: `page must be an integer from 1 to ${LIMITS.page}, got ${page}.` });
   }
   return problems;
+}
+
+/** The paging arguments of a list, defaulted (an explicit null means "the default") and checked. */
+export function paging(args: { perPage?: number | null; page?: number | null; search?: string | null; sort?: SortDirection | null }) {
+  const perPage = args.perPage ?? 10;
+  const page = args.page ?? 1;
+  // An empty search filters nothing: it is not sent, so it shares a cache entry with no search.
+  const search = args.search === '' || args.search === null ? undefined : args.search;
+  assertNoProblems([...pagingProblems({ perPage, page }), searchProblem(search)]);
+  return { perPage, page, sort: args.sort ?? 'desc', ...(search === undefined ? {} : { search }) };
 }
 
 export function searchProblem(search: string | undefined): Problem | null {

@@ -14,8 +14,7 @@ import {
   assertNoProblems,
   idProblem,
   normalizeDomain,
-  pagingProblems,
-  searchProblem,
+  paging,
   websiteWriteProblems,
   type Problem,
 } from './validate.js';
@@ -90,17 +89,12 @@ const websitesArgs = builder.args((t) => ({
 
 /** The validated upstream query for a page of websites; an explicit null means "the default". */
 export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {
-  const perPage = args.perPage ?? 10;
-  const page = args.page ?? 1;
-  const search = args.search === '' || args.search === null ? undefined : args.search;
-  assertNoProblems([...pagingProblems({ perPage, page }), searchProblem(search)]);
+  const { search, ...rest } = paging(args);
   return {
     ...(search === undefined ? {} : { search }),
     ...(args.favorite === null || args.favorite === undefined ? {} : { favorite: args.favorite }),
     sortBy: args.sortBy ?? 'id',
-    sort: args.sort ?? 'desc',
-    perPage,
-    page,
+    ...rest,
   };
 }
 
