@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
+import { ifNoneMatchHas } from './http-headers.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
@@ -72,9 +73,6 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
   return 'identity';
 }
 
-const matches = (ifNoneMatch: string | null, etag: string): boolean =>
-  ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
-
 /** Serves GraphiQL to a browser's GET of the GraphQL endpoint (yoga's own GraphiQL stays off). */
 export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
   const endpoint = options.endpoint ?? '/graphql';
@@ -93,7 +91,7 @@ export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
       const { etag, bodies } = await page;
       // The page may carry the demo key: private. Revalidated on each visit, answered 304 when unchanged.
       const headers: Record<string, string> = { etag, 'cache-control': 'private, no-cache', vary: 'Accept-Encoding' };
-      if (matches(request.headers.get('if-none-match'), etag)) {
+      if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
         endResponse(new fetchAPI.Response(null, { status: 304, headers }));
         return;
       }

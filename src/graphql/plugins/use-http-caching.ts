@@ -7,20 +7,12 @@ import { createHash } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.js';
+import { appendVary, ifNoneMatchHas } from '../http-headers.js';
 
 export interface HttpCachingOptions {
   /** The request's context, for what its reads did with the cache. Required. */
   contextOf: (request: Request) => GatewayContext | undefined;
 }
-
-const appendVary = (headers: Headers, names: string[]): void => {
-  const present = (headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
-  const missing = names.filter((name) => !present.includes(name.toLowerCase()));
-  if (missing.length > 0) headers.set('vary', [headers.get('vary'), ...missing].filter(Boolean).join(', '));
-};
-
-const etagMatches = (ifNoneMatch: string | null, etag: string): boolean =>
-  ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
 
 export function useHttpCaching({ contextOf }: HttpCachingOptions): Plugin<GatewayContext> {
   /** Requests whose operation is a query that ran to a result without errors. */
@@ -58,7 +50,7 @@ export function useHttpCaching({ contextOf }: HttpCachingOptions): Plugin<Gatewa
       }
       const etag = `W/"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
       response.headers.set('etag', etag);
-      if (etagMatches(request.headers.get('if-none-match'), etag)) {
+      if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
         response.headers.delete('content-type');
         response.headers.delete('content-length');
         setResponse(new fetchAPI.Response(null, { status: 304, headers: response.headers }));

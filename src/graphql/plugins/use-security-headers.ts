@@ -1,6 +1,7 @@
 // Headers for every response (and `Vary: Origin`), and a strict policy for the GraphiQL page: it runs
 // only its own inline code and talks only to this origin.
 import type { Plugin } from 'graphql-yoga';
+import { appendVary } from '../http-headers.js';
 
 /** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -18,10 +19,7 @@ export function useSecurityHeaders(): Plugin {
     onResponse({ response }) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
       // CORS headers depend on the Origin, so no shared cache may answer one origin with another's.
-      const vary = response.headers.get('vary');
-      if (!vary?.split(',').some((name) => name.trim().toLowerCase() === 'origin')) {
-        response.headers.set('vary', vary ? `${vary}, Origin` : 'Origin');
-      }
+      appendVary(response.headers, ['Origin']);
       if (response.headers.get('content-type')?.includes('text/html')) {
         response.headers.set('x-frame-options', 'DENY');
         response.headers.set('content-security-policy', GRAPHIQL_POLICY);
