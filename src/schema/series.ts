@@ -8,11 +8,11 @@ import type { StatName } from '../domain.js';
 import type { GatewayContext } from '../graphql/context.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import { DateRangeRef, rangeArgs, resolveRange, type RangeInput } from './ranges.js';
+import { ROWS_PER_PAGE, everyRow } from './stats.js';
 import { WebsiteRef } from './website.js';
 
 type Metric = 'VISITORS' | 'PAGEVIEWS';
 const DAILY_STAT: Record<Metric, StatName> = { VISITORS: 'visitor', PAGEVIEWS: 'pageview' };
-const ROWS_PER_PAGE = 100;
 
 const SeriesMetricEnum = builder.enumType('SeriesMetric', {
   description: 'What a series counts.',
@@ -41,12 +41,8 @@ const ComparisonEnum = builder.enumType('Comparison', {
 
 /** Every day of `range` for a metric: every page of the install's daily rows, zero-filled. */
 async function dailyPoints(ctx: GatewayContext, websiteId: string, metric: Metric, range: DateRange): Promise<SeriesPoint[]> {
-  const query = { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc', perPage: ROWS_PER_PAGE } as const;
-  const first = await ctx.loaders.statPage.load({ ...query, page: 1 });
-  const rest = await Promise.all(
-    Array.from({ length: Math.max(0, first.lastPage - 1) }, (_, i) => ctx.loaders.statPage.load({ ...query, page: i + 2 })),
-  );
-  return zeroFill([first, ...rest].flatMap((page) => page.nodes), range);
+  const rows = await everyRow(ctx, { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' });
+  return zeroFill(rows, range);
 }
 
 /**

@@ -71,6 +71,23 @@ export function toStatList(page: Page<Stat>, query: StatsQuery): StatListPage {
   return list;
 }
 
+/** Rows a page when every page of a statistic is read (the most the install allows). */
+export const ROWS_PER_PAGE = 100;
+
+/**
+ * Every row of a statistic, 100 a page, through the request's loaders (so its cache and dedup). With
+ * the number of pages known, all are read at once; otherwise the first says how many follow, and the
+ * rest are read in parallel.
+ */
+export async function everyRow(ctx: GatewayContext, query: Omit<StatsQuery, 'page' | 'perPage'>, knownPages?: number): Promise<Stat[]> {
+  const load = (page: number) => ctx.loaders.statPage.load({ ...query, perPage: ROWS_PER_PAGE, page });
+  const pageNumbers = (count: number, from: number) => Array.from({ length: Math.max(0, count - from + 1) }, (_, i) => from + i);
+  if (knownPages !== undefined) return (await Promise.all(pageNumbers(knownPages, 1).map(load))).flatMap((page) => page.nodes);
+  const first = await load(1);
+  const rest = await Promise.all(pageNumbers(first.lastPage, 2).map(load));
+  return [first, ...rest].flatMap((page) => page.nodes);
+}
+
 /** Most pages of 100 rows that `sum` and `share` read. */
 const MAX_SUM_PAGES = 20;
 const sums = new WeakMap<StatListPage, Promise<number>>();
@@ -81,14 +98,12 @@ function sumOf(list: StatListPage, ctx: GatewayContext): Promise<number> {
   if (sum === undefined) {
     sum = (async () => {
       if (list.page === 1 && !list.hasNextPage) return list.nodes.reduce((total, row) => total + row.count, 0);
-      const pages = Math.max(1, Math.ceil(list.totalCount / 100));
+      const pages = Math.max(1, Math.ceil(list.totalCount / ROWS_PER_PAGE));
       if (pages > MAX_SUM_PAGES) {
         throw new GatewayError('BAD_USER_INPUT', `This statistic has more than ${MAX_SUM_PAGES * 100} rows to sum; narrow it with search or a shorter range.`);
       }
-      const all = await Promise.all(
-        Array.from({ length: pages }, (_, i) => ctx.loaders.statPage.load({ ...list.query, perPage: 100, page: i + 1 })),
-      );
-      return all.reduce((total, page) => total + page.nodes.reduce((pageTotal, row) => pageTotal + row.count, 0), 0);
+      const rows = await everyRow(ctx, list.query, pages);
+      return rows.reduce((total, row) => total + row.count, 0);
     })();
     sums.set(list, sum);
   }
