@@ -144,23 +144,40 @@ export function cachingPasses(
 
 /**
  * The `floor` pass: the dashboard alternately through the harness's gateway (CACHE=off) and through
- * dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick only), `rounds` runs each.
+ * dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick only), `rounds` runs each;
+ * with `previousScript`, through another build's gateway too (gateway, previous, floor, …).
  */
 export interface FloorPassOptions {
   /** Sandbox latency (0: the gateways' own cost decides throughput). */
   latencyMs: number;
   connections: number;
-  /** Measured runs of each, alternating gateway, floor, gateway, floor… */
+  /** Measured runs of each, alternating gateway, floor, gateway, floor… (gateway, previous, floor… with previousScript). */
   rounds: number;
+  /**
+   * Another build's main.js (relative to the project root or absolute, like gatewayScript), started like
+   * the harness's gateway (same environment, CACHE=off, same node flags) and measured in the same
+   * alternation: this build against the previous one in the same run. Absent: not measured.
+   */
+  previousScript?: string;
 }
 
 /** Targets of the floor pass: gateway ÷ floor. */
 export const FLOOR_TARGETS = { requestsPerSecondRatio: 0.85, cpuRatio: 1.2 } as const;
 
 /** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each. */
-export function floorPass(names: readonly PassName[], options: { repeat?: number; connections?: number; latencyMs?: number } = {}): Pick<BenchOptions, 'floor'> {
+export function floorPass(
+  names: readonly PassName[],
+  options: { repeat?: number; connections?: number; latencyMs?: number; previousScript?: string } = {},
+): Pick<BenchOptions, 'floor'> {
   if (!names.includes('floor')) return { floor: null };
-  return { floor: { latencyMs: options.latencyMs ?? 0, connections: options.connections ?? 20, rounds: Math.max(3, options.repeat ?? 1) } };
+  return {
+    floor: {
+      latencyMs: options.latencyMs ?? 0,
+      connections: options.connections ?? 20,
+      rounds: Math.max(3, options.repeat ?? 1),
+      ...(options.previousScript ? { previousScript: options.previousScript } : {}),
+    },
+  };
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -293,7 +310,31 @@ export interface FloorPassResult extends FloorPassOptions {
   checkCalls: { gateway: number; floor: number };
   /** The floor's VmHWM at the end of the pass. */
   floorPeakRssMb: number | null;
+  /** The previous build's gateway (previousScript), when given. */
+  previous?: FloorPreviousResult;
   notes: string[];
+}
+
+/** The floor pass's figures of the previous build (FloorPassOptions.previousScript), measured in the same alternation. */
+export interface FloorPreviousResult {
+  /** Medians over the rounds (sums for requests and errors). */
+  measurement: Measurement;
+  /** Each run, in the order measured. */
+  runs: FloorRun[];
+  /** Median req/s of the previous build ÷ the floor's. */
+  requestsPerSecondRatio: number;
+  /** Median CPU ms per request of the previous build ÷ the floor's. */
+  cpuRatio: number;
+  /** This build against the previous one, same run: the gateway's median req/s ÷ the previous build's. */
+  gatewayRequestsPerSecondRatio: number;
+  /** The gateway's median CPU ms per request ÷ the previous build's. */
+  gatewayCpuRatio: number;
+  /** One dashboard through it answered the same `data` as through the gateway and the floor; null when a check request failed. */
+  sameData: boolean | null;
+  /** Upstream calls of one dashboard through it (the check request). */
+  checkCalls: number;
+  /** Its VmHWM at the end of the pass. */
+  peakRssMb: number | null;
 }
 
 export async function runBench(partial: Partial<BenchOptions> = {}): Promise<BenchReport> {
@@ -334,10 +375,10 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       CACHE: 'off',
       ...options.gatewayEnv,
     };
-    // Another gateway process on the same sandbox (the cache passes run some with CACHE=on, or on Redis).
-    const startGateway: GatewayStarter = async (extraEnv) => {
+    // A gateway process from `script` on the same sandbox, with the harness's gateway's environment and node flags.
+    const startGatewayFrom = async (script: string, extraEnv: Record<string, string>): Promise<ChildServer> => {
       const child = await spawnServer({
-        script: options.gatewayScript,
+        script,
         env: { ...gatewayEnv, ...extraEnv },
         ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
         nodeArgs: options.gatewayNodeArgs,
@@ -345,6 +386,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       children.push(child);
       return child;
     };
+    // Another gateway process on the same sandbox (the cache passes run some with CACHE=on, or on Redis).
+    const startGateway: GatewayStarter = (extraEnv) => startGatewayFrom(options.gatewayScript, extraEnv);
     const gatewayProcess = await startGateway({});
     const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
 
@@ -395,7 +438,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       children.push(child);
       return child;
     };
-    const floor = options.floor ? { floor: await runFloorPass(options.floor, options, harness, startFloor) } : {};
+    // The floor pass's previous build: started exactly like the harness's gateway, from its own script.
+    const startPrevious = (script: string): Promise<ChildServer> => startGatewayFrom(script, {});
+    const floor = options.floor ? { floor: await runFloorPass(options.floor, options, harness, startFloor, startPrevious) } : {};
 
     const machine: MachineInfo = {
       cpus: cpus().length,
@@ -545,19 +590,33 @@ export const FLOOR_SCRIPT = 'dist/bench/floor-gateway.js';
 /**
  * The dashboard through the harness's gateway (CACHE=off) and through a fresh floor gateway on the same
  * sandbox, alternately (gateway, floor, gateway, floor…), `rounds` measured runs each, each after its own
- * warm-up; medians of req/s and CPU per request, and their ratios gateway ÷ floor.
+ * warm-up; medians of req/s and CPU per request, and their ratios gateway ÷ floor. With previousScript,
+ * a fresh gateway of that build too, in the same alternation (gateway, previous, floor, …).
  */
-async function runFloorPass(floorPass: FloorPassOptions, options: BenchOptions, harness: Harness, startFloor: () => Promise<ChildServer>): Promise<FloorPassResult> {
+async function runFloorPass(
+  floorPass: FloorPassOptions,
+  options: BenchOptions,
+  harness: Harness,
+  startFloor: () => Promise<ChildServer>,
+  startPrevious: (script: string) => Promise<ChildServer>,
+): Promise<FloorPassResult> {
   const { control, log } = { control: harness.control, log: options.log };
   const notes: string[] = [];
   const scenario = SCENARIOS.dashboard;
   const steps = scenario.steps(harness.context);
   const pass: PassOptions = { name: 'floor', latencyMs: floorPass.latencyMs, connections: floorPass.connections, scenarios: ['dashboard'] };
+  const previousScript = floorPass.previousScript;
   await control.setLatency(floorPass.latencyMs);
-  log(`pass "floor": ${floorPass.latencyMs} ms sandbox, ${floorPass.connections} connections, the gateway (CACHE=off) and the floor (${FLOOR_SCRIPT}) alternately`);
+  log(
+    `pass "floor": ${floorPass.latencyMs} ms sandbox, ${floorPass.connections} connections, the gateway (CACHE=off)` +
+      `${previousScript ? `, the previous build (${previousScript}, CACHE=off)` : ''} and the floor (${FLOOR_SCRIPT}) alternately`,
+  );
   const floorProcess = await startFloor();
+  let previousProcess: ChildServer | undefined;
   try {
+    if (previousScript) previousProcess = await startPrevious(previousScript);
     const floorHarness: Harness = { ...harness, gateway: { url: floorProcess.url, pid: floorProcess.pid } };
+    const previousHarness: Harness | null = previousProcess ? { ...harness, gateway: { url: previousProcess.url, pid: previousProcess.pid } } : null;
 
     // One dashboard through each: the same data, and the same number of upstream calls.
     const checkOne = async (url: string, label: string): Promise<{ data: string | null; calls: number }> => {
@@ -570,21 +629,35 @@ async function runFloorPass(floorPass: FloorPassOptions, options: BenchOptions, 
       return { data: answer.data, calls: count };
     };
     const gatewayCheck = await checkOne(harness.gateway.url, 'gateway');
+    const previousCheck = previousHarness ? await checkOne(previousHarness.gateway.url, 'previous build') : null;
     const floorCheck = await checkOne(floorHarness.gateway.url, 'floor');
     const sameData = gatewayCheck.data === null || floorCheck.data === null ? null : gatewayCheck.data === floorCheck.data;
     if (sameData === false) notes.push('the floor answered other data than the gateway to the same dashboard');
+    // The previous build against both (a data difference between those two is noted above).
+    const previousSameData =
+      previousCheck === null || previousCheck.data === null || gatewayCheck.data === null || floorCheck.data === null
+        ? null
+        : previousCheck.data === gatewayCheck.data && previousCheck.data === floorCheck.data;
+    if (previousCheck && previousCheck.data !== null) {
+      for (const [label, other] of [['gateway', gatewayCheck], ['floor', floorCheck]] as const) {
+        if (other.data !== null && other.data !== previousCheck.data) notes.push(`the previous build answered other data than the ${label} to the same dashboard`);
+      }
+    }
 
-    const runs: { gateway: RunFigures[]; floor: RunFigures[] } = { gateway: [], floor: [] };
+    type Kind = 'gateway' | 'previous' | 'floor';
+    const targets: [Kind, Harness][] = [['gateway', harness], ...(previousHarness ? [['previous', previousHarness] as [Kind, Harness]] : []), ['floor', floorHarness]];
+    const runs: Record<Kind, RunFigures[]> = { gateway: [], previous: [], floor: [] };
     for (let round = 1; round <= floorPass.rounds; round++) {
-      for (const [kind, target] of [['gateway', harness], ['floor', floorHarness]] as const) {
-        log(`  dashboard through the ${kind} (run ${round}/${floorPass.rounds})`);
+      for (const [kind, target] of targets) {
+        log(`  dashboard through the ${kind === 'previous' ? 'previous build' : kind} (run ${round}/${floorPass.rounds})`);
         runs[kind].push(await measureGateway(scenario, steps, pass, options, target));
       }
     }
     const gateway = summarise('gateway', runs.gateway);
     const floor = summarise('gateway', runs.floor);
-    for (const [kind, measurement] of [['gateway', gateway], ['floor', floor]] as const) {
-      if (measurement.errors > 0) notes.push(`${measurement.errors} requests through the ${kind} failed (transport error, non-2xx or GraphQL errors)`);
+    const previous = previousHarness ? summarise('gateway', runs.previous) : null;
+    for (const [kind, measurement] of [['gateway', gateway], ['previous build', previous], ['floor', floor]] as const) {
+      if (measurement && measurement.errors > 0) notes.push(`${measurement.errors} requests through the ${kind} failed (transport error, non-2xx or GraphQL errors)`);
     }
     const each = (list: readonly RunFigures[]): FloorRun[] =>
       list.map((run) => ({
@@ -593,6 +666,22 @@ async function runFloorPass(floorPass: FloorPassOptions, options: BenchOptions, 
       }));
     const ratioOf = (a: number | null, b: number | null): number =>
       a === null || b === null || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? Number.NaN : a / b;
+    const previousResult: { previous: FloorPreviousResult } | Record<string, never> =
+      previous && previousCheck && previousProcess
+        ? {
+            previous: {
+              measurement: previous,
+              runs: each(runs.previous),
+              requestsPerSecondRatio: ratioOf(previous.requestsPerSecond, floor.requestsPerSecond),
+              cpuRatio: ratioOf(previous.cpuMsPerRequest, floor.cpuMsPerRequest),
+              gatewayRequestsPerSecondRatio: ratioOf(gateway.requestsPerSecond, previous.requestsPerSecond),
+              gatewayCpuRatio: ratioOf(gateway.cpuMsPerRequest, previous.cpuMsPerRequest),
+              sameData: previousSameData,
+              checkCalls: previousCheck.calls,
+              peakRssMb: memoryMb(previousProcess.pid, 'VmHWM'),
+            },
+          }
+        : {};
     return {
       ...floorPass,
       gateway,
@@ -603,9 +692,11 @@ async function runFloorPass(floorPass: FloorPassOptions, options: BenchOptions, 
       sameData,
       checkCalls: { gateway: gatewayCheck.calls, floor: floorCheck.calls },
       floorPeakRssMb: memoryMb(floorProcess.pid, 'VmHWM'),
+      ...previousResult,
       notes,
     };
   } finally {
+    await previousProcess?.stop();
     await floorProcess.stop();
   }
 }

@@ -17,6 +17,7 @@ export {
   type DefaultPassOptions,
   type FloorPassOptions,
   type FloorPassResult,
+  type FloorPreviousResult,
   type FloorRun,
   type Measurement,
   type PassOptions,

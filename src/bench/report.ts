@@ -1,6 +1,6 @@
 // The report as Markdown: one table per scenario and pass, the read cache's passes when they ran,
 // then the targets with ✓/✗ and their figures.
-import { FLOOR_TARGETS, type BenchReport, type CachePassResult, type FloorPassResult, type Measurement, type PassResult, type ScenarioResult } from './bench.js';
+import { FLOOR_TARGETS, type BenchReport, type CachePassResult, type FloorPassResult, type FloorRun, type Measurement, type PassResult, type ScenarioResult } from './bench.js';
 import type { SessionPassResult, SharedPassResult } from './caching.js';
 
 export interface Target {
@@ -302,24 +302,46 @@ export function sharedSection(shared: SharedPassResult): string[] {
   return out;
 }
 
-/** The floor pass: the gateway and the minimal gateway, their medians, each run, and the ratios with their targets. */
+/**
+ * The floor pass: the gateway and the minimal gateway, their medians, each run, and the ratios with their
+ * targets; with a previous build (--floor-previous), its row and its ratios too.
+ */
 export function floorSection(floor: FloorPassResult): string[] {
+  const { previous } = floor;
+  const previousLabel = `previous (${floor.previousScript ?? '?'})`;
+  const previousData =
+    previous === undefined
+      ? ''
+      : previous.sameData === null
+        ? "The previous build's data was not compared (a check request failed). "
+        : previous.sameData
+          ? 'The previous build answered the same data. '
+          : 'The previous build answered different data. ';
   const out = [
     `## Pass "floor": the gateway against a minimal gateway on the same stack, ${floor.latencyMs} ms sandbox latency, ${floor.connections} connections`,
     '',
-    `The dashboard through the harness's gateway (CACHE=off) and through the floor (dist/bench/floor-gateway.js: graphql-yoga, ` +
+    `The dashboard through the harness's gateway (CACHE=off)` +
+      (previous ? `, through the previous build's gateway (${floor.previousScript ?? '?'}, the same environment and node flags)` : '') +
+      ` and through the floor (dist/bench/floor-gateway.js: graphql-yoga, ` +
       'DataLoader and an undici Pool, schema from SDL, nothing else; a yardstick, not the product), alternately, ' +
       `${floor.rounds} measured runs each (medians shown). ` +
-      (floor.sameData === null ? 'The check requests failed: the data was not compared. ' : floor.sameData ? 'Both answered the same data. ' : 'They answered different data. ') +
-      `One dashboard made ${floor.checkCalls.gateway} upstream calls through the gateway, ${floor.checkCalls.floor} through the floor.`,
+      (previous?.sameData === true && floor.sameData === true
+        ? 'All three answered the same data. '
+        : (floor.sameData === null ? 'The check requests failed: the data was not compared. ' : floor.sameData ? 'Both answered the same data. ' : 'They answered different data. ') +
+          previousData) +
+      `One dashboard made ${floor.checkCalls.gateway} upstream calls through the gateway, ` +
+      (previous ? `${previous.checkCalls} through the previous build, ` : '') +
+      `${floor.checkCalls.floor} through the floor.`,
     '',
     '| gateway | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | CPU ms/req | peak RSS MB | req/s of each run | CPU ms/req of each run |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
   ];
-  for (const [label, m, runs] of [
+  const rows: [string, Measurement, readonly FloorRun[]][] = [
     ['gateway (CACHE=off)', floor.gateway, floor.runs.gateway],
     ['floor', floor.floor, floor.runs.floor],
-  ] as const) {
+  ];
+  if (previous) rows.push([previousLabel, previous.measurement, previous.runs]);
+  for (const [label, m, runs] of rows) {
     out.push(
       `| ${label} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ` +
         `${fixed(m.cpuMsPerRequest, 3)} | ${fixed(m.peakRssMb, 1)} | ${runs.map((run) => fixed(run.requestsPerSecond, 0)).join(', ')} | ` +
@@ -333,6 +355,15 @@ export function floorSection(floor: FloorPassResult): string[] {
     `Gateway ÷ floor: req/s ${fixed(floor.requestsPerSecondRatio, 2)} (target ≥ ${FLOOR_TARGETS.requestsPerSecondRatio}: ${verdict(rps?.met ?? null)}); ` +
       `CPU ms/req ${fixed(floor.cpuRatio, 2)} (target ≤ ${FLOOR_TARGETS.cpuRatio}: ${verdict(cpu?.met ?? null)}).`,
   );
+  if (previous) {
+    out.push(
+      '',
+      `Previous ÷ floor: req/s ${fixed(previous.requestsPerSecondRatio, 2)}; CPU ms/req ${fixed(previous.cpuRatio, 2)}.`,
+      '',
+      `Gateway ÷ previous (this build against the previous one, same run): req/s ${fixed(previous.gatewayRequestsPerSecondRatio, 2)}; ` +
+        `CPU ms/req ${fixed(previous.gatewayCpuRatio, 2)}.`,
+    );
+  }
   out.push(...notes(floor.notes));
   return out;
 }

@@ -22,17 +22,25 @@
 //            and through dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick
 //            only), max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor
 //            (targets: req/s ratio >= 0.85, CPU ratio <= 1.2).
+//   npm run bench -- --passes floor --repeat 5 --duration 6 --warmup 3 --floor-previous /path/to/previous/dist/main.js
+//            --floor-previous: another build's main.js (relative to the project root or absolute; keep the copy
+//            inside the project so it finds node_modules), started like the gateway (same environment, CACHE=off,
+//            same node flags) and measured in the same alternation (gateway, previous, floor…): a third row, its
+//            ratios to the floor, and gateway ÷ previous (this build against the previous one, same run).
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
 // BENCH_BASELINES (0 to skip), BENCH_GATEWAY_NODE_ARGS (space-separated, e.g. "--cpu-prof"),
 // BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
-// BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER.
-import { writeFileSync } from 'node:fs';
+// BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
+// BENCH_FLOOR_PREVIOUS.
+import { existsSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, runBench } from './bench.js';
 import { DEFAULT_SESSION } from './caching.js';
+import { PROJECT_ROOT } from './processes.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
 
@@ -76,6 +84,7 @@ const { values } = parseArgs({
     'session-users': { type: 'string' },
     'session-rate-limit': { type: 'string' },
     'redis-server': { type: 'string' },
+    'floor-previous': { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -88,6 +97,7 @@ if (values.help) {
       `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
       ' [--redis-server path]\n' +
+      '  [--floor-previous /path/to/previous/dist/main.js]\n' +
       '\n' +
       `Passes (default ${DEFAULT_PASS_NAMES.join(',')}):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
@@ -106,7 +116,11 @@ if (values.help) {
       '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off) and\n' +
       '            dist/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the product),\n' +
       `            max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor (targets: req/s\n` +
-      `            ratio >= ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU ratio <= ${FLOOR_TARGETS.cpuRatio})\n`,
+      `            ratio >= ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU ratio <= ${FLOOR_TARGETS.cpuRatio})\n` +
+      '            --floor-previous: another build\'s main.js (relative to the project root or absolute; inside the\n' +
+      '            project, so it finds node_modules), started like the gateway (same environment, CACHE=off, same node\n' +
+      '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +
+      '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run)\n',
   );
   process.exit(0);
 }
@@ -136,7 +150,13 @@ const caching = cachingPasses(wanted ?? [], {
   redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
 });
 const repeat = Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1));
-const floor = floorPass(wanted ?? [], { repeat });
+const floorPrevious = pick(values['floor-previous'], 'BENCH_FLOOR_PREVIOUS');
+if (floorPrevious !== undefined) {
+  if (!(wanted ?? []).includes('floor')) fail('floor-previous is measured by the floor pass only: add floor to --passes');
+  // Resolved as the harness resolves --gateway-script: relative to the project root, or absolute.
+  if (!existsSync(fileURLToPath(new URL(floorPrevious, `file://${PROJECT_ROOT}`)))) fail(`floor-previous: ${floorPrevious} does not exist`);
+}
+const floor = floorPass(wanted ?? [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
 if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }

@@ -96,13 +96,15 @@ describe('benchmark harness', () => {
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
   }, 40_000);
 
-  it('runs the floor pass short: the gateway and the minimal floor gateway alternately, with their ratios', async () => {
-    // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each.
+  it('runs the floor pass short: the gateway, a previous build and the minimal floor gateway alternately, with their ratios', async () => {
+    // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each; no previous build unless given.
     expect(floorPass([])).toEqual({ floor: null });
-    expect(floorPass(['floor'], { repeat: 1 })).toEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3 } });
+    expect(floorPass(['floor'], { repeat: 1 })).toStrictEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3 } });
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
+    expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
-    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.2, repeat: 1, passes: [], ...floorPass(['floor']) });
+    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1.
+    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.2, repeat: 1, passes: [], ...floorPass(['floor'], { previousScript: 'dist/main.js' }) });
 
     const floor = report.floor;
     expect(floor?.notes).toEqual([]);
@@ -110,7 +112,11 @@ describe('benchmark harness', () => {
     expect(floor?.checkCalls).toEqual({ gateway: 7, floor: 7 });
     expect(floor?.runs.gateway).toHaveLength(3);
     expect(floor?.runs.floor).toHaveLength(3);
-    for (const m of [floor?.gateway, floor?.floor]) {
+    const previous = floor?.previous;
+    expect(previous?.sameData).toBe(true);
+    expect(previous?.checkCalls).toBe(7);
+    expect(previous?.runs).toHaveLength(3);
+    for (const m of [floor?.gateway, floor?.floor, previous?.measurement]) {
       expect(m?.errors).toBe(0);
       expect(m?.upstreamCallsPerRequest).toBe(7);
       for (const figure of [m?.requestsPerSecond, m?.cpuMsPerRequest]) {
@@ -118,20 +124,39 @@ describe('benchmark harness', () => {
         expect(figure).toBeGreaterThan(0);
       }
     }
-    for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio]) {
+    const ratios = [previous?.requestsPerSecondRatio, previous?.cpuRatio, previous?.gatewayRequestsPerSecondRatio, previous?.gatewayCpuRatio];
+    for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio, ...ratios]) {
       expect(Number.isFinite(ratio)).toBe(true);
       expect(ratio).toBeGreaterThan(0);
     }
+    // In the JSON report too.
+    const json = JSON.parse(JSON.stringify(report)) as typeof report;
+    expect(json.floor?.previousScript).toBe('dist/main.js');
+    expect(json.floor?.previous?.gatewayRequestsPerSecondRatio).toBe(previous?.gatewayRequestsPerSecondRatio);
+    expect(json.floor?.previous?.runs).toHaveLength(3);
 
     const markdown = formatReport(report);
     expect(markdown).toContain('## Pass "floor": the gateway against a minimal gateway on the same stack, 0 ms sandbox latency, 20 connections');
     expect(markdown).toMatch(/\| gateway \(CACHE=off\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
     expect(markdown).toMatch(/\| floor \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
+    // The previous build: the third row, its ratios to the floor, and this build against it.
+    expect(markdown).toMatch(/\| floor \|.*\n\| previous \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| (\d+, ){2}\d+ \| ([\d.]+, ){2}[\d.]+ \|\n/);
+    expect(markdown).toContain('All three answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the previous build, 7 through the floor.');
+    expect(markdown).toMatch(/\nPrevious ÷ floor: req\/s \d+\.\d\d; CPU ms\/req \d+\.\d\d\.\n/);
+    expect(markdown).toMatch(/\nGateway ÷ previous \(this build against the previous one, same run\): req\/s \d+\.\d\d; CPU ms\/req \d+\.\d\d\.\n/);
     // The ratios and their targets, printed whether met or not.
     expect(markdown).toMatch(/Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 0\.85: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 1\.2: (met|not met)\)\./);
     expect(markdown).toMatch(/\| gateway req\/s ÷ floor req\/s ≥ 0\.85 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
     expect(markdown).toMatch(/\| gateway CPU ms\/req ÷ floor CPU ms\/req ≤ 1\.2 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
-    // A run of the floor pass alone judges only its targets.
+    // A run of the floor pass alone judges only its targets, and those stay about gateway ÷ floor.
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
-  }, 40_000);
+    expect(markdown.slice(markdown.indexOf('## Targets'))).not.toMatch(/previous/i);
+
+    // Without a previous build, the section has no trace of one.
+    const { previous: _previous, previousScript: _script, ...withoutPrevious } = floor ?? ({} as NonNullable<typeof floor>);
+    const plain = formatReport({ ...report, floor: withoutPrevious });
+    expect(plain).not.toMatch(/previous/i);
+    expect(plain).toContain('Both answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the floor.');
+    expect(plain).toMatch(/\| floor \|.*\|\n\nGateway ÷ floor: /);
+  }, 60_000);
 });
