@@ -1,8 +1,9 @@
 // One context per GraphQL request: the caller's key, fresh loaders and a bound upstream sender.
 // Nothing here outlives the request, which is what keeps one key's data away from another key.
+import type { FieldNode } from 'graphql';
 import pLimit from 'p-limit';
 import type { Config } from '../config.js';
-import type { RateLimit } from '../domain.js';
+import type { RateLimit, StatsQuery } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { fetchWebsitePage, type Send } from '../upstream/api.js';
 import type { CacheUsage, RequestCache, ResponseCache } from '../upstream/cache.js';
@@ -22,6 +23,8 @@ export interface GatewayContext {
   /** The request's view of the read cache; writes tell it what they changed. */
   cache: RequestCache;
   send: Send;
+  /** What schema/prefetch.ts worked out ahead for a Website.stats field, so its resolver need not again. */
+  lookahead: Map<FieldNode, { websiteId: string; query: StatsQuery }>;
   /**
    * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
    * into its own context object, so a field assigned later would not be seen through this one.
@@ -92,5 +95,5 @@ export function createContext(
   const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
   const cache = upstream.cache.forRequest('problem' in auth ? null : auth.authorization, validate);
   usage.cache = cache.usage;
-  return { loaders: createLoaders(send, upstream.statNames, cache), cache, clock: upstream.clock, send, usage };
+  return { loaders: createLoaders(send, upstream.statNames, cache), cache, clock: upstream.clock, send, lookahead: new Map(), usage };
 }

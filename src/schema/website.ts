@@ -7,7 +7,7 @@ import type { GatewayContext } from '../graphql/context.js';
 import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
-import { prefetchWebsiteStats } from './prefetch.js';
+import { lookedAhead, prefetchWebsiteStats } from './prefetch.js';
 import { StatListRef, statArgs, statsQuery, toStatList } from './stats.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
@@ -66,8 +66,8 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
       description: 'A statistic of this website over a date range, grouped by value.',
       args: statArgs,
       complexity: ONE_UPSTREAM_CALL,
-      resolve: async (website, args, ctx) => {
-        const query = statsQuery(website.id, args, ctx.clock);
+      resolve: async (website, args, ctx, info) => {
+        const query = lookedAhead(ctx, info, website.id) ?? statsQuery(website.id, args, ctx.clock);
         return toStatList(await ctx.loaders.statPage.load(query), query);
       },
     }),

@@ -17,7 +17,7 @@ import { dayIn } from '../analytics/calendar.js';
 import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
-import { queryKey } from './loaders.js';
+import { statsQueryKey, websiteListKey } from './loaders.js';
 
 export interface CacheOptions {
   store: CacheStore;
@@ -233,11 +233,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       website: (id, fetch) => read('w', id, options.recentMs, fetch),
       websitePage: async (query, fetch) => {
         const scoped = await scopeOf();
-        return read(`${scoped?.lists ?? 'l'}`, queryKey(query), options.recentMs, fetch);
+        return read(`${scoped?.lists ?? 'l'}`, websiteListKey(query), options.recentMs, fetch);
       },
       statPage: (query, fetch) => {
         const settled = query.to < dayIn(options.timeZone, now());
-        return read('s', queryKey(query), settled ? options.settledMs : options.recentMs, fetch);
+        return read('s', statsQueryKey(query), settled ? options.settledMs : options.recentMs, fetch);
       },
       async written(websiteId) {
         const scoped = await scopeOf();

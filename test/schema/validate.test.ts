@@ -3,7 +3,7 @@ import { statsQuery } from '../../src/schema/stats.js';
 import { websiteListQuery } from '../../src/schema/website.js';
 import { normalizeDomain, parseCalendarDate, websiteWriteProblems } from '../../src/schema/validate.js';
 import { toWebsiteForm } from '../../src/upstream/api.js';
-import { queryKey } from '../../src/upstream/loaders.js';
+import { statsQueryKey, websiteListKey } from '../../src/upstream/loaders.js';
 
 /** Ranges here are given as from/to; the clock would only resolve periods. */
 const CLOCK = { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' };
@@ -57,11 +57,18 @@ describe('arguments', () => {
     expect(() => statsQuery(id, base, CLOCK)).toThrow(/websiteId must be a positive integer id/);
   });
   it('builds one cache key for the same parameters in any order', () => {
-    expect(queryKey({ a: 1, b: 'x' })).toBe(queryKey({ b: 'x', a: 1 }));
-    expect(queryKey({ a: 1 })).not.toBe(queryKey({ a: 2 }));
-    expect(queryKey({ a: 1, b: undefined })).toBe(queryKey({ a: 1 }));
-    expect(queryKey({ a: 'x;b=1' })).not.toBe(queryKey({ a: 'x', b: 1 }));
-    expect(queryKey({ a: '1' })).not.toBe(queryKey({ a: 1 }));
+    const query = statsQuery('7', base, CLOCK);
+    const reordered = Object.fromEntries(Object.entries(query).reverse()) as typeof query;
+    expect(statsQueryKey(reordered)).toBe(statsQueryKey(query));
+    expect(statsQueryKey({ ...query, search: undefined })).toBe(statsQueryKey(query));
+    expect(statsQueryKey({ ...query, page: 2 })).not.toBe(statsQueryKey(query));
+    expect(statsQueryKey({ ...query, search: 'x' })).not.toBe(statsQueryKey(query));
+    expect(statsQueryKey({ ...query, websiteId: '7","x' })).not.toBe(statsQueryKey({ ...query, websiteId: '7', name: 'x' as never }));
+    const list = { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 } as const;
+    expect(websiteListKey({ page: 1, perPage: 10, sort: 'desc', sortBy: 'id' })).toBe(websiteListKey(list));
+    expect(websiteListKey({ ...list, favorite: undefined })).toBe(websiteListKey(list));
+    expect(websiteListKey({ ...list, favorite: false })).not.toBe(websiteListKey(list));
+    expect(websiteListKey({ ...list, search: '' })).not.toBe(websiteListKey(list));
   });
 });
 
