@@ -36,6 +36,8 @@ export interface Config {
   introspection: boolean;
   /** Most upstream calls one operation may be able to make (see cost.ts). */
   maxCost: number;
+  /** The execution of an operation at which graphql-jit compiles it (1: the first); 0: never, the standard executor only. */
+  jitOnRun: number;
   limits: { depth: number; aliases: number; tokens: number; directives: number; bodyBytes: number };
   /** Origins allowed by CORS besides http://localhost:* and http://127.0.0.1:* outside production; ['*']: any. */
   corsOrigins: string[];
@@ -199,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', 100, 1, 100_000),
+    jitOnRun: read.int('GRAPHQL_JIT_ON_RUN', 2, 0, 1_000_000),
     limits: {
       depth: read.int('MAX_DEPTH', 15, 2, 100),
       aliases: read.int('MAX_ALIASES', 30, 1, 1_000),

@@ -44,10 +44,12 @@ export interface Stack {
 
 /**
  * The suites count upstream calls request by request, so the read cache is off unless a test turns it
- * on (`CACHE: 'on'`): test/upstream/cache.test.ts and the Redis suite do.
+ * on (`CACHE: 'on'`): test/upstream/cache.test.ts and the Redis suite do. Operations are compiled by
+ * graphql-jit at their first run (a gateway compiles at the second by default), so that every suite
+ * checks the compiled execution; test/graphql/compiled-execution.test.ts compares it with the standard one.
  */
 export function testConfig(upstreamUrl: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', CACHE: 'off', ...env });
+  return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', CACHE: 'off', GRAPHQL_JIT_ON_RUN: '1', ...env });
 }
 
 export async function postGraphQL<T>(

@@ -14,6 +14,7 @@ import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './c
 import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
 import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './persisted-queries.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
+import { useCompiledExecution } from './plugins/use-compiled-execution.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
@@ -85,6 +86,7 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       useUsageExtensions({ costLimit: config.maxCost }),
       useCostLimit({ limit: config.maxCost }),
+      useCompiledExecution({ onRun: config.jitOnRun }),
       useSecurityHeaders(),
       useHttpCaching({ contextOf: (request) => contexts.get(request) }),
       useRequestLog({ write: (line) => logger.info(line, 'graphql request'), contextOf: (request) => contexts.get(request) }),

@@ -1,0 +1,141 @@
+// Executes operations compiled by graphql-jit: an operation becomes a JavaScript function once, then
+// runs without graphql's generic executor walking the document, building an info object and a path for
+// every field, and coercing every argument, on every request. A dashboard has about two hundred fields.
+//
+// What runs compiled, and what does not:
+// - An operation is compiled at its second execution (GRAPHQL_JIT_ON_RUN; compiling costs more than
+//   one execution, so a document sent once, or an attacker's stream of new documents, never pays it),
+//   and kept per document *and* operation name (a document may hold several operations: each has its
+//   own). Documents are held weakly: an entry lives as long as yoga's parse cache keeps its document.
+// - @defer and @stream (graphql-jit has no incremental delivery), subscriptions (the schema has none),
+//   anything the compiler refuses, and variables that do not coerce run on the standard executor, so
+//   they are answered exactly as before (with our scalars' messages and HTTP 400).
+// - Field errors of a compiled run are made again as the standard executor makes them (located at
+//   their field nodes): yoga rebuilds errors from their nodes, and graphql-jit's carry only locations.
+import {
+  BREAK,
+  Kind,
+  getOperationAST,
+  getVariableValues,
+  locatedError,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../context.js';
+
+export interface CompiledExecutionOptions {
+  /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
+  onRun?: number;
+}
+
+interface Compiled {
+  query: CompiledQuery['query'];
+  operation: OperationDefinitionNode;
+  fragments: Map<string, FragmentDefinitionNode>;
+}
+
+interface Entry {
+  executions: number;
+  /** undefined: not compiled yet; null: runs on the standard executor for good. */
+  compiled: Compiled | null | undefined;
+}
+
+/** Whether the document uses a directive graphql-jit does not implement (incremental delivery). */
+function usesIncrementalDelivery(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value !== 'defer' && node.name.value !== 'stream') return undefined;
+      found = true;
+      return BREAK;
+    },
+  });
+  return found;
+}
+
+function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Compiled | null {
+  const operation = getOperationAST(document, operationName);
+  if (!operation || operation.operation === 'subscription' || usesIncrementalDelivery(document)) return null;
+  try {
+    const compiled = compileQuery(schema, document, operationName, { customJSONSerializer: false, disablingCapturingStackErrors: true });
+    if (!isCompiledQuery(compiled)) return null;
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    }
+    return { query: compiled.query, operation, fragments };
+  } catch {
+    return null; // the standard executor runs it and reports whatever is wrong
+  }
+}
+
+/** The field nodes a response path leads to (every node of that response key, through fragments). */
+function fieldNodesAt(compiled: Compiled, path: readonly (string | number)[]): FieldNode[] {
+  let sets: SelectionSetNode[] = [compiled.operation.selectionSet];
+  let nodes: FieldNode[] = [];
+  for (const key of path) {
+    if (typeof key === 'number') continue;
+    nodes = [];
+    const collect = (set: SelectionSetNode): void => {
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          if ((selection.alias ?? selection.name).value === key) nodes.push(selection);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          collect(selection.selectionSet);
+        } else {
+          const fragment = compiled.fragments.get(selection.name.value);
+          if (fragment) collect(fragment.selectionSet);
+        }
+      }
+    };
+    sets.forEach(collect);
+    sets = nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+  }
+  return nodes;
+}
+
+/** The result with its errors located as the standard executor locates them, errors first. */
+function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult {
+  if (!result.errors?.length) return result;
+  const errors = result.errors.map((error) => {
+    const path = error.path ?? [];
+    return locatedError(error.originalError ?? new Error(error.message), fieldNodesAt(compiled, path), path);
+  });
+  const { errors: _unlocated, ...rest } = result;
+  return { errors, ...rest };
+}
+
+export function useCompiledExecution({ onRun = 2 }: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
+  if (onRun === 0) return {};
+  const compiledByDocument = new WeakMap<DocumentNode, Map<string | undefined, Entry>>();
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const operationName = args.operationName ?? undefined;
+      let byOperation = compiledByDocument.get(args.document);
+      if (!byOperation) compiledByDocument.set(args.document, (byOperation = new Map()));
+      let entry = byOperation.get(operationName);
+      if (!entry) byOperation.set(operationName, (entry = { executions: 0, compiled: undefined }));
+      if (entry.compiled === undefined && ++entry.executions >= onRun) {
+        entry.compiled = compile(args.schema, args.document, operationName);
+      }
+      const { compiled } = entry;
+      if (!compiled) return;
+      setExecuteFn((execution) => {
+        const definitions = compiled.operation.variableDefinitions ?? [];
+        if (definitions.length > 0 && getVariableValues(execution.schema, definitions, execution.variableValues ?? {}).errors) {
+          return executeFn(execution);
+        }
+        const result = compiled.query(execution.rootValue, execution.contextValue, execution.variableValues);
+        return result instanceof Promise ? result.then((settled) => relocated(settled, compiled)) : relocated(result, compiled);
+      });
+    },
+  };
+}
