@@ -37,6 +37,18 @@ describe('operationCost', () => {
     expect(cost(query, {})).toBe(11);
   });
 
+  it('counts a document met again (yoga hands repeated requests the same parsed document) with its new variables and operation', () => {
+    const sized = parse(`query($n: Int) { websites(perPage: $n) { nodes { ${STAT} } } }`);
+    expect(operationCost(sized, undefined, { n: 50 }, schema, {})).toBe(51);
+    expect(operationCost(sized, undefined, { n: 25 }, schema, {})).toBe(26);
+    const conditional = parse(`query($x: Boolean!) { website(id: "1") { ${STAT.replace(' {', ' @include(if: $x) {')} } }`);
+    for (const x of [false, true, false]) expect(operationCost(conditional, undefined, { x }, schema, {})).toBe(x ? 2 : 1);
+    const two = parse(`query One { website(id: "1") { domain } } query Three { website(id: "1") { a: ${STAT} b: ${STAT} } }`);
+    expect(operationCost(two, 'Three', {}, schema, {})).toBe(3);
+    expect(operationCost(two, 'One', {}, schema, {})).toBe(1);
+    expect(operationCost(two, 'Three', {}, schema, {})).toBe(3);
+  });
+
   it('leaves out what @skip and @include leave out', () => {
     const skippable = 'stats(name: VISITOR, from: "2026-01-01", to: "2026-01-31") @include(if: $x) { totalCount }';
     expect(cost(`query($x: Boolean!) { website(id: "1") { ${skippable} } }`, { x: false })).toBe(1);

@@ -13,12 +13,10 @@
 // - Field errors of a compiled run are made again as the standard executor makes them (located at
 //   their field nodes): yoga rebuilds errors from their nodes, and graphql-jit's carry only locations.
 import {
-  BREAK,
   Kind,
   getOperationAST,
   getVariableValues,
   locatedError,
-  visit,
   type DocumentNode,
   type ExecutionResult,
   type FieldNode,
@@ -30,6 +28,7 @@ import {
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.js';
+import { usesDirective } from '../directives.js';
 
 export interface CompiledExecutionOptions {
   /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
@@ -48,22 +47,9 @@ interface Entry {
   compiled: Compiled | null | undefined;
 }
 
-/** Whether the document uses a directive graphql-jit does not implement (incremental delivery). */
-function usesIncrementalDelivery(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    Directive(node) {
-      if (node.name.value !== 'defer' && node.name.value !== 'stream') return undefined;
-      found = true;
-      return BREAK;
-    },
-  });
-  return found;
-}
-
 function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Compiled | null {
   const operation = getOperationAST(document, operationName);
-  if (!operation || operation.operation === 'subscription' || usesIncrementalDelivery(document)) return null;
+  if (!operation || operation.operation === 'subscription' || usesDirective(document, ['defer', 'stream'])) return null;
   try {
     const compiled = compileQuery(schema, document, operationName, { customJSONSerializer: false, disablingCapturingStackErrors: true });
     if (!isCompiledQuery(compiled)) return null;

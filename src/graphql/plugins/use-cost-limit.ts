@@ -17,7 +17,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../context.js';
-import { isIncluded } from '../directives.js';
+import { isIncluded, usesDirective } from '../directives.js';
 
 export interface CostLimitOptions {
   /** Most upstream calls one operation may be able to make (MAX_COST; default 100). */
@@ -26,23 +26,40 @@ export interface CostLimitOptions {
 
 export const DEFAULT_COST_LIMIT = 100;
 
+/** Whether a document holds @skip or @include (then what it runs depends on the variables). */
+const conditionalDocuments = new WeakMap<DocumentNode, boolean>();
+/** The measured document of an operation whose document has neither (it is the same every time). */
+const measuredOperations = new WeakMap<OperationDefinitionNode, DocumentNode>();
+
+function isConditional(document: DocumentNode): boolean {
+  let conditional = conditionalDocuments.get(document);
+  if (conditional === undefined) conditionalDocuments.set(document, (conditional = usesDirective(document, ['skip', 'include'])));
+  return conditional;
+}
+
 /**
  * The operation to measure, alone with its fragments, without what costs nothing by definition or
  * will not run: introspection and `__typename` (clients add it everywhere), and what @skip/@include
- * leave out with these variables.
+ * leave out with these variables. Made once per operation when the document has no @skip/@include
+ * (yoga hands the same parsed document to repeated requests): pruning is most of the count's work.
  */
 function measuredDocument(
   document: DocumentNode,
   operation: OperationDefinitionNode,
   variables: Record<string, unknown>,
 ): DocumentNode {
+  const conditional = isConditional(document);
+  const known = conditional ? undefined : measuredOperations.get(operation);
+  if (known) return known;
   const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
   const prune: ASTVisitor = {
     Field: (node) => (node.name.value.startsWith('__') || !isIncluded(node, variables) ? null : undefined),
     FragmentSpread: (node) => (isIncluded(node, variables) ? undefined : null),
     InlineFragment: (node) => (isIncluded(node, variables) ? undefined : null),
   };
-  return visit({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, prune);
+  const measured = visit({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, prune);
+  if (!conditional) measuredOperations.set(operation, measured);
+  return measured;
 }
 
 /** The most upstream calls `operation` can make (deduplication may make it fewer). */
