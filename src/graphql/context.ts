@@ -1,8 +1,9 @@
 // One context per GraphQL request: the caller's key, fresh loaders and a bound upstream sender.
 // Nothing here outlives the request, which is what keeps one key's data away from another key.
 import type { FieldNode } from 'graphql';
+import type { LookedAhead } from '../schema/prefetch.js';
 import type { Config } from '../config.js';
-import type { RateLimit, StatsQuery } from '../domain.js';
+import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { fetchWebsitePage, type Send } from '../upstream/api.js';
 import type { CacheUsage, RequestCache, ResponseCache } from '../upstream/cache.js';
@@ -24,7 +25,7 @@ export interface GatewayContext {
   cache: RequestCache;
   send: Send;
   /** What schema/prefetch.ts worked out ahead for a Website.stats field, so its resolver need not again. */
-  lookahead: Map<FieldNode, { websiteId: string; query: StatsQuery }>;
+  lookahead: Map<FieldNode, LookedAhead>;
   /**
    * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
    * into its own context object, so a field assigned later would not be seen through this one.
@@ -78,16 +79,26 @@ export function createContext(
   const onRateLimit = (rateLimit: RateLimit): void => {
     usage.rateLimit = rateLimit;
   };
-  // The caller's signal aborts its calls when it goes away. The deadline needs no signal of its own:
-  // the client gives each attempt only the time left (undici's header and body timeouts) and starts
-  // no attempt or retry after it (cheaper than a combined AbortSignal and a timer every request).
-  const { signal } = request;
+  // Aborted when the caller goes away: made at the first upstream call, one listener on the request's
+  // signal (yoga's, behind a proxy) however many calls follow. The deadline needs no signal: the client
+  // gives each attempt only the time left (undici's header and body timeouts) and starts no attempt
+  // or retry after it (cheaper than AbortSignal.any and a timer every request).
+  let calls: AbortController | undefined;
+  const callerGone = (): AbortSignal => {
+    if (calls) return calls.signal;
+    const controller = (calls = new AbortController());
+    if (request.signal.aborted) controller.abort(request.signal.reason);
+    else request.signal.addEventListener('abort', () => controller.abort(request.signal.reason), { once: true });
+    return controller.signal;
+  };
 
   const send: Send = (call) => {
     if ('problem' in auth) return Promise.reject(new GatewayError('UNAUTHENTICATED', auth.problem));
+    const { authorization } = auth;
     return limit(() => {
       usage.upstreamCalls++;
-      return client.send({ ...call, authorization: auth.authorization, signal, deadline, onRateLimit });
+      const { method, path, query, form, notFoundMessage } = call;
+      return client.send({ method, path, query, form, notFoundMessage, authorization, signal: callerGone(), deadline, onRateLimit });
     });
   };
 

@@ -1,12 +1,46 @@
 // Look-ahead for `website(id) { stats(...) }`: the stats only need the id, which is already in the
 // arguments, so they are started together with the website instead of after it. That turns two
-// upstream round trips into one. Website.stats later finds the query worked out here (lookedAhead)
-// and the same promises in the loader cache.
-import { Kind, getArgumentValues, isObjectType, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+// upstream round trips into one. Website.stats later finds the query and the page's promise here
+// (lookedAhead), and other fields asking the same page find it in the loader cache.
+import {
+  Kind,
+  getArgumentValues,
+  isObjectType,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
 import { isIncluded } from '../graphql/directives.js';
 import type { GatewayContext } from '../graphql/context.js';
-import type { StatsQuery } from '../domain.js';
+import type { Page, Stat, StatsQuery } from '../domain.js';
 import { statsQuery, type StatArgs } from './stats.js';
+
+/** What the look-ahead worked out for one Website.stats field of one website. */
+export interface LookedAhead {
+  websiteId: string;
+  query: StatsQuery;
+  page: Promise<Page<Stat>>;
+}
+
+/** Arguments written in the document without variables: the same at every run of it (yoga reuses parsed documents). */
+const literalArguments = new WeakMap<FieldNode, StatArgs>();
+
+function usesVariables(value: ValueNode): boolean {
+  if (value.kind === Kind.VARIABLE) return true;
+  if (value.kind === Kind.LIST) return value.values.some(usesVariables);
+  if (value.kind === Kind.OBJECT) return value.fields.some((field) => usesVariables(field.value));
+  return false;
+}
+
+function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: GraphQLResolveInfo['variableValues']): StatArgs {
+  const known = literalArguments.get(node);
+  if (known) return known;
+  const args = getArgumentValues(field, node, variables) as StatArgs;
+  if (!(node.arguments ?? []).some((argument) => usesVariables(argument.value))) literalArguments.set(node, args);
+  return args;
+}
 
 export function prefetchWebsiteStats(
   info: GraphQLResolveInfo,
@@ -24,14 +58,15 @@ export function prefetchWebsiteStats(
         if (node.name.value !== 'stats') continue;
         let query;
         try {
-          query = statsQuery(websiteId, getArgumentValues(statsField, node, info.variableValues) as StatArgs, clock);
+          query = statsQuery(websiteId, argumentsOf(statsField, node, info.variableValues), clock);
         } catch {
           continue; // Invalid arguments: Website.stats will report them when it runs.
         }
         // Errors surface when Website.stats awaits the same cached promise; here they are only
         // caught so that an unknown website does not also raise an unhandled rejection.
-        loaders.statPage.load(query).catch(() => undefined);
-        lookahead.set(node, { websiteId, query });
+        const page = loaders.statPage.load(query);
+        page.catch(() => undefined);
+        lookahead.set(node, { websiteId, query, page });
       } else if (node.kind === Kind.INLINE_FRAGMENT) {
         visit(node.selectionSet);
       } else {
@@ -43,10 +78,10 @@ export function prefetchWebsiteStats(
 }
 
 /**
- * The query the look-ahead worked out for this Website.stats field, if it did (same field node, same
+ * What the look-ahead worked out for this Website.stats field, if it did (same field node, same
  * website: a field under a list of websites runs once per website with one node).
  */
-export function lookedAhead({ lookahead }: Pick<GatewayContext, 'lookahead'>, info: GraphQLResolveInfo, websiteId: string): StatsQuery | undefined {
+export function lookedAhead({ lookahead }: Pick<GatewayContext, 'lookahead'>, info: GraphQLResolveInfo, websiteId: string): LookedAhead | undefined {
   const found = info.fieldNodes.length === 1 ? lookahead.get(info.fieldNodes[0]!) : undefined;
-  return found?.websiteId === websiteId ? found.query : undefined;
+  return found?.websiteId === websiteId ? found : undefined;
 }

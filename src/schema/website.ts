@@ -67,7 +67,9 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
       args: statArgs,
       complexity: ONE_UPSTREAM_CALL,
       resolve: async (website, args, ctx, info) => {
-        const query = lookedAhead(ctx, info, website.id) ?? statsQuery(website.id, args, ctx.clock);
+        const ahead = lookedAhead(ctx, info, website.id);
+        if (ahead) return toStatList(await ahead.page, ahead.query);
+        const query = statsQuery(website.id, args, ctx.clock);
         return toStatList(await ctx.loaders.statPage.load(query), query);
       },
     }),

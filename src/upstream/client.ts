@@ -236,13 +236,19 @@ function requestHeaders(request: UpstreamRequest): Record<string, string> {
   return headers;
 }
 
-function pathWithQuery(path: string, query: UpstreamRequest['query']): string {
+/** Characters application/x-www-form-urlencoded leaves as they are (URLSearchParams's rule). */
+const FORM_SAFE = /^[A-Za-z0-9*\-._]*$/;
+
+export function pathWithQuery(path: string, query: UpstreamRequest['query']): string {
   if (!query) return path;
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined) params.append(name, value);
+  let search = '';
+  for (const name in query) {
+    const value = query[name];
+    if (value === undefined) continue;
+    // Names, dates and numbers need no encoding: a URLSearchParams per value only for the others.
+    const pair = FORM_SAFE.test(name) && FORM_SAFE.test(value) ? `${name}=${value}` : new URLSearchParams({ [name]: value }).toString();
+    search += search === '' ? pair : `&${pair}`;
   }
-  const search = params.toString();
   return search ? `${path}?${search}` : path;
 }
 

@@ -177,6 +177,22 @@ describe('website(id)', () => {
       `GET /api/v1/websites/${ids[0]}`,
     ]);
   });
+  it('looks ahead with each request\'s variables when the same document comes again', async () => {
+    const document = `query($id: ID!, $from: Date!) { website(id: $id) {
+      byVariable: stats(name: PAGE, from: $from, to: "2026-03-15") { totalCount }
+      literal: stats(name: DEVICE, from: "2026-03-10", to: "2026-03-15") { totalCount } } }`;
+    const statCalls = () => restCalls(stack.sandbox).filter((call) => call.includes('/stats/')).sort();
+    for (const from of ['2026-03-01', '2026-03-05', '2026-03-01']) {
+      stack.sandbox.log.reset();
+      const response = await stack.gql<{ website: Record<'byVariable' | 'literal', TotalCount> }>(document, { id: ids[0], from });
+      expect(response.errors).toBeUndefined();
+      expect(statCalls()).toEqual([
+        `GET /api/v1/stats/${ids[0]}?from=${from}&name=page&page=1&per_page=10&sort=desc&sort_by=count&to=2026-03-15`,
+        `GET /api/v1/stats/${ids[0]}?from=2026-03-10&name=device&page=1&per_page=10&sort=desc&sort_by=count&to=2026-03-15`,
+      ]);
+      expect(response.extensions?.upstreamCalls).toBe(3);
+    }
+  });
 });
 
 describe('stats', () => {

@@ -1,8 +1,9 @@
 // The upstream client alone, with undici's MockAgent for what a real server cannot easily do.
+import fc from 'fast-check';
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
-import { createUpstreamClient, parseRetryAfter, type UpstreamRequest } from '../../src/upstream/client.js';
+import { createUpstreamClient, parseRetryAfter, pathWithQuery, type UpstreamRequest } from '../../src/upstream/client.js';
 
 const ORIGIN = 'http://analytics.test';
 let agent: MockAgent | undefined;
@@ -111,5 +112,20 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Sun, 15 Mar 2026 09:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeNull();
     expect(parseRetryAfter(undefined, now)).toBeNull();
+  });
+});
+
+describe('pathWithQuery', () => {
+  it('writes the query string URLSearchParams writes, leaving out undefined values', () => {
+    const text = fc.oneof(fc.string(), fc.constantFrom('2026-03-15', 'visitor', 'a b', 'x&y=z', 'é', '~!\'()*', '100'));
+    fc.assert(
+      fc.property(fc.dictionary(fc.oneof(fc.string({ minLength: 1 }), fc.constantFrom('per_page', 'sort by')), fc.option(text, { nil: undefined })), (query) => {
+        const defined = Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined);
+        const search = new URLSearchParams(defined).toString();
+        expect(pathWithQuery('/stats/1', query)).toBe(search ? `/stats/1?${search}` : '/stats/1');
+      }),
+      { numRuns: 500 },
+    );
+    expect(pathWithQuery('/websites', undefined)).toBe('/websites');
   });
 });
