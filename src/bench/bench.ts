@@ -59,6 +59,13 @@ export interface BenchOptions {
   gatewayNodeArgs: readonly string[];
   /** The gateway's entry point, relative to the project root or absolute (to compare builds); default dist/main.js. */
   gatewayScript: string;
+  /**
+   * Another build's main.js (relative to the project root or absolute, like gatewayScript): a second gateway
+   * started from it next to the harness's gateway (same environment and node flags, same sandbox) and measured
+   * in every scenario pass right after the gateway, scenario by scenario, with the same runs (repeat); the
+   * floor pass's previous build too when `floor.previousScript` is not set. Absent: not measured.
+   */
+  previousScript?: string;
   /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS. */
   restConnections?: number;
   /** The `cache` pass (warm dashboard, CACHE=on, against CACHE=off); not run when absent. */
@@ -224,12 +231,27 @@ export interface ScenarioResult {
   /** The gateway made the same REST calls as the baselines (one request of each, compared in the sandbox log). */
   sameCalls: boolean | null;
   notes: string[];
+  /** The previous build (BenchOptions.previousScript), measured right after the gateway; only when given. */
+  previous?: PreviousScenarioResult;
+}
+
+/** A scenario through the previous build's gateway (BenchOptions.previousScript), measured like the gateway. */
+export interface PreviousScenarioResult {
+  /** Medians over the repeated runs, as the gateway's (client 'gateway': CPU and RSS are the previous build's process). */
+  measurement: Measurement;
+  /** It made the same REST calls as this build's gateway (one chain of each, compared in the sandbox log). */
+  sameCalls: boolean;
+  /** This build ÷ the previous build, medians of this run: req/s (above 1: faster), p50 and CPU ms/req (below 1: faster, cheaper). */
+  ratios: { requestsPerSecond: number; p50: number; cpuMsPerRequest: number };
+  notes: string[];
 }
 
 export interface PassResult extends PassOptions {
   results: ScenarioResult[];
   /** The gateway's VmHWM after the pass: its peak RSS since it started. */
   gatewayPeakRssMb: number | null;
+  /** The previous build's VmHWM after the pass (BenchOptions.previousScript); only when given. */
+  previousPeakRssMb?: number | null;
 }
 
 export interface MachineInfo {
@@ -279,6 +301,8 @@ export interface BenchReport {
   repeat: number;
   gatewayEnv: Record<string, string>;
   gatewayScript: string;
+  /** BenchOptions.previousScript, when given. */
+  previousScript?: string;
   passes: PassResult[];
   /** The read cache's passes, when they ran. */
   cache?: CachePassResult;
@@ -390,6 +414,12 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const startGateway: GatewayStarter = (extraEnv) => startGatewayFrom(options.gatewayScript, extraEnv);
     const gatewayProcess = await startGateway({});
     const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
+    // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
+    const { previousScript } = options;
+    const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
+    if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
+    const previousProcess = previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}) : undefined;
+    const previousGateway = previousProcess ? { url: previousProcess.url, pid: previousProcess.pid } : undefined;
 
     control = new SandboxControl(sandbox.url);
     // The same number of sockets as the gateway's pool, read the way the gateway reads it.
@@ -408,10 +438,21 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       const results: ScenarioResult[] = [];
       for (const name of pass.scenarios) {
         const scenario = SCENARIOS[name];
-        results.push(await runScenario(scenario, pass, options, { control, rest, gateway, sandboxPid: sandbox.pid, context }));
+        const { result, gatewayCalls } = await runScenario(scenario, pass, options, { control, rest, gateway, sandboxPid: sandbox.pid, context });
         if (scenario.createsIds) await deleteWebsites(rest, `${marker}w`);
+        if (previousGateway) {
+          const previousHarness: Harness = { control, rest, gateway: previousGateway, sandboxPid: sandbox.pid, context };
+          result.previous = await runPreviousScenario(scenario, pass, options, previousHarness, result, gatewayCalls);
+          if (scenario.createsIds) await deleteWebsites(rest, `${marker}w`);
+        }
+        results.push(result);
       }
-      passes.push({ ...pass, results, gatewayPeakRssMb: memoryMb(gateway.pid, 'VmHWM') });
+      passes.push({
+        ...pass,
+        results,
+        gatewayPeakRssMb: memoryMb(gateway.pid, 'VmHWM'),
+        ...(previousGateway ? { previousPeakRssMb: memoryMb(previousGateway.pid, 'VmHWM') } : {}),
+      });
     }
 
     // The read cache's passes, each only when selected.
@@ -438,9 +479,16 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       children.push(child);
       return child;
     };
-    // The floor pass's previous build: started exactly like the harness's gateway, from its own script.
-    const startPrevious = (script: string): Promise<ChildServer> => startGatewayFrom(script, {});
-    const floor = options.floor ? { floor: await runFloorPass(options.floor, options, harness, startFloor, startPrevious) } : {};
+    // The floor pass's previous build: started exactly like the harness's gateway, from its own script; without
+    // its own previousScript, the run's (previousScript), whose gateway the scenario passes started, if they ran,
+    // is the one measured (as the harness's gateway is: both with the scenario passes behind them).
+    const floorOptions: FloorPassOptions | null | undefined =
+      options.floor && !options.floor.previousScript && previousScript ? { ...options.floor, previousScript } : options.floor;
+    const startPrevious = (script: string): Promise<ChildServer> =>
+      previousProcess && script === previousScript
+        ? Promise.resolve({ ...previousProcess, stop: async () => undefined }) // stopped with the others at the end
+        : startGatewayFrom(script, {});
+    const floor = floorOptions ? { floor: await runFloorPass(floorOptions, options, harness, startFloor, startPrevious) } : {};
 
     const machine: MachineInfo = {
       cpus: cpus().length,
@@ -459,6 +507,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       repeat: options.repeat,
       gatewayEnv: options.gatewayEnv,
       gatewayScript: options.gatewayScript,
+      ...(previousScript ? { previousScript } : {}),
       passes,
       ...caching,
       ...floor,
@@ -664,8 +713,6 @@ async function runFloorPass(
         requestsPerSecond: run.load.completed / run.load.seconds,
         cpuMsPerRequest: run.cpuMs === null || run.load.completed === 0 ? null : run.cpuMs / run.load.completed,
       }));
-    const ratioOf = (a: number | null, b: number | null): number =>
-      a === null || b === null || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? Number.NaN : a / b;
     const previousResult: { previous: FloorPreviousResult } | Record<string, never> =
       previous && previousCheck && previousProcess
         ? {
@@ -721,7 +768,13 @@ async function fetchDashboard(url: string, steps: readonly GraphqlStep[]): Promi
   }
 }
 
-async function runScenario(scenario: Scenario, pass: PassOptions, options: BenchOptions, harness: Harness): Promise<ScenarioResult> {
+/** The scenario's checks and measured runs; with the REST calls of the gateway's check chain (signatures). */
+async function runScenario(
+  scenario: Scenario,
+  pass: PassOptions,
+  options: BenchOptions,
+  harness: Harness,
+): Promise<{ result: ScenarioResult; gatewayCalls: string[] }> {
   const { control, rest, gateway, context } = harness;
   const notes: string[] = [];
   const steps = scenario.steps(context);
@@ -775,7 +828,7 @@ async function runScenario(scenario: Scenario, pass: PassOptions, options: Bench
     const failed = runs[mode].reduce((sum, run) => sum + run.load.errors, 0);
     if (failed > 0) notes.push(`${failed} ${mode} REST pages failed`);
   }
-  return {
+  const result: ScenarioResult = {
     scenario: scenario.name,
     number: scenario.number,
     title: scenario.title,
@@ -784,6 +837,60 @@ async function runScenario(scenario: Scenario, pass: PassOptions, options: Bench
     sequential: options.baselines ? summarise('sequential', runs.sequential) : null,
     parallel: options.baselines ? summarise('parallel', runs.parallel) : null,
     sameCalls,
+    notes,
+  };
+  return { result, gatewayCalls };
+}
+
+/**
+ * The scenario through the previous build's gateway (`harness.gateway`), right after this build's (`current`):
+ * one chain to check its answer and compare its REST calls with the gateway's, then the same measured runs
+ * (options.repeat, measureGateway); its medians and this build ÷ it.
+ */
+async function runPreviousScenario(
+  scenario: Scenario,
+  pass: PassOptions,
+  options: BenchOptions,
+  harness: Harness,
+  current: ScenarioResult,
+  currentCalls: readonly string[],
+): Promise<PreviousScenarioResult> {
+  const { control, gateway, context } = harness;
+  const notes: string[] = [];
+  const steps = scenario.steps(context);
+
+  // One chain, in the sandbox log: the same REST calls as this build's gateway made in its own check.
+  await control.settle();
+  const check = await runChainOnce(gateway.url, steps);
+  if (check.problem) notes.push(`check: ${check.problem}`);
+  const previousCalls = signatures(await control.entries(), scenario.createsIds);
+  await control.resetLog();
+  const sameCalls = previousCalls.join('\n') === currentCalls.join('\n');
+  if (!sameCalls) {
+    notes.push(`its REST calls differ from the gateway's: previous build ${JSON.stringify(previousCalls)}, gateway ${JSON.stringify(currentCalls)}`);
+  }
+
+  const runs: RunFigures[] = [];
+  for (let round = 1; round <= options.repeat; round++) {
+    const tag = options.repeat > 1 ? ` (run ${round}/${options.repeat})` : '';
+    options.log(`  ${scenario.number}. ${scenario.name}: previous build${tag}`);
+    runs.push(await measureGateway(scenario, steps, pass, options, harness));
+  }
+  const measurement = summarise('gateway', runs);
+  const counted = runs.reduce((sum, run) => sum + run.upstreamCalls, 0);
+  const reported = runs.reduce((sum, run) => sum + (run.load.reportedCalls ?? 0), 0);
+  if (counted !== reported) {
+    notes.push(`the sandbox counted ${counted} calls, the previous build's responses report ${reported} (extensions.upstreamCalls)`);
+  }
+  if (measurement.errors > 0) notes.push(`${measurement.errors} requests through the previous build failed (transport error, non-2xx or GraphQL errors)`);
+  return {
+    measurement,
+    sameCalls,
+    ratios: {
+      requestsPerSecond: ratioOf(current.gateway.requestsPerSecond, measurement.requestsPerSecond),
+      p50: ratioOf(current.gateway.p50, measurement.p50),
+      cpuMsPerRequest: ratioOf(current.gateway.cpuMsPerRequest, measurement.cpuMsPerRequest),
+    },
     notes,
   };
 }
@@ -838,6 +945,11 @@ async function measureRest(
   const { count } = await control.count();
   await control.resetLog();
   return { load, upstreamCalls: count, cpuMs: null, peakRssMb: null, sandboxCpuMs };
+}
+
+/** a ÷ b; NaN when either is missing or not finite, or b is 0. */
+function ratioOf(a: number | null, b: number | null): number {
+  return a === null || b === null || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? Number.NaN : a / b;
 }
 
 function difference(before: number | null, after: number | null): number | null {

@@ -22,12 +22,15 @@ export {
   type Measurement,
   type PassOptions,
   type PassResult,
+  type PreviousScenarioResult,
   type ScenarioResult,
 } from './bench.js';
 export {
   evaluateTargets,
   formatReport,
   scenarioTable,
+  previousTable,
+  previousLabel,
   cacheSection,
   sessionSection,
   sharedSection,

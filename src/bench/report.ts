@@ -31,20 +31,51 @@ const CLIENT_LABEL: Record<Measurement['client'], string> = {
   parallel: 'REST, parallel',
 };
 
-export function scenarioTable(result: ScenarioResult): string {
-  const rows = [result.gateway, result.sequential, result.parallel].filter((row): row is Measurement => row !== null);
+/** The label of the previous build's rows (BenchReport.previousScript). */
+export function previousLabel(script: string | undefined): string {
+  return `previous build (${script ?? '?'})`;
+}
+
+/** One scenario's table: the gateway, the previous build's gateway right under it when measured, the baselines. */
+export function scenarioTable(result: ScenarioResult, previousScript?: string): string {
+  const rows: [string, Measurement][] = [[CLIENT_LABEL.gateway, result.gateway]];
+  if (result.previous) rows.push([previousLabel(previousScript), result.previous.measurement]);
+  for (const row of [result.sequential, result.parallel]) if (row !== null) rows.push([CLIENT_LABEL[row.client], row]);
   const lines = [
     '| client | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | gateway CPU ms/req | gateway peak RSS MB | p50 ÷ sequential | p50 ÷ parallel |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const row of rows) {
+  for (const [label, row] of rows) {
     lines.push(
-      `| ${CLIENT_LABEL[row.client]} | ${fixed(row.requestsPerSecond, 0)} | ${ms(row.p50)} | ${ms(row.p90)} | ${ms(row.p99)} | ` +
+      `| ${label} | ${fixed(row.requestsPerSecond, 0)} | ${ms(row.p50)} | ${ms(row.p90)} | ${ms(row.p99)} | ` +
         `${fixed(row.upstreamCallsPerRequest, 2)} | ${fixed(row.cpuMsPerRequest, 2)} | ${fixed(row.peakRssMb, 1)} | ` +
         `${ratio(row.p50, result.sequential?.p50)} | ${ratio(row.p50, result.parallel?.p50)} |`,
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * This build ÷ the previous build, scenario by scenario (medians of the same run); empty when the previous
+ * build was not measured.
+ */
+export function previousTable(pass: PassResult): string[] {
+  const measured = pass.results.filter((result) => result.previous !== undefined);
+  if (measured.length === 0) return [];
+  const out = [
+    'This build ÷ previous build (medians of this run; req/s above 1, p50 and CPU below 1: this build is faster, cheaper):',
+    '',
+    '| scenario | req/s | p50 | CPU ms/req |',
+    '|---|---:|---:|---:|',
+  ];
+  for (const result of measured) {
+    const ratios = result.previous?.ratios;
+    out.push(
+      `| ${result.number}. ${result.scenario} | ${fixed(ratios?.requestsPerSecond ?? null, 2)} | ${fixed(ratios?.p50 ?? null, 2)} | ` +
+        `${fixed(ratios?.cpuMsPerRequest ?? null, 2)} |`,
+    );
+  }
+  return out;
 }
 
 function passLine(pass: PassResult): string {
@@ -190,24 +221,43 @@ export function formatReport(report: BenchReport): string {
       `${report.repeat > 1 ? `, ${report.repeat} times (medians shown)` : ''}; ` +
       `the whole benchmark took ${report.seconds} s. Latencies are of one GraphQL request, or of the REST calls giving the same data.` +
       (Object.keys(report.gatewayEnv).length > 0 ? ` Gateway environment: ${JSON.stringify(report.gatewayEnv)}.` : '') +
-      (report.gatewayScript !== 'dist/main.js' ? ` Gateway: ${report.gatewayScript}.` : ''),
+      (report.gatewayScript !== 'dist/main.js' ? ` Gateway: ${report.gatewayScript}.` : '') +
+      (report.previousScript !== undefined && report.passes.some((pass) => pass.previousPeakRssMb !== undefined)
+        ? ` Previous build: ${report.previousScript}, a second gateway with the same environment and node flags on the same ` +
+          'sandbox, measured right after the gateway in each scenario, with the same runs.'
+        : ''),
   );
   for (const pass of report.passes) {
     out.push('', `## Pass "${pass.name}": ${passLine(pass)}`);
     for (const result of pass.results) {
       out.push('', `### ${result.number}. ${result.title}`, '');
-      out.push(scenarioTable(result));
+      out.push(scenarioTable(result, report.previousScript));
+      const { previous } = result;
       const facts = [`${result.expectedCalls} distinct REST call${result.expectedCalls === 1 ? '' : 's'} per request`];
       if (result.sameCalls !== null) facts.push(result.sameCalls ? 'the gateway made the same REST calls as the baselines' : 'the gateway made other REST calls than the baselines');
-      facts.push(`${result.gateway.requests} gateway requests measured`);
-      const sandboxCpu = [result.gateway, result.sequential, result.parallel]
-        .filter((row): row is Measurement => row !== null && row.sandboxCpuMsPerCall !== null)
-        .map((row) => `${row.client} ${fixed(row.sandboxCpuMsPerCall, 2)}`);
-      if (sandboxCpu.length > 0) facts.push(`sandbox CPU ms per REST call: ${sandboxCpu.join(', ')}`);
+      if (previous) facts.push(`the previous build made ${previous.sameCalls ? 'the same REST calls as' : 'other REST calls than'} the gateway`);
+      facts.push(`${result.gateway.requests} gateway requests measured${previous ? `, ${previous.measurement.requests} through the previous build` : ''}`);
+      const sandboxCpu: [string, Measurement | null][] = [
+        ['gateway', result.gateway],
+        ...(previous ? [['previous build', previous.measurement] as [string, Measurement]] : []),
+        ['sequential', result.sequential],
+        ['parallel', result.parallel],
+      ];
+      const sandboxCpuFigures = sandboxCpu
+        .filter((entry): entry is [string, Measurement] => entry[1] !== null && entry[1].sandboxCpuMsPerCall !== null)
+        .map(([label, row]) => `${label} ${fixed(row.sandboxCpuMsPerCall, 2)}`);
+      if (sandboxCpuFigures.length > 0) facts.push(`sandbox CPU ms per REST call: ${sandboxCpuFigures.join(', ')}`);
       out.push('', `${facts.join('; ')}.`);
       for (const note of result.notes) out.push('', `> ${note}`);
+      for (const note of previous?.notes ?? []) out.push('', `> previous build: ${note}`);
     }
-    out.push('', `Gateway peak RSS so far (VmHWM) after this pass: ${fixed(pass.gatewayPeakRssMb, 1)} MB.`);
+    out.push(
+      '',
+      `Gateway peak RSS so far (VmHWM) after this pass: ${fixed(pass.gatewayPeakRssMb, 1)} MB` +
+        (pass.previousPeakRssMb !== undefined ? `; previous build's: ${fixed(pass.previousPeakRssMb, 1)} MB.` : '.'),
+    );
+    const ratios = previousTable(pass);
+    if (ratios.length > 0) out.push('', ...ratios);
   }
   if (report.cache) out.push('', ...cacheSection(report.cache));
   if (report.session) out.push('', ...sessionSection(report.session));

@@ -4,6 +4,15 @@
 //                    --passes main,light,overhead,load --repeat 3 --out bench.md --json bench.json
 //                    --gateway-node-args="--cpu-prof --cpu-prof-dir=prof"   (use = for values starting with -)
 //
+// This build against another one, in the same run:
+//   npm run bench -- --repeat 3 --previous /path/to/previous/dist/main.js
+//            --previous: another build's main.js (relative to the project root or absolute; it must find its
+//            node_modules), started once next to the gateway (same environment and node flags, same sandbox)
+//            and measured in every scenario pass (main, light, overhead, load) right after the gateway,
+//            scenario by scenario, with the same runs (--repeat): its row under the gateway's in each table, its
+//            peak RSS after each pass, and this build ÷ previous build per scenario (req/s, p50, CPU ms/req).
+//            The floor pass measures it too, unless --floor-previous names another build.
+//
 // Without --passes: main, light, overhead, load. The read cache's passes run only when named:
 //   npm run bench -- --passes cache,session,shared [--session-duration 120 --session-interval 5
 //                    --session-users 5 --session-rate-limit 60 --redis-server redis-server]
@@ -27,6 +36,7 @@
 //            inside the project so it finds node_modules), started like the gateway (same environment, CACHE=off,
 //            same node flags) and measured in the same alternation (gateway, previous, floor…): a third row, its
 //            ratios to the floor, and gateway ÷ previous (this build against the previous one, same run).
+//            Without --floor-previous, the floor pass's previous build is --previous, if given.
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
@@ -34,7 +44,7 @@
 // BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
 // BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
-// BENCH_FLOOR_PREVIOUS.
+// BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS.
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -85,6 +95,7 @@ const { values } = parseArgs({
     'session-rate-limit': { type: 'string' },
     'redis-server': { type: 'string' },
     'floor-previous': { type: 'string' },
+    previous: { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -93,7 +104,8 @@ if (values.help) {
     'npm run bench -- [--duration s] [--warmup s] [--connections n] [--load-connections n] [--latency ms]\n' +
       `  [--scenarios ${SCENARIO_NAMES.join(',')}] [--passes ${PASS_NAMES.join(',')}] [--repeat n] [--baselines 0|1]\n` +
       '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\']\n' +
-      '  [--gateway-script /path/to/other/dist/main.js] [--out file.md] [--json file.json]\n' +
+      '  [--gateway-script /path/to/other/dist/main.js] [--previous /path/to/previous/dist/main.js]\n' +
+      '  [--out file.md] [--json file.json]\n' +
       `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
       ' [--redis-server path]\n' +
@@ -104,6 +116,11 @@ if (values.help) {
       '  light     website and dashboard at 1 connection (latency without queueing)\n' +
       '  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway\'s own cost)\n' +
       '  load      dashboard and list at --load-connections (throughput, peak RSS)\n' +
+      '--previous: another build\'s main.js (relative to the project root or absolute; it must find its node_modules),\n' +
+      '  started once next to the gateway (same environment and node flags, same sandbox) and measured in each of\n' +
+      '  these passes right after the gateway, scenario by scenario, with the same runs (--repeat): its row under\n' +
+      '  the gateway\'s, its peak RSS after each pass, this build ÷ previous build per scenario (req/s, p50, CPU\n' +
+      '  ms/req); the floor pass\'s previous build too, unless --floor-previous is given\n' +
       'The read cache\'s passes, only when named in --passes:\n' +
       '  cache     the dashboard over a settled range (30 days to yesterday), CACHE=on warmed by one request\n' +
       '            against CACHE=off: upstream calls per request (target 0) and p50, at 1 and --connections\n' +
@@ -120,7 +137,8 @@ if (values.help) {
       '            --floor-previous: another build\'s main.js (relative to the project root or absolute; inside the\n' +
       '            project, so it finds node_modules), started like the gateway (same environment, CACHE=off, same node\n' +
       '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +
-      '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run)\n',
+      '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run);\n' +
+      '            without --floor-previous, --previous if given\n',
   );
   process.exit(0);
 }
@@ -150,12 +168,23 @@ const caching = cachingPasses(wanted ?? [], {
   redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
 });
 const repeat = Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1));
+// Resolved as the harness resolves --gateway-script: relative to the project root, or absolute.
+const mustExist = (name: string, script: string): void => {
+  if (!existsSync(fileURLToPath(new URL(script, `file://${PROJECT_ROOT}`)))) fail(`${name}: ${script} does not exist`);
+};
 const floorPrevious = pick(values['floor-previous'], 'BENCH_FLOOR_PREVIOUS');
 if (floorPrevious !== undefined) {
   if (!(wanted ?? []).includes('floor')) fail('floor-previous is measured by the floor pass only: add floor to --passes');
-  // Resolved as the harness resolves --gateway-script: relative to the project root, or absolute.
-  if (!existsSync(fileURLToPath(new URL(floorPrevious, `file://${PROJECT_ROOT}`)))) fail(`floor-previous: ${floorPrevious} does not exist`);
+  mustExist('floor-previous', floorPrevious);
 }
+const previous = pick(values.previous, 'BENCH_PREVIOUS');
+if (previous !== undefined) {
+  if (passes.length === 0 && !(wanted ?? []).includes('floor')) {
+    fail('previous is measured by the scenario passes (main, light, overhead, load) and the floor pass: none of them runs');
+  }
+  mustExist('previous', previous);
+}
+// Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
 const floor = floorPass(wanted ?? [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
 if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
@@ -182,6 +211,7 @@ const report = await runBench({
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',
+  ...(previous !== undefined ? { previousScript: previous } : {}),
   log: (line) => process.stderr.write(`${line}\n`),
 });
 const markdown = formatReport(report);

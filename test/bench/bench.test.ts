@@ -39,6 +39,53 @@ describe('benchmark harness', () => {
     expect(markdown).toContain('## Targets');
   }, 30_000);
 
+  it('measures a previous build right after the gateway in a scenario pass: its row, its peak RSS, this build ÷ previous build', async () => {
+    // The "previous build" is this build itself (dist/main.js): the same calls, ratios near 1.
+    const passes = defaultPasses({ passes: ['overhead'], scenarios: ['dashboard'] });
+    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.3, repeat: 1, baselines: false, passes, previousScript: 'dist/main.js' });
+
+    expect(report.previousScript).toBe('dist/main.js');
+    const pass = report.passes[0];
+    const result = pass?.results[0];
+    expect(result?.notes).toEqual([]);
+    const previous = result?.previous;
+    expect(previous?.notes).toEqual([]);
+    expect(previous?.sameCalls).toBe(true);
+    expect(previous?.measurement.errors).toBe(0);
+    expect(previous?.measurement.upstreamCallsPerRequest).toBe(7);
+    const m = previous?.measurement;
+    const ratios = previous?.ratios;
+    for (const figure of [m?.requestsPerSecond, m?.p50, m?.cpuMsPerRequest, m?.peakRssMb, pass?.previousPeakRssMb, ratios?.requestsPerSecond, ratios?.p50, ratios?.cpuMsPerRequest]) {
+      expect(Number.isFinite(figure)).toBe(true);
+      expect(figure).toBeGreaterThan(0);
+    }
+    // In the JSON report too.
+    const json = JSON.parse(JSON.stringify(report)) as typeof report;
+    expect(json.previousScript).toBe('dist/main.js');
+    expect(json.passes[0]?.previousPeakRssMb).toBe(pass?.previousPeakRssMb);
+    expect(json.passes[0]?.results[0]?.previous?.ratios).toEqual(ratios);
+    expect(json.passes[0]?.results[0]?.previous?.measurement.requests).toBe(previous?.measurement.requests);
+
+    const markdown = formatReport(report);
+    expect(markdown).toMatch(
+      /\| gateway \(GraphQL\) \|[^\n]*\|\n\| previous build \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| – \| – \|\n/,
+    );
+    expect(markdown).toContain('the previous build made the same REST calls as the gateway');
+    expect(markdown).toMatch(/\nGateway peak RSS so far \(VmHWM\) after this pass: [\d.]+ MB; previous build's: [\d.]+ MB\.\n/);
+    expect(markdown).toMatch(/\nThis build ÷ previous build .*\n\n\| scenario \| req\/s \| p50 \| CPU ms\/req \|\n\|---\|---:\|---:\|---:\|\n\| 2\. dashboard \| \d+\.\d\d \| \d+\.\d\d \| \d+\.\d\d \|\n/);
+    // The targets stay about this build.
+    expect(markdown.slice(markdown.indexOf('## Targets'))).not.toMatch(/previous/i);
+
+    // Without a previous build, no trace of one.
+    const { previousScript: _script, ...withoutPrevious } = report;
+    const plain = formatReport({
+      ...withoutPrevious,
+      passes: report.passes.map(({ previousPeakRssMb: _peak, ...rest }) => ({ ...rest, results: rest.results.map(({ previous: _previous, ...r }) => r) })),
+    });
+    expect(plain).not.toMatch(/previous/i);
+    expect(plain).toMatch(/\nGateway peak RSS so far \(VmHWM\) after this pass: [\d.]+ MB\.\n\n## Targets/);
+  }, 30_000);
+
   it('runs the read cache passes short: a warm dashboard reads nothing upstream, a session is throttled less with the cache', async () => {
     // The default run keeps its four passes; the cache passes run only when named.
     expect(defaultPasses().map((pass) => pass.name)).toEqual(['main', 'light', 'overhead', 'load']);
