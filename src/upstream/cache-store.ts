@@ -2,7 +2,8 @@
 // that several gateways share them. Both hold the same records; the cache (cache.ts) decides what
 // goes in and what a record means.
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
@@ -124,6 +125,14 @@ export class MemoryCacheStore implements CacheStore {
 
 const PREFIX = 'agw:';
 
+/**
+ * ioredis, loaded by the first Redis store: a gateway without REDIS_URL never loads it (6–8 MB of
+ * resident memory, which counts against the peak RSS under load; BENCHMARKS.md, "Session 4").
+ */
+function loadIoredis(): typeof import('ioredis') {
+  return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+}
+
 /** ioredis's states in which Redis is known to be unreachable (until a reconnection): calls fail at once. */
 const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
 
@@ -148,7 +157,7 @@ export class RedisCacheStore implements CacheStore {
     private readonly now: () => number = Date.now,
     private readonly secretRecheckMs = SECRET_RECHECK_MS,
   ) {
-    this.redis = new Redis(url, {
+    this.redis = new (loadIoredis().Redis)(url, {
       lazyConnect: false,
       // A call made while the connection is being made (at start-up, or a reconnection under way)
       // waits for it, within timeoutMs; while Redis is known unreachable, calls fail at once
