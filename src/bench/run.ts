@@ -13,7 +13,8 @@
 //            peak RSS after each pass, and this build ÷ previous build per scenario (req/s, p50, CPU ms/req).
 //            The floor pass measures it too, unless --floor-previous names another build.
 //
-// Without --passes: main, light, overhead, load. The read cache's passes run only when named:
+// Without --passes: main, light, overhead, load, then floor (when the dashboard is among --scenarios).
+// The read cache's passes run only when named:
 //   npm run bench -- --passes cache,session,shared [--session-duration 120 --session-interval 5
 //                    --session-users 5 --session-rate-limit 60 --redis-server redis-server]
 //   cache    the dashboard over a settled range (the 30 days ending yesterday) through a CACHE=on
@@ -25,7 +26,7 @@
 //            answers with data, RATE_LIMITED, stale.
 //   shared   a redis-server on a free port, two gateways with REDIS_URL on it: the calls of A's first
 //            dashboard, then of B's (target 0).
-// The floor pass, also only when named:
+// The floor pass, in every run without --passes, or alone:
 //   npm run bench -- --passes floor --repeat 3 --duration 8 --warmup 2
 //   floor    the dashboard at 0 ms sandbox and 20 connections, alternately through the gateway (CACHE=off)
 //            and through dist/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick
@@ -111,7 +112,7 @@ if (values.help) {
       ' [--redis-server path]\n' +
       '  [--floor-previous /path/to/previous/dist/main.js]\n' +
       '\n' +
-      `Passes (default ${DEFAULT_PASS_NAMES.join(',')}):\n` +
+      `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
       '  light     website and dashboard at 1 connection (latency without queueing)\n' +
       '  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway\'s own cost)\n' +
@@ -130,6 +131,7 @@ if (values.help) {
       '            CACHE=off then CACHE=on: answers with data, RATE_LIMITED errors, stale answers\n' +
       '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
       '            first gateway\'s first dashboard, then of the second\'s (target 0)\n' +
+      'The floor pass, in every run without --passes (when the dashboard is among --scenarios), or named:\n' +
       '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off) and\n' +
       '            dist/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the product),\n' +
       `            max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor (targets: req/s\n` +
@@ -172,20 +174,22 @@ const repeat = Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 
 const mustExist = (name: string, script: string): void => {
   if (!existsSync(fileURLToPath(new URL(script, `file://${PROJECT_ROOT}`)))) fail(`${name}: ${script} does not exist`);
 };
+// Without --passes the floor pass runs too, so that every full report has the ratios to the floor.
+const floorRuns = wanted ? wanted.includes('floor') : scenarios === undefined || scenarios.includes('dashboard');
 const floorPrevious = pick(values['floor-previous'], 'BENCH_FLOOR_PREVIOUS');
 if (floorPrevious !== undefined) {
-  if (!(wanted ?? []).includes('floor')) fail('floor-previous is measured by the floor pass only: add floor to --passes');
+  if (!floorRuns) fail('floor-previous is measured by the floor pass only: add floor to --passes');
   mustExist('floor-previous', floorPrevious);
 }
 const previous = pick(values.previous, 'BENCH_PREVIOUS');
 if (previous !== undefined) {
-  if (passes.length === 0 && !(wanted ?? []).includes('floor')) {
+  if (passes.length === 0 && !floorRuns) {
     fail('previous is measured by the scenario passes (main, light, overhead, load) and the floor pass: none of them runs');
   }
   mustExist('previous', previous);
 }
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
-const floor = floorPass(wanted ?? [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
+const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
 if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }
