@@ -1,4 +1,6 @@
 // The upstream client alone, with undici's MockAgent for what a real server cannot easily do.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -100,6 +102,46 @@ describe('upstream client', () => {
     const error = await upstream.send(request({ deadline: Date.now() - 1 })).catch((e: unknown) => e);
     expect(isGatewayError(error, 'UPSTREAM_TIMEOUT')).toBe(true);
     await upstream.close();
+  });
+
+  it('stops a body that keeps trickling in at the request deadline, though no pause reaches the timeout', async () => {
+    // A real server: headers at once, then a chunk every 50 ms for 3 s, never a pause near the 1-s timeout.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":[');
+      const timer = setInterval(() => res.write(' '), 50);
+      const end = setTimeout(() => {
+        clearInterval(timer);
+        res.end(']}');
+      }, 3_000);
+      res.on('close', () => {
+        clearInterval(timer);
+        clearTimeout(end);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const upstream = createUpstreamClient({
+      url: `http://127.0.0.1:${port}`,
+      connectTimeoutMs: 1_000,
+      timeoutMs: 1_000,
+      connections: 1,
+      maxAttempts: 3,
+      maxResponseBytes: 1_024 * 1_024,
+      breakerResetMs: 1_000,
+    });
+    try {
+      const started = Date.now();
+      const error = await upstream.send(request({ path: '/stats/1', deadline: started + 400 })).catch((e: unknown) => e);
+      expect(isGatewayError(error, 'UPSTREAM_TIMEOUT')).toBe(true);
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(400);
+      expect(took).toBeLessThan(1_500);
+    } finally {
+      await upstream.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 
