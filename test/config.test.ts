@@ -7,6 +7,14 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, production: false, maxConcurrency: 8, graphiql: true, introspection: true });
     expect(config.upstream).toMatchObject({ url: null, maxAttempts: 3, maxResponseBytes: 4 * 1024 * 1024 });
     expect(config).toMatchObject({ maxActiveRequests: 16, maxQueuedRequests: 1000, heapGrowingPercent: 50 });
+    expect(config.jitOnRun).toBe(2);
+  });
+
+  it('reads when operations are compiled (GRAPHQL_JIT_ON_RUN), 0 for never', () => {
+    expect(loadConfig({ GRAPHQL_JIT_ON_RUN: '0' }).jitOnRun).toBe(0);
+    expect(loadConfig({ GRAPHQL_JIT_ON_RUN: '1' }).jitOnRun).toBe(1);
+    expect(() => loadConfig({ GRAPHQL_JIT_ON_RUN: 'soon' })).toThrow(/GRAPHQL_JIT_ON_RUN must be an integer/);
+    expect(() => loadConfig({ GRAPHQL_JIT_ON_RUN: '-1' })).toThrow(/GRAPHQL_JIT_ON_RUN/);
   });
 
   it('reads the admission limits and the heap setting, and refuses values out of range', () => {
