@@ -149,6 +149,19 @@ describe('when an operation is compiled', () => {
     expect(compilations.count).toBe(before + 2);
   });
 
+  it('never for an operation name the document does not hold: the standard executor answers it', async () => {
+    const yoga = tinyYoga([useCompiledExecution({ onRun: 1 })]);
+    const standard = tinyYoga([]);
+    const before = compilations.count;
+    for (const operationName of ['Missing', 'Other', 'Missing']) {
+      const body = { query: 'query A { hello }', operationName };
+      const answer = await ask(yoga, body);
+      expect(answer).toContain('"errors"');
+      expect(answer).toBe(await ask(standard, body));
+    }
+    expect(compilations.count).toBe(before);
+  });
+
   it('never with GRAPHQL_JIT_ON_RUN=0, and never a document with @defer', async () => {
     const never = tinyYoga([useCompiledExecution({ onRun: 0 })]);
     const deferring = tinyYoga([useDeferStream() as Plugin, useCompiledExecution({ onRun: 1 }) as Plugin]);

@@ -108,7 +108,12 @@ export function useCompiledExecution({ onRun = 2 }: CompiledExecutionOptions = {
       let byOperation = compiledByDocument.get(args.document);
       if (!byOperation) compiledByDocument.set(args.document, (byOperation = new Map()));
       let entry = byOperation.get(operationName);
-      if (!entry) byOperation.set(operationName, (entry = { executions: 0, compiled: undefined }));
+      if (!entry) {
+        // An operation name the document does not hold gets no entry (the standard executor says so):
+        // entries are bounded by the document's operations, whatever names clients send.
+        if (!getOperationAST(args.document, operationName)) return;
+        byOperation.set(operationName, (entry = { executions: 0, compiled: undefined }));
+      }
       if (entry.compiled === undefined && ++entry.executions >= onRun) {
         entry.compiled = compile(args.schema, args.document, operationName);
       }
