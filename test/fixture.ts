@@ -197,3 +197,49 @@ export interface WebsitePayloadData {
   website: WebsiteData | null;
   userErrors: UserErrorData[];
 }
+
+/** `pageInfo` with every field, as the lists answer it. */
+export interface PageInfoData {
+  page: number;
+  perPage: number;
+  lastPage: number;
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+
+interface StatListData {
+  nodes: { value: string; count: number }[];
+}
+
+/** What FIXED_DASHBOARD answers. */
+export interface FixedDashboardData {
+  website: {
+    id: string;
+    domain: string;
+    privacy: string;
+    visitors: StatListData;
+    pages: StatListData & { totalCount: number };
+    countries: StatListData;
+    browsers: StatListData;
+    referrers: StatListData & { pageInfo: { hasNextPage: boolean } };
+  } | null;
+}
+
+/**
+ * A dashboard like the README's, over fixed dates around the sandbox's TODAY (the README's own examples
+ * run elsewhere): a website and five of its statistics, 1 + 5 upstream reads.
+ */
+export const FIXED_DASHBOARD = `query Dashboard {
+  website(id: "1") {
+    id
+    domain
+    privacy
+    visitors: stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15", sortBy: VALUE, sort: ASC, perPage: 50) {
+      nodes { value count }
+    }
+    pages: stats(name: PAGE, from: "2026-02-14", to: "2026-03-15") { nodes { value count } totalCount }
+    countries: stats(name: COUNTRY, from: "2026-02-14", to: "2026-03-15") { nodes { value count } }
+    browsers: stats(name: BROWSER, from: "2026-02-14", to: "2026-03-15", perPage: 25) { nodes { value count } }
+    referrers: stats(name: REFERRER, from: "2026-02-14", to: "2026-03-15") { nodes { value count } pageInfo { hasNextPage } }
+  }
+}`;

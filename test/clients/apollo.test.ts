@@ -18,7 +18,7 @@ import { Defer20220824Handler } from '@apollo/client/incremental';
 import { __DEV__ } from '@apollo/client/utilities/environment';
 import { Kind, getOperationAST, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KEY_1, present, startStack, useStack, type Stack } from '../fixture.js';
+import { FIXED_DASHBOARD, KEY_1, present, startStack, useStack, type FixedDashboardData, type Stack } from '../fixture.js';
 import { apolloCacheConfig } from './cache-config.js';
 
 // Apollo's warnings are numbered in its build; these turn the numbers back into their text, as an
@@ -118,34 +118,8 @@ interface StatRow {
   count: number;
 }
 
-interface DashboardData {
-  website: {
-    domain: string;
-    privacy: string;
-    visitors: { nodes: StatRow[] };
-    pages: { nodes: StatRow[]; totalCount: number };
-    countries: { nodes: StatRow[] };
-    browsers: { nodes: StatRow[] };
-    referrers: { nodes: StatRow[]; pageInfo: { hasNextPage: boolean } };
-  } | null;
-}
-
 // A dashboard like the README's, over fixed dates (the README's own examples run in another test of this file).
-const DASHBOARD: TypedDocumentNode<DashboardData, Record<string, never>> = gql`
-  query Dashboard {
-    website(id: "1") {
-      domain
-      privacy
-      visitors: stats(name: VISITOR, from: "2026-02-14", to: "2026-03-15", sortBy: VALUE, sort: ASC, perPage: 50) {
-        nodes { value count }
-      }
-      pages: stats(name: PAGE, from: "2026-02-14", to: "2026-03-15") { nodes { value count } totalCount }
-      countries: stats(name: COUNTRY, from: "2026-02-14", to: "2026-03-15") { nodes { value count } }
-      browsers: stats(name: BROWSER, from: "2026-02-14", to: "2026-03-15", perPage: 25) { nodes { value count } }
-      referrers: stats(name: REFERRER, from: "2026-02-14", to: "2026-03-15") { nodes { value count } pageInfo { hasNextPage } }
-    }
-  }
-`;
+const DASHBOARD: TypedDocumentNode<FixedDashboardData, Record<string, never>> = gql(FIXED_DASHBOARD);
 
 interface WebsitesTotalData {
   websites: { totalCount: number };

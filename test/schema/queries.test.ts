@@ -8,6 +8,7 @@ import {
   restCalls,
   useStack,
   type WebsiteData,
+  type PageInfoData,
 } from '../fixture.js';
 
 interface IdNode {
@@ -22,13 +23,6 @@ interface StatNode {
 }
 interface TotalCount {
   totalCount: number;
-}
-interface PageInfoData {
-  page: number;
-  perPage: number;
-  lastPage: number;
-  hasNextPage: boolean;
-  hasPreviousPage: boolean;
 }
 /** Website as the first test selects it: every scalar field. */
 interface WebsiteNode extends WebsiteData {

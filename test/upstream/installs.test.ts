@@ -20,6 +20,7 @@ import {
   type UserErrorData,
   type WebsiteData,
   type WebsitePayloadData,
+  type PageInfoData,
 } from '../fixture.js';
 
 type Dialect = 'contract' | 'legacy';
@@ -33,13 +34,6 @@ interface StatNodes {
 }
 interface StatPage {
   nodes: { value: string }[];
-}
-interface PageInfoData {
-  page: number;
-  perPage: number;
-  lastPage: number;
-  hasNextPage: boolean;
-  hasPreviousPage: boolean;
 }
 /** `{ website(id) { … } }`: null (with NOT_FOUND) when the caller has no such website. */
 interface WebsiteResult<W> {
