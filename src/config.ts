@@ -1,5 +1,6 @@
 // Environment -> validated, typed configuration. Every problem is reported at once, so an operator
 // fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2.
+import { isUtcZone } from './analytics/calendar.js';
 import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
 
 export interface UpstreamConfig {
@@ -123,6 +124,7 @@ class EnvReader {
 
   timeZone(name: string, fallback: string): string {
     const value = this.raw(name) ?? fallback;
+    if (isUtcZone(value)) return value;
     try {
       new Intl.DateTimeFormat('en-CA', { timeZone: value });
       return value;

@@ -28,6 +28,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1.5' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
+  it('reads the install\'s time zone: UTC by default, any IANA name (a name of UTC needs no time zone data), nothing else', () => {
+    expect(loadConfig({}).upstreamTimeZone).toBe('UTC');
+    expect(loadConfig({ UPSTREAM_TIMEZONE: 'Etc/UTC' }).upstreamTimeZone).toBe('Etc/UTC');
+    expect(loadConfig({ UPSTREAM_TIMEZONE: 'Europe/Paris' }).upstreamTimeZone).toBe('Europe/Paris');
+    expect(() => loadConfig({ UPSTREAM_TIMEZONE: 'Mars/Olympus_Mons' })).toThrow(
+      'UPSTREAM_TIMEZONE must be an IANA time zone such as UTC or Europe/Paris, got "Mars/Olympus_Mons"',
+    );
+    expect(() => loadConfig({ UPSTREAM_TIMEZONE: 'UTC+1' })).toThrow(/UPSTREAM_TIMEZONE/);
+  });
+
   it('reads the upstream URL with or without /api/v1 and a path prefix', () => {
     expect(loadConfig({ UPSTREAM_URL: 'https://stats.example.com' }).upstream.url).toBe('https://stats.example.com');
     expect(loadConfig({ UPSTREAM_URL: 'https://stats.example.com/api/v1/' }).upstream.url).toBe('https://stats.example.com');

@@ -3,9 +3,28 @@
 
 const MS_PER_DAY = 86_400_000;
 
+// The IANA names of UTC itself (links to Etc/UTC and Etc/GMT, whatever their case). In these, today needs
+// no time zone data: Intl is not touched, which spares its ICU data (about 6 MB of resident memory once
+// touched) and the cost of a formatter.
+const UTC_ZONES = new Set(
+  ['UTC', 'UCT', 'GMT', 'GMT0', 'GMT+0', 'GMT-0', 'Greenwich', 'Universal', 'Zulu'].flatMap((name) => [name, `Etc/${name}`].map((zone) => zone.toLowerCase())),
+);
+
+/** Whether `timeZone` is a name of UTC (then no Intl is needed to tell a day). */
+export const isUtcZone = (timeZone: string): boolean => UTC_ZONES.has(timeZone.toLowerCase());
+
+// One formatter per zone met (the configured one): building one costs about 50 µs, formatting with it 1 µs.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
 /** YYYY-MM-DD of the instant `epochMs` in `timeZone` (an IANA name). */
 export function dayIn(timeZone: string, epochMs: number): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
+  if (isUtcZone(timeZone)) return toDay(epochMs);
+  let formatter = formatters.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter.format(epochMs);
 }
 
 const toMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);

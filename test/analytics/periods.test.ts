@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { addDays, daysBetween, eachDay, isoWeekStart, monthEnd, yearEarlier } from '../../src/analytics/calendar.js';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { addDays, dayIn, daysBetween, eachDay, isoWeekStart, isUtcZone, monthEnd, yearEarlier } from '../../src/analytics/calendar.js';
 import { resolvePeriod, type Period } from '../../src/analytics/periods.js';
 
 const at = (iso: string): number => Date.parse(iso);
@@ -44,6 +45,54 @@ describe('resolvePeriod', () => {
     const early = at('2026-01-01T03:00:00Z');
     expect(resolvePeriod('TODAY', 'America/Los_Angeles', early)).toEqual({ from: '2025-12-31', to: '2025-12-31' });
     expect(resolvePeriod('THIS_YEAR', 'America/Los_Angeles', early)).toEqual({ from: '2025-01-01', to: '2025-12-31' });
+  });
+});
+
+describe('dayIn', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  const viaIntl = (timeZone: string, epochMs: number): string =>
+    new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
+  const UTC_NAMES = ['UTC', 'utc', 'Etc/UTC', 'GMT', 'Etc/GMT', 'UCT', 'Etc/UCT', 'GMT0', 'Etc/GMT0', 'GMT+0', 'Etc/GMT-0', 'Greenwich', 'Universal', 'etc/zulu', 'Zulu'];
+
+  it('names of UTC are told without Intl, and say the same day as Intl does', () => {
+    for (const name of UTC_NAMES) expect(isUtcZone(name), name).toBe(true);
+    const spy = vi.spyOn(Intl, 'DateTimeFormat');
+    // Instants from 1970 to 2100, with the last and first milliseconds of days.
+    const instants = fc.oneof(
+      fc.integer({ min: 0, max: 4_102_444_800_000 }),
+      fc.integer({ min: 1, max: 47_000 }).map((day) => day * 86_400_000 - 1),
+      fc.integer({ min: 0, max: 47_000 }).map((day) => day * 86_400_000),
+    );
+    const days: [string, number, string][] = [];
+    fc.assert(
+      fc.property(fc.constantFrom(...UTC_NAMES), instants, (name, epochMs) => {
+        days.push([name, epochMs, dayIn(name, epochMs)]);
+      }),
+      { numRuns: 500 },
+    );
+    expect(spy).not.toHaveBeenCalled();
+    spy.mockRestore();
+    for (const [name, epochMs, day] of days) expect(day, `${name} at ${epochMs}`).toBe(viaIntl(name, epochMs));
+  });
+
+  it('zones with offsets go through Intl, one formatter per zone', () => {
+    for (const name of ['Europe/Paris', 'America/Los_Angeles', 'Asia/Kolkata', 'Etc/GMT+5', 'Pacific/Kiritimati']) expect(isUtcZone(name), name).toBe(false);
+    const Real = Intl.DateTimeFormat;
+    const built: (string | undefined)[] = [];
+    vi.spyOn(Intl, 'DateTimeFormat').mockImplementation(function (locales?: string | string[], options?: Intl.DateTimeFormatOptions) {
+      built.push(options?.timeZone);
+      return new Real(locales, options);
+    } as typeof Intl.DateTimeFormat);
+    // 23:30 UTC on 14 March: already the 15th in Adelaide, still the 14th in St. John's (zones no other test here uses).
+    const late = Date.parse('2026-03-14T23:30:00Z');
+    expect(dayIn('Australia/Adelaide', late)).toBe('2026-03-15');
+    expect(dayIn('America/St_Johns', late)).toBe('2026-03-14');
+    expect(dayIn('Australia/Adelaide', late + 86_400_000)).toBe('2026-03-16');
+    expect(dayIn('America/St_Johns', late + 86_400_000)).toBe('2026-03-15');
+    expect(built).toEqual(['Australia/Adelaide', 'America/St_Johns']);
   });
 });
 
