@@ -1,5 +1,6 @@
 // Everything HTTP about the upstream lives here: the undici pool, timeouts, the response size cap,
-// retries of idempotent reads, and turning a status or a socket error into a GatewayError.
+// retries of idempotent reads, and turning a status or a socket error into a GatewayError (one
+// exchange on the wire, body caps and the caller's signal included: exchange.ts).
 // Callers get a parsed JSON body for a 2xx, or a GatewayError; never an upstream error page.
 import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
@@ -7,6 +8,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError, type ErrorExtensions } from '../errors.js';
+import { BodyTooLargeError, exchange, type BodyPlan, type Exchange } from './exchange.js';
 import { decodeErrorBody } from './wire.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -68,8 +70,6 @@ const CONNECTION_ERRORS = new Set([
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
-class BodyTooLargeError extends Error {}
-
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.url);
   const origin = base.origin;
@@ -91,31 +91,32 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const timeout = Math.min(options.timeoutMs, remaining);
     options.onAttempt?.(request);
 
-    let response: Dispatcher.ResponseData;
+    let response: Exchange;
     try {
-      response = await dispatcher.request({
-        origin,
-        path: pathWithQuery(apiPrefix + request.path, request.query),
-        method: request.method,
-        headers: requestHeaders(request),
-        body: request.form ? new URLSearchParams(request.form).toString() : undefined,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-        signal: request.signal,
-      });
+      response = await exchange(
+        dispatcher,
+        {
+          origin,
+          path: pathWithQuery(apiPrefix + request.path, request.query),
+          method: request.method,
+          headers: requestHeaders(request),
+          body: request.form ? new URLSearchParams(request.form).toString() : null,
+          headersTimeout: timeout,
+          bodyTimeout: timeout,
+        },
+        (status) => bodyPlan(status, options.maxResponseBytes, request.deadline),
+        request.signal,
+      );
     } catch (error) {
       throw transportError(error, request);
     }
 
-    const { statusCode: status, headers, body } = response;
+    const { status, headers, text, failure } = response;
     const rateLimit = readRateLimit(headers);
     if (rateLimit !== null) request.onRateLimit?.(rateLimit);
     if (status >= 200 && status < 300) {
-      let text: string;
-      try {
-        text = await readCapped(body, headerValue(headers['content-length']), options.maxResponseBytes, request.deadline);
-      } catch (error) {
-        if (error instanceof BodyTooLargeError) {
+      if (failure !== null || text === null) {
+        if (failure instanceof BodyTooLargeError) {
           throw new GatewayError(
             'UPSTREAM_BAD_RESPONSE',
             `The upstream answer is larger than the ${options.maxResponseBytes}-byte limit.`,
@@ -126,23 +127,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         if (request.method !== 'GET') {
           throw new GatewayError('UPSTREAM_BAD_RESPONSE', 'The analytics service\'s answer broke off.', { upstreamStatus: status });
         }
-        throw transportError(error, request);
+        throw transportError(failure, request);
       }
       return { status, body: parseJson(text, status) };
     }
 
     // Error bodies are read only for 4xx (validation messages); 5xx pages are discarded unread,
     // since they may hold HTML, stack traces or SQL that must never reach a caller.
-    let errorBody: unknown = null;
-    if (status >= 400 && status < 500) {
-      try {
-        errorBody = parseJsonOrNull(await readCapped(body, headerValue(headers['content-length']), 64 * 1024));
-      } catch {
-        errorBody = null;
-      }
-    } else {
-      await body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-    }
+    const errorBody = text === null ? null : parseJsonOrNull(text);
     throw statusError(status, headerValue(headers['retry-after']), errorBody, request);
   }
 
@@ -252,36 +244,13 @@ export function pathWithQuery(path: string, query: UpstreamRequest['query']): st
   return search ? `${path}?${search}` : path;
 }
 
-class DeadlinePassedError extends Error {
-  code = 'UND_ERR_BODY_TIMEOUT';
-}
+/** Error bodies are read (4xx) or drained (others) up to this many bytes. */
+const ERROR_BODY_LIMIT = 64 * 1024;
 
-async function readCapped(body: Dispatcher.ResponseData['body'], length: string | undefined, limit: number, deadline = Infinity): Promise<string> {
-  // With a declared length the cap is checked up front and undici reads the body in one go;
-  // a short or long body then fails in undici (length mismatch), not here.
-  if (length !== undefined && /^\d+$/.test(length)) {
-    if (Number(length) > limit) {
-      body.destroy();
-      throw new BodyTooLargeError();
-    }
-    return body.text();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > limit) {
-      body.destroy();
-      throw new BodyTooLargeError();
-    }
-    if (Date.now() > deadline) {
-      body.destroy();
-      throw new DeadlinePassedError('The request deadline passed while the body was arriving.');
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** 2xx: read, capped, within the deadline; 4xx: read for its messages; others: drained unread. */
+function bodyPlan(status: number, maxResponseBytes: number, deadline: number): BodyPlan {
+  if (status >= 200 && status < 300) return { read: true, limit: maxResponseBytes, deadline };
+  return { read: status >= 400 && status < 500, limit: ERROR_BODY_LIMIT };
 }
 
 function parseJson(text: string, status: number): unknown {

@@ -1,0 +1,148 @@
+// One HTTP exchange with the upstream on undici's dispatch API: the status, the headers and the body
+// as text, read as it arrives into a list of chunks.
+//
+// Why not undici's request(): it wraps each call in an AsyncResource, a Readable stream for the body
+// and the stream machinery that reading it as text needs (end-of-stream, a consumer, listeners on the
+// caller's signal). Under load every upstream call lives across garbage collections, so all of that
+// was promoted and collected by full collections: it was the largest share of what the gateway
+// promoted (figures in BENCHMARKS.md). Here a call is one handler object and its chunks.
+import type { Dispatcher } from 'undici';
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+/** What to do with a body, decided from the status. */
+export type BodyPlan =
+  /** Read it, up to `limit` bytes; with a deadline (Date.now() value), checked as each chunk arrives. */
+  | { read: true; limit: number; deadline?: number }
+  /** Let it go unread: up to `limit` bytes are drained so the connection can be reused, beyond that it is closed. */
+  | { read: false; limit: number };
+
+export interface Exchange {
+  status: number;
+  headers: Headers;
+  /** The body as UTF-8 text; null when it was not read or could not be. */
+  text: string | null;
+  /** Why the body could not be read, once the status and headers had arrived; null when it was (or was not asked for). */
+  failure: unknown;
+}
+
+/** The body is over the plan's limit (by its Content-Length, or as it arrived). */
+export class BodyTooLargeError extends Error {}
+
+/** The deadline passed while the body was arriving; the code undici gives its own body timeout. */
+export class DeadlinePassedError extends Error {
+  code = 'UND_ERR_BODY_TIMEOUT';
+}
+
+type Controller = Dispatcher.DispatchController;
+
+/**
+ * Sends `options` through `dispatcher`. Resolves once the exchange is over (body read, drained or
+ * failed) with the status, headers and text; rejects only when no response came (connection
+ * failures, timeouts before the headers, `signal` aborted before them). Aborting `signal` stops the
+ * exchange at any point and closes its connection.
+ */
+export function exchange(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  plan: (status: number, headers: Headers) => BodyPlan,
+  signal?: AbortSignal,
+): Promise<Exchange> {
+  return new Promise<Exchange>((resolve, reject) => {
+    new ExchangeHandler(plan, resolve, reject, signal).start(dispatcher, options);
+  });
+}
+
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  private controller: Controller | null = null;
+  private abortReason: Error | undefined = undefined;
+  private settled = false;
+  private response: Exchange | null = null;
+  private body: BodyPlan | null = null;
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly plan: (status: number, headers: Headers) => BodyPlan,
+    private readonly resolve: (exchange: Exchange) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  start(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
+    if (this.signal) {
+      if (this.signal.aborted) return this.finish(this.signal.reason);
+      this.signal.addEventListener('abort', this, { once: true });
+    }
+    dispatcher.dispatch(options, this);
+  }
+
+  /** The signal's abort event (the handler is its own listener: no closure per call). */
+  handleEvent(): void {
+    const reason: unknown = this.signal?.reason;
+    this.abortReason = reason instanceof Error ? reason : new Error('The call was aborted.', { cause: reason });
+    // Not yet on a socket: undici is asked to stop once it hands the call one (onRequestStart).
+    this.controller?.abort(this.abortReason);
+  }
+
+  onRequestStart(controller: Controller): void {
+    this.controller = controller;
+    if (this.abortReason !== undefined) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(controller: Controller, status: number, headers: Headers): void {
+    if (status < 200) return; // 1xx: the response is still to come
+    this.response = { status, headers, text: null, failure: null };
+    const body = this.plan(status, headers);
+    this.body = body;
+    const length = headers['content-length'];
+    if (typeof length === 'string' && /^\d+$/.test(length) && Number(length) > body.limit) {
+      this.stop(controller, body.read ? new BodyTooLargeError() : null);
+    }
+  }
+
+  onResponseData(controller: Controller, chunk: Buffer): void {
+    const body = this.body;
+    if (body === null || this.settled) return;
+    this.size += chunk.length;
+    if (this.size > body.limit) return this.stop(controller, body.read ? new BodyTooLargeError() : null);
+    if (!body.read) return;
+    if (body.deadline !== undefined && Date.now() > body.deadline) {
+      return this.stop(controller, new DeadlinePassedError('The request deadline passed while the body was arriving.'));
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const { response, body, chunks } = this;
+    if (response === null || this.settled) return;
+    if (body?.read) {
+      response.text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, this.size).toString('utf8');
+    }
+    this.finish(null);
+  }
+
+  onResponseError(_controller: Controller | undefined, error: Error): void {
+    if (this.settled) return;
+    // After the headers, a broken body is the response's failure (the status stands); before, the call's.
+    if (this.response !== null) this.response.failure = this.body?.read ? error : null;
+    this.finish(error);
+  }
+
+  /** Ends the exchange now, closing its connection; `failure` is the body's (null: none worth telling). */
+  private stop(controller: Controller, failure: Error | null): void {
+    const response = this.response as Exchange;
+    response.failure = failure;
+    this.finish(null);
+    controller.abort(failure ?? new BodyTooLargeError());
+  }
+
+  private finish(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal?.removeEventListener('abort', this);
+    this.chunks = [];
+    if (this.response !== null) this.resolve(this.response);
+    else this.reject(error);
+  }
+}
