@@ -230,7 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       trustedOnly: read.bool('TRUSTED_DOCUMENTS_ONLY', false),
     },
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-    heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 50, 0, 1_000),
+    heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 40, 0, 1_000),
   };
   if (config.persistedQueries.trustedOnly && config.persistedQueries.documentsPath === null) {
     read.problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');

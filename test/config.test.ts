@@ -6,7 +6,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, production: false, maxConcurrency: 8, graphiql: true, introspection: true });
     expect(config.upstream).toMatchObject({ url: null, maxAttempts: 3, maxResponseBytes: 4 * 1024 * 1024 });
-    expect(config).toMatchObject({ maxActiveRequests: 16, maxQueuedRequests: 1000, heapGrowingPercent: 50 });
+    expect(config).toMatchObject({ maxActiveRequests: 16, maxQueuedRequests: 1000, heapGrowingPercent: 40 });
     expect(config.jitOnRun).toBe(2);
   });
 
