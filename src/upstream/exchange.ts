@@ -74,7 +74,12 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       if (this.signal.aborted) return this.finish(this.signal.reason);
       this.signal.addEventListener('abort', this, { once: true });
     }
-    dispatcher.dispatch(options, this);
+    try {
+      dispatcher.dispatch(options, this);
+    } catch (error) {
+      // undici's dispatchers report through onResponseError; anything else that throws still settles.
+      this.finish(error);
+    }
   }
 
   /** The signal's abort event (the handler is its own listener: no closure per call). */

@@ -2,7 +2,7 @@
 // deadline, the caller's signal at each stage, error bodies read or drained, 1xx, and UTF-8 across chunks.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BodyTooLargeError, DeadlinePassedError, exchange, type BodyPlan } from '../../src/upstream/exchange.js';
 
@@ -47,6 +47,22 @@ async function upstream(handle: (req: IncomingMessage, res: ServerResponse) => v
   state.pool = new Pool(state.origin, { connections, keepAliveTimeout: 10_000 });
   opened.push({ server, pool: state.pool });
   return state;
+}
+
+/** Counts the listeners added to and removed from `signal`. */
+function countListeners(signal: AbortSignal): { added: number; removed: number } {
+  const counts = { added: 0, removed: 0 };
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = (...args: Parameters<typeof add>) => {
+    counts.added++;
+    add(...args);
+  };
+  signal.removeEventListener = (...args: Parameters<typeof remove>) => {
+    counts.removed++;
+    remove(...args);
+  };
+  return counts;
 }
 
 const READ: BodyPlan = { read: true, limit: 1_024 };
@@ -221,24 +237,24 @@ describe('exchange', () => {
       expect(up.seen).toEqual(['/first']);
     });
 
+    it('a dispatcher that throws settles the exchange and lets go of the signal', async () => {
+      const signal = new AbortController().signal;
+      const counts = countListeners(signal);
+      const broken = {
+        dispatch() {
+          throw new Error('no dispatcher here');
+        },
+      } as unknown as Dispatcher;
+      await expect(exchange(broken, { origin: 'http://127.0.0.1:9', path: '/', method: 'GET' }, () => READ, signal)).rejects.toThrow('no dispatcher here');
+      expect(counts).toEqual({ added: 1, removed: 1 });
+    });
+
     it('its listener goes once the exchange is over', async () => {
       const up = await upstream((_req, res) => res.end('{}'));
-      const controller = new AbortController();
-      let added = 0;
-      let removed = 0;
-      const signal = controller.signal;
-      const add = signal.addEventListener.bind(signal);
-      const remove = signal.removeEventListener.bind(signal);
-      signal.addEventListener = (...args: Parameters<typeof add>) => {
-        added++;
-        add(...args);
-      };
-      signal.removeEventListener = (...args: Parameters<typeof remove>) => {
-        removed++;
-        remove(...args);
-      };
+      const signal = new AbortController().signal;
+      const counts = countListeners(signal);
       for (let i = 0; i < 3; i++) await get(up, `/done-${i}`, undefined, signal);
-      expect([added, removed]).toEqual([3, 3]);
+      expect(counts).toEqual({ added: 3, removed: 3 });
     });
   });
 });
