@@ -86,7 +86,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   handleEvent(): void {
     const reason: unknown = this.signal?.reason;
     this.abortReason = reason instanceof Error ? reason : new Error('The call was aborted.', { cause: reason });
-    // Not yet on a socket: undici is asked to stop once it hands the call one (onRequestStart).
+    // On a socket: stopped now. Still waiting in the pool: stopped when undici hands it one (onRequestStart).
     this.controller?.abort(this.abortReason);
   }
 

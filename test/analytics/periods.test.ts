@@ -55,7 +55,10 @@ describe('dayIn', () => {
 
   const viaIntl = (timeZone: string, epochMs: number): string =>
     new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
-  const UTC_NAMES = ['UTC', 'utc', 'Etc/UTC', 'GMT', 'Etc/GMT', 'UCT', 'Etc/UCT', 'GMT0', 'Etc/GMT0', 'GMT+0', 'Etc/GMT-0', 'Greenwich', 'Universal', 'etc/zulu', 'Zulu'];
+  // Every name of UTC in the time zone database, with and without Etc/, and in other cases.
+  const UTC_NAMES = ['UTC', 'UCT', 'GMT', 'GMT0', 'GMT+0', 'GMT-0', 'Greenwich', 'Universal', 'Zulu']
+    .flatMap((name) => [name, `Etc/${name}`])
+    .concat(['utc', 'etc/zulu', 'ETC/GMT-0']);
 
   it('names of UTC are told without Intl, and say the same day as Intl does', () => {
     for (const name of UTC_NAMES) expect(isUtcZone(name), name).toBe(true);
