@@ -207,7 +207,8 @@ export interface PageInfoData {
   hasPreviousPage: boolean;
 }
 
-interface StatListData {
+/** The rows of a statistic, as the tests read them. */
+export interface StatListData {
   nodes: { value: string; count: number }[];
 }
 

@@ -9,7 +9,7 @@ import { Client, cacheExchange, fetchExchange, type Exchange } from '@urql/core'
 import type { CacheExchangeOpts } from '@urql/exchange-graphcache';
 import { Kind, OperationTypeNode, parse, type OperationDefinitionNode } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KEY_1, present, restCalls, useStack } from '../fixture.js';
+import { KEY_1, present, restCalls, useStack, type FixedDashboardData, type StatListData } from '../fixture.js';
 import { urqlGraphcacheConfig } from './cache-config.js';
 
 const stack = useStack();
@@ -48,25 +48,11 @@ const WEBSITE_LIST = present(
   'the README list of websites',
 );
 
-interface StatRows {
-  nodes: { value: string; count: number }[];
-}
-interface DashboardData {
-  website: {
-    domain: string;
-    privacy: string;
-    visitors: StatRows;
-    pages: StatRows & { totalCount: number };
-    countries: StatRows;
-    browsers: StatRows;
-    referrers: StatRows & { pageInfo: { hasNextPage: boolean } };
-  } | null;
-}
 interface WebsiteListData {
   websites: {
     totalCount: number;
     pageInfo: { page: number; lastPage: number; hasNextPage: boolean };
-    nodes: { id: string; domain: string; favorite: boolean | null; visitors: StatRows }[];
+    nodes: { id: string; domain: string; favorite: boolean | null; visitors: StatListData }[];
   };
 }
 
@@ -108,7 +94,7 @@ describe('urql 6 with its defaults', () => {
     const sent = recordRequests();
     const client = urqlClient([cacheExchange, fetchExchange]);
 
-    const dashboard = await client.query<DashboardData>(DASHBOARD, {}).toPromise();
+    const dashboard = await client.query<FixedDashboardData>(DASHBOARD, {}).toPromise();
     expect(dashboard.error).toBeUndefined();
     const website = present(dashboard.data?.website, 'website');
     expect(website.domain).toBe('acme-analytics.com');
@@ -230,7 +216,7 @@ async function readmeQueriesThroughGraphcache(config: Partial<CacheExchangeOpts>
   const graphcache = await freshGraphcache();
   const printed = captureConsole();
   const client = urqlClient([graphcache.cacheExchange(config), fetchExchange]);
-  const dashboard = await client.query<DashboardData>(DASHBOARD, {}).toPromise();
+  const dashboard = await client.query<FixedDashboardData>(DASHBOARD, {}).toPromise();
   expect(dashboard.error).toBeUndefined();
   expect(present(dashboard.data?.website, 'website').countries.nodes.length).toBeGreaterThan(0);
   const list = await client.query<WebsiteListData>(WEBSITE_LIST, {}).toPromise();
