@@ -1,6 +1,6 @@
 // Environment -> validated, typed configuration. Every problem is reported at once, so an operator
 // fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2.
-import { isUtcZone } from './analytics/calendar.js';
+import { dayIn } from './analytics/calendar.js';
 import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
 
 export interface UpstreamConfig {
@@ -124,9 +124,8 @@ class EnvReader {
 
   timeZone(name: string, fallback: string): string {
     const value = this.raw(name) ?? fallback;
-    if (isUtcZone(value)) return value;
     try {
-      new Intl.DateTimeFormat('en-CA', { timeZone: value });
+      dayIn(value, Date.now()); // throws for a zone Intl does not know; a name of UTC needs no Intl
       return value;
     } catch {
       this.problems.push(`${name} must be an IANA time zone such as UTC or Europe/Paris, got "${value}"`);
