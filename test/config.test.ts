@@ -28,6 +28,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1.5' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
+  it('reads the time a request has to arrive (REQUEST_RECEIVE_TIMEOUT_MS): 10 s by default, 100 ms at least', () => {
+    expect(loadConfig({}).receiveTimeoutMs).toBe(10_000);
+    expect(loadConfig({ REQUEST_RECEIVE_TIMEOUT_MS: '2500' }).receiveTimeoutMs).toBe(2_500);
+    expect(() => loadConfig({ REQUEST_RECEIVE_TIMEOUT_MS: '50' })).toThrow(
+      'REQUEST_RECEIVE_TIMEOUT_MS must be an integer from 100 to 600000, got "50"',
+    );
+  });
+
   it('reads the install\'s time zone: UTC by default, any IANA name (a name of UTC needs no time zone data), nothing else', () => {
     expect(loadConfig({}).upstreamTimeZone).toBe('UTC');
     expect(loadConfig({ UPSTREAM_TIMEZONE: 'Etc/UTC' }).upstreamTimeZone).toBe('Etc/UTC');

@@ -3,15 +3,16 @@
 //
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
-// half-built results alive at once. A waiting request costs a parked socket; an active one costs its
-// parsed document, context, loaders, upstream bodies and partial result. What it does to memory
-// under load, alone and with HEAP_GROWING_PERCENT (main.ts), is measured in BENCHMARKS.md.
+// half-built results alive at once. A waiting request costs a parked socket and its body (read in
+// full before it gets in line: server.ts); an active one costs its parsed document, context, loaders,
+// upstream bodies and partial result. What it does to memory under load, alone and with
+// HEAP_GROWING_PERCENT (main.ts), is measured in BENCHMARKS.md.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface AdmissionOptions {
   maxActive: number;
   maxQueued: number;
-  /** A request that waited this long is turned away when its turn comes (its client has likely given up). */
+  /** A request still waiting this long is turned away then (its client has likely given up). */
   maxWaitMs: number;
   /** Answers a request that is turned away (the line is full, or it waited too long). */
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
@@ -28,9 +29,11 @@ interface Waiting {
   req: IncomingMessage;
   res: ServerResponse;
   handle: (req: IncomingMessage, res: ServerResponse) => void;
-  since: number;
+  /** Set once it left the line without a slot: its client went away, or it waited too long. */
   gone: boolean;
   onGone(): void;
+  /** Turns it away at its deadline, whether or not a slot ever frees up. */
+  expiry: NodeJS.Timeout;
 }
 
 export function createAdmission(options: AdmissionOptions): Admission {
@@ -51,6 +54,14 @@ export function createAdmission(options: AdmissionOptions): Admission {
     handle(req, res);
   };
 
+  /** Takes it out of the count of the line; its entry is skipped when the head reaches it. */
+  const leave = (waiting: Waiting): void => {
+    waiting.gone = true;
+    queued--;
+    clearTimeout(waiting.expiry);
+    waiting.res.off('close', waiting.onGone);
+  };
+
   function next(): void {
     while (active < options.maxActive && head < line.length) {
       const waiting = line[head];
@@ -60,10 +71,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
         head = 0;
       }
       if (!waiting || waiting.gone) continue;
-      queued--;
-      waiting.res.off('close', waiting.onGone);
-      if (performance.now() - waiting.since > options.maxWaitMs) options.reject(waiting.req, waiting.res, 'waited');
-      else start(waiting.req, waiting.res, waiting.handle);
+      leave(waiting);
+      start(waiting.req, waiting.res, waiting.handle);
     }
   }
 
@@ -75,13 +84,15 @@ export function createAdmission(options: AdmissionOptions): Admission {
         req,
         res,
         handle,
-        since: performance.now(),
         gone: false,
-        onGone: () => {
-          // The client left while waiting: it never takes a slot.
-          waiting.gone = true;
-          queued--;
-        },
+        // The client left while waiting: it never takes a slot.
+        onGone: () => leave(waiting),
+        // Every waiting request has the same budget, so the timers fire in line order; node keeps
+        // timers of one duration in a single list, so one per waiting request costs O(1) each.
+        expiry: setTimeout(() => {
+          leave(waiting);
+          options.reject(req, res, 'waited');
+        }, options.maxWaitMs),
       };
       res.once('close', waiting.onGone);
       line.push(waiting);

@@ -1,7 +1,7 @@
-// Answers the HTTP layer gives before GraphQL runs (411, 413, 503 OVERLOADED), with the headers
+// Answers the HTTP layer gives before GraphQL runs (408, 411, 413, 503 OVERLOADED), with the headers
 // yoga's answers carry: the security headers, and CORS for an allowed origin, so that a browser app
 // can read the error (and Retry-After) instead of seeing a network failure.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 
@@ -13,6 +13,19 @@ export interface Refusal {
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 
+export const bodyTooLarge = (limit: number): Refusal => ({
+  status: 413,
+  message: `The request body is larger than the ${limit}-byte limit.`,
+  code: 'BAD_USER_INPUT',
+});
+
+/** Headers and body did not all arrive within REQUEST_RECEIVE_TIMEOUT_MS. */
+export const receivedTooSlowly = (timeoutMs: number): Refusal => ({
+  status: 408,
+  message: `The request did not arrive within ${timeoutMs} ms.`,
+  code: 'BAD_USER_INPUT',
+});
+
 /** A POST whose body is over the limit (413), or chunked with no length to check (411). */
 export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null {
   if (req.method !== 'POST') return null;
@@ -22,15 +35,15 @@ export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null
       ? { status: 411, message: 'Send the request body with a Content-Length header.', code: 'BAD_USER_INPUT' }
       : null;
   }
-  return Number(length) > limit
-    ? { status: 413, message: `The request body is larger than the ${limit}-byte limit.`, code: 'BAD_USER_INPUT' }
-    : null;
+  return Number(length) > limit ? bodyTooLarge(limit) : null;
 }
 
 export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, cors: CorsConfig): void {
   if (res.destroyed) return;
+  const body = refusalBody(refusal);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
     ...SECURITY_HEADERS,
   };
@@ -42,7 +55,26 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
     headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ');
   }
   res.writeHead(refusal.status, headers);
-  res.end(JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] }));
+  res.end(body);
   // Read and drop what the client is still sending, so it gets to read this answer.
   req.resume();
 }
+
+/**
+ * The whole HTTP/1.1 answer, for a connection that has no response object yet (its request's headers
+ * have not all arrived): no origin is known, so no CORS.
+ */
+export function rawRefusal(refusal: Refusal): string {
+  const body = refusalBody(refusal);
+  const headers = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+    ...SECURITY_HEADERS,
+  };
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
+}
+
+const refusalBody = (refusal: Refusal): string =>
+  JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] });

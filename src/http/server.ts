@@ -1,7 +1,9 @@
 // createGateway(config): the node:http server in front of yoga. Before GraphQL runs it applies the
-// body limits and admission control and answers `/` and `/health`; it listens and closes.
+// body limits, the receive timeout and admission control and answers `/` and `/health`; it listens
+// and closes.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../config.js';
@@ -13,7 +15,7 @@ import type { DocumentRegistry } from '../graphql/persisted-queries.js';
 import { MemoryCacheStore, RedisCacheStore } from '../upstream/cache-store.js';
 import { createStatNames } from '../upstream/dialect.js';
 import { createAdmission } from './admission.js';
-import { OVERLOADED, bodyRefusal, refuse } from './refusals.js';
+import { OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse } from './refusals.js';
 
 export interface GatewayOptions {
   /** undici dispatcher for the upstream (tests inject a MockAgent). */
@@ -66,14 +68,45 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
 
-  // The body cap is enforced before yoga reads anything, so an oversized body is never buffered.
-  // The health check skips the line: it says the process is alive, however busy.
-  const server = createServer((req, res) => {
+  // A request takes a place in line (and later a slot) only once its body is here: a client that
+  // sends slowly holds its own socket, never one of the MAX_ACTIVE_REQUESTS slots. node cuts a
+  // request whose headers and body have not all arrived within the receive timeout (408); a request
+  // whose body is complete is out of node's reach, so its wait in line is not counted against it.
+  // node checks every connectionsCheckingInterval, so the cut comes within a second of the timeout.
+  const receiveTimeoutMs = config.receiveTimeoutMs;
+  const server = createServer({
+    headersTimeout: receiveTimeoutMs,
+    requestTimeout: receiveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, receiveTimeoutMs),
+  });
+  // The response in flight on each connection: the 408 of a request whose body is late goes through
+  // it, with CORS and the security headers, as the gateway's other refusals do.
+  const responses = new WeakMap<Duplex, ServerResponse>();
+  // The body cap is enforced before anything is buffered, so an oversized body never is. The
+  // health check skips the line: it says the process is alive, however busy.
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    responses.set(req.socket, res);
     const refusal = bodyRefusal(req, config.limits.bodyBytes);
     if (refusal) refuse(req, res, refusal, config);
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') handle(req, res);
-    else admission.admit(req, res, handle);
+    else {
+      readBody(req, res, config.limits.bodyBytes, {
+        read: () => admission.admit(req, res, handle),
+        tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
+      });
+    }
+  });
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
+    const res = responses.get(socket);
+    // As node does by default: never write over a response whose headers are already out.
+    const answering = res !== undefined && !res.writableFinished;
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && answering && !res.headersSent) {
+      refuse(res.req, res, receivedTooSlowly(receiveTimeoutMs), config); // closes the connection once written
+      return;
+    }
+    if (socket.writable && !(answering && res.headersSent)) socket.write(clientErrorAnswer(error.code, receiveTimeoutMs));
+    socket.destroy(error);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -149,6 +182,52 @@ function createCache(
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
   return { cache: responseCache, ...(documentRegistry ? { documentRegistry } : {}) };
+}
+
+/**
+ * Reads the whole body (the 411/413 checks above bound what a POST declares; `limit` bounds any
+ * other method's) and hands it to yoga in `req.body`, which @whatwg-node/server uses instead of the
+ * stream when it is a non-empty Uint8Array. Nothing is called when the client leaves first.
+ */
+function readBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: number,
+  then: { read(): void; tooLarge(): void },
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+    else {
+      req.off('data', onData).off('end', onEnd);
+      then.tooLarge();
+    }
+  };
+  const onEnd = (): void => {
+    if (res.headersSent) return; // refused meanwhile (408)
+    if (size > 0) Object.assign(req, { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
+    then.read();
+  };
+  req.on('data', onData).once('end', onEnd);
+}
+
+/**
+ * What node answers a client error by default (a request that does not parse, headers too large),
+ * since a 'clientError' listener replaces it; a request late with its headers gets the gateway's 408.
+ */
+function clientErrorAnswer(code: string | undefined, receiveTimeoutMs: number): string {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return rawRefusal(receivedTooSlowly(receiveTimeoutMs));
+    case 'HPE_HEADER_OVERFLOW':
+      return 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n';
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n';
+    default:
+      return 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+  }
 }
 
 /** The root has nothing of its own: a browser that opens it lands on GraphiQL. */

@@ -15,7 +15,10 @@ interface Answer {
   status: number;
   retryAfter: string | null;
   body: { data?: { website: { id: string } | null }; errors?: { message: string; extensions?: { code?: string } }[] };
+  /** From the request's start. */
   at: number;
+  /** performance.now() when the answer was read. */
+  answeredAt: number;
 }
 
 function ask(signal?: AbortSignal): Promise<Answer> {
@@ -30,6 +33,7 @@ function ask(signal?: AbortSignal): Promise<Answer> {
     retryAfter: response.headers.get('retry-after'),
     body: (await response.json()) as Answer['body'],
     at: performance.now() - started,
+    answeredAt: performance.now(),
   }));
 }
 
@@ -100,20 +104,44 @@ describe('admission control', () => {
     expect(stack.sandbox.log.maxInFlight).toBe(1);
   });
 
-  it('turns away a request that waited longer than REQUEST_DEADLINE_MS when its turn comes', async () => {
-    stack = await startStack({
-      env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '300', UPSTREAM_MAX_ATTEMPTS: '1' },
-      sandbox: { latencyMs: 1_000 },
-    });
-    const first = ask(); // times out upstream at 300 ms
+  it('turns away a request at its REQUEST_DEADLINE_MS in line, while the slot is still held', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '600' } });
+    // Each holds the slot for less than the deadline, so neither times out upstream.
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 400 }, { kind: 'delay', ms: 500 }]);
+    const first = ask(); // holds the slot until ~400 ms
     await until(() => stack.sandbox.log.inFlight === 1);
-    const second = ask(); // its turn comes at ~300 ms: runs (or not) and times out at ~600 ms
-    const third = ask(); // its turn comes at ~600 ms or later: it has waited past the deadline
-    const answers = await Promise.all([first, second, third]);
-    expect(answers[0].body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
-    expect(answers[2].status).toBe(503);
-    expect(answers[2].body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
-    expect(answers[2].at).toBeGreaterThanOrEqual(290);
+    const second = ask(); // waits ~400 ms, then holds the slot until ~900 ms
+    await pause(50);
+    const third = ask(); // still waiting at its deadline, ~650 ms: turned away then, not when the slot frees
+    const [firstAnswer, secondAnswer, thirdAnswer] = await Promise.all([first, second, third]);
+    expect(firstAnswer.body.data?.website?.id).toBe('1');
+    expect(secondAnswer.body.data?.website?.id).toBe('1');
+    expect(thirdAnswer.status).toBe(503);
+    expect(thirdAnswer.retryAfter).toBe('1');
+    expect(thirdAnswer.body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    expect(thirdAnswer.at).toBeGreaterThanOrEqual(590);
+    expect(thirdAnswer.answeredAt).toBeLessThan(secondAnswer.answeredAt);
+    expect(stack.sandbox.log.count).toBe(2);
+  });
+
+  it('does not cut a request whose body came whole while it waits in line longer than REQUEST_RECEIVE_TIMEOUT_MS', async () => {
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_RECEIVE_TIMEOUT_MS: '200', MAX_BODY_BYTES: String(1024 ** 2) },
+      sandbox: { latencyMs: 900 },
+    });
+    const first = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    // Many socket reads long: a body left unread while waiting would stall (node stops reading the
+    // socket), never be complete, and be cut.
+    const padded = JSON.stringify({ query: QUERY }) + ' '.repeat(1_000_000);
+    const waiting = await fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+      body: padded,
+    });
+    expect(waiting.status).toBe(200);
+    expect(((await waiting.json()) as Answer['body']).data?.website?.id).toBe('1');
+    expect((await first).status).toBe(200);
   });
 
   it('gives refusals the security headers, and CORS for an allowed origin so a browser app can read them', async () => {
