@@ -1,10 +1,20 @@
 // Knob and scripted-fault inputs (checked, since they also arrive over HTTP from other processes)
-// and the misbehaving answers the scripted faults produce.
+// and the misbehaving answers the scripted faults produce: broken ones, and real ones with a lie in them.
 import type { ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
+import { paginatorButtons } from './pagination.js';
 import type { SandboxKnobs, ScriptedFault } from './types.js';
 
 type BrokenAnswer = Extract<ScriptedFault, { kind: 'afterHandling' }>['answer'];
+/** Faults whose request is handled normally: its answer is then delayed, broken or misreported. */
+export type HandledFault = Extract<ScriptedFault, { kind: 'delay' | 'afterHandling' | 'pageCount' | 'noPaging' | 'websiteId' }>;
+/** Faults that change what an answer says (a lie, or less), its status and the rest of it real. */
+export type Misreport = Extract<ScriptedFault, { kind: 'pageCount' | 'noPaging' | 'websiteId' }>;
+
+const HANDLED_KINDS: ReadonlySet<ScriptedFault['kind']> = new Set(['delay', 'afterHandling', 'pageCount', 'noPaging', 'websiteId']);
+export const isMisreport = (fault: ScriptedFault): fault is Misreport =>
+  fault.kind === 'pageCount' || fault.kind === 'noPaging' || fault.kind === 'websiteId';
+export const isHandled = (fault: ScriptedFault): fault is HandledFault => HANDLED_KINDS.has(fault.kind);
 
 export const DEFAULT_KNOBS: SandboxKnobs = { latencyMs: 0, jitterMs: 0, faultRate: 0, rateLimit: null };
 
@@ -51,6 +61,7 @@ function parseRateLimit(value: unknown): SandboxKnobs['rateLimit'] {
 
 const MAX_OVERSIZE_BYTES = 256 * 1024 * 1024;
 const BROKEN_ANSWERS: readonly BrokenAnswer[] = ['malformed', 'truncated', 'reset'];
+const isPositiveInteger = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 
 /** Checks a list of scripted faults; throws a TypeError naming the first bad one. */
 export function parseScriptedFaults(value: unknown): ScriptedFault[] {
@@ -80,6 +91,7 @@ export function parseScriptedFaults(value: unknown): ScriptedFault[] {
       case 'reset':
       case 'truncated':
       case 'malformed':
+      case 'noPaging':
         return { kind: fault.kind };
       case 'oversize':
         if (!isNonNegative(fault.bytes) || !Number.isInteger(fault.bytes) || fault.bytes > MAX_OVERSIZE_BYTES) {
@@ -94,9 +106,15 @@ export function parseScriptedFaults(value: unknown): ScriptedFault[] {
         if (answer === undefined) throw new TypeError(`${where}.answer must be one of ${BROKEN_ANSWERS.join(', ')}`);
         return { kind: 'afterHandling', answer };
       }
+      case 'pageCount':
+        if (!isPositiveInteger(fault.lastPage)) throw new TypeError(`${where}.lastPage must be an integer >= 1`);
+        return { kind: 'pageCount', lastPage: fault.lastPage };
+      case 'websiteId':
+        if (!isPositiveInteger(fault.id)) throw new TypeError(`${where}.id must be an integer >= 1`);
+        return { kind: 'websiteId', id: fault.id };
       default:
         throw new TypeError(
-          `${where}.kind must be one of status, html500, hang, reset, truncated, malformed, oversize, delay, afterHandling`,
+          `${where}.kind must be one of status, html500, hang, reset, truncated, malformed, oversize, delay, afterHandling, pageCount, noPaging, websiteId`,
         );
     }
   });
@@ -138,8 +156,8 @@ export function writeUnavailable(res: ServerResponse): void {
   send(res, 503, { 'content-type': JSON_TYPE }, JSON.stringify({ message: 'Service Unavailable' }));
 }
 
-/** Answers (or deliberately fails to answer) with a scripted fault; `delay` and `afterHandling` are the caller's. */
-export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, { kind: 'delay' | 'afterHandling' }>): void {
+/** Answers (or deliberately fails to answer) with a scripted fault; those of handled requests are the caller's. */
+export function writeFault(res: ServerResponse, fault: Exclude<ScriptedFault, HandledFault>): void {
   switch (fault.kind) {
     case 'status': {
       const body =
@@ -195,6 +213,46 @@ export function writeBrokenAnswer(
       writeHalfThenReset(res, status, headers, body);
       return;
   }
+}
+
+/** The real answer `body` (a JSON value) as a misreporting fault changes it. */
+export function misreported(body: unknown, fault: Misreport): unknown {
+  switch (fault.kind) {
+    case 'pageCount':
+      return claimingPages(body, fault.lastPage);
+    case 'noPaging':
+      return isRecord(body) && Array.isArray(body.data) ? { data: body.data } : body;
+    case 'websiteId':
+      return namingWebsite(body, fault.id);
+  }
+}
+
+/**
+ * A page of either envelope as if the list had `lastPage` full pages: the resource collection's
+ * `meta` and `links`, or the plain paginator's numbers, URLs and buttons. Anything else is unchanged.
+ */
+function claimingPages(body: unknown, lastPage: number): unknown {
+  if (!isRecord(body) || !Array.isArray(body.data)) return body;
+  const meta = isRecord(body.meta) ? body.meta : undefined;
+  const paging = meta ?? body;
+  const { current_page: page, path } = paging;
+  const perPage = Number(paging.per_page); // a string in the plain paginator
+  if (typeof page !== 'number' || typeof path !== 'string' || !Number.isInteger(perPage)) return body;
+  const url = (n: number): string => `${path}?page=${n}`;
+  const next = page < lastPage ? url(page + 1) : null;
+  const claimed = { last_page: lastPage, total: lastPage * perPage };
+  if (meta !== undefined) {
+    return { ...body, links: { ...(isRecord(body.links) ? body.links : {}), last: url(lastPage), next }, meta: { ...meta, ...claimed } };
+  }
+  return { ...body, ...claimed, last_page_url: url(lastPage), next_page_url: next, links: paginatorButtons(page, lastPage, url) };
+}
+
+/** An answer naming one website (a show, create or update under `data`; a delete at the top) names `id`. */
+function namingWebsite(body: unknown, id: number): unknown {
+  if (!isRecord(body)) return body;
+  if (isRecord(body.data) && body.data.id !== undefined) return { ...body, data: { ...body.data, id } };
+  if (body.deleted !== undefined && body.id !== undefined) return { ...body, id };
+  return body;
 }
 
 const NOT_JSON = '<html><body><h1>Welcome to nginx!</h1></body></html>';

@@ -86,6 +86,17 @@ export function pageWindow(current: number, lastPage: number): (number | null)[]
   return [...range(1, 2), null, ...range(current - ON_EACH_SIDE, current + ON_EACH_SIDE), null, ...range(lastPage - 1, lastPage)];
 }
 
+/** The plain paginator's `links`: previous, the page window (with `...` gaps), next. */
+export function paginatorButtons(page: number, lastPage: number, url: (page: number) => string): PaginatorLink[] {
+  return [
+    { url: page > 1 ? url(page - 1) : null, label: '&laquo; Previous', active: false },
+    ...pageWindow(page, lastPage).map((n) =>
+      n === null ? { url: null, label: '...', active: false } : { url: url(n), label: String(n), active: n === page },
+    ),
+    { url: page < lastPage ? url(page + 1) : null, label: 'Next &raquo;', active: false },
+  ];
+}
+
 /** One page of `items` as Laravel 8's paginator renders itself; `perPage` is echoed as a string. */
 export function plainPaginate<T>(items: readonly T[], page: number, perPage: number, path: string): PlainPaginatedBody<T> {
   const total = items.length;
@@ -95,13 +106,6 @@ export function plainPaginate<T>(items: readonly T[], page: number, perPage: num
   const url = (n: number): string => `${path}?page=${n}`;
   const prev = page > 1 ? url(page - 1) : null;
   const next = page < lastPage ? url(page + 1) : null;
-  const links: PaginatorLink[] = [
-    { url: prev, label: '&laquo; Previous', active: false },
-    ...pageWindow(page, lastPage).map((n) =>
-      n === null ? { url: null, label: '...', active: false } : { url: url(n), label: String(n), active: n === page },
-    ),
-    { url: next, label: 'Next &raquo;', active: false },
-  ];
   return {
     current_page: page,
     data,
@@ -109,7 +113,7 @@ export function plainPaginate<T>(items: readonly T[], page: number, perPage: num
     from: data.length > 0 ? offset + 1 : null,
     last_page: lastPage,
     last_page_url: url(lastPage),
-    links,
+    links: paginatorButtons(page, lastPage, url),
     next_page_url: next,
     path,
     per_page: String(perPage),

@@ -12,6 +12,9 @@ import { DEMO_USERS } from './demo-data.js';
 import { isDialect } from './dialect.js';
 import {
   DEFAULT_KNOBS,
+  isHandled,
+  isMisreport,
+  misreported,
   parseKnobs,
   parseScriptedFaults,
   send,
@@ -92,16 +95,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     res.on('close', () => log.end(entry, res.writableFinished ? res.statusCode : 0, performance.now()));
     const fault = scripted.shift(); // taken on arrival, so faults go to requests in arrival order
     entry.body = await readBody(req);
-    if (fault && fault.kind !== 'delay' && fault.kind !== 'afterHandling') return writeFault(res, fault);
+    if (fault && !isHandled(fault)) return writeFault(res, fault);
     // The latency stands for the network: the answer leaves that long after the request arrived,
     // and it is worked out on arrival, within the wait, as a server answering calls in parallel
     // would. Working it out after the wait queued simultaneous calls behind each other on this one
     // thread (seven parallel stats calls came back 1-2 ms later than the latency).
     const due =
       entry.startedAt + (fault?.kind === 'delay' ? fault.ms : 0) + knobs.latencyMs + (knobs.jitterMs > 0 ? dice() * knobs.jitterMs : 0);
-    // A request scripted to be handled and then broken is handled whatever the dice say, so a test
-    // can rely on its write having been applied.
-    const rolled = fault?.kind !== 'afterHandling' && knobs.faultRate > 0 && dice() < knobs.faultRate;
+    // A request scripted to be handled and then broken or misreported is handled whatever the dice
+    // say, so a test can rely on its write having been applied, or on the lie being told.
+    const rolled = (fault === undefined || fault.kind === 'delay') && knobs.faultRate > 0 && dice() < knobs.faultRate;
     const answer = rolled ? (dice() < 0.5 ? 'html500' : 'unavailable') : null;
     const response =
       answer === null
@@ -114,7 +117,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
             origin: `http://${req.headers.host ?? `${host}:${port}`}`,
           })
         : null;
-    const body = response?.html ?? (response?.body === undefined ? '' : JSON.stringify(response.body));
+    const value = fault !== undefined && isMisreport(fault) ? misreported(response?.body, fault) : response?.body;
+    const body = response?.html ?? (value === undefined ? '' : JSON.stringify(value));
     await sleep(due - performance.now());
     if (answer === 'html500') return writeHtml500(res);
     if (answer === 'unavailable' || response === null) return writeUnavailable(res);

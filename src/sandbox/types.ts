@@ -38,7 +38,26 @@ export type ScriptedFault =
    * with a matching content-length, `reset` sends the status and headers and destroys the socket
    * mid-body. For proving that a write whose 2xx answer could not be read was applied anyway.
    */
-  | { kind: 'afterHandling'; answer: 'malformed' | 'truncated' | 'reset' };
+  | { kind: 'afterHandling'; answer: 'malformed' | 'truncated' | 'reset' }
+  /**
+   * An install that lies about its page count: the request is handled normally (as afterHandling),
+   * then a paginated answer (the websites list, stats; either envelope) claims `lastPage` pages: its
+   * `last_page`, a `total` of that many full pages and its links say so, its rows are the real ones.
+   * Any other answer goes out unchanged (the fault is still used up).
+   */
+  | { kind: 'pageCount'; lastPage: number }
+  /**
+   * The third envelope in use: the request is handled normally (as afterHandling), then a paginated
+   * answer goes out as its rows alone, `{"data":[...]}`, with no paging numbers or links. Any other
+   * answer goes out unchanged.
+   */
+  | { kind: 'noPaging' }
+  /**
+   * An install that answers with another website's record: the request is handled normally (as
+   * afterHandling), then an answer naming one website (`data.id` of a show, create or update, `id`
+   * of a delete) names `id` instead. Any other answer goes out unchanged.
+   */
+  | { kind: 'websiteId'; id: number };
 
 export interface SandboxOptions extends Partial<SandboxKnobs> {
   /** Default 0 (an ephemeral port). */
@@ -101,7 +120,8 @@ export interface Sandbox {
   setKnobs(knobs: Partial<SandboxKnobs>): void;
   /**
    * Each of the next /api/v1 requests consumes one, in order, on arrival. Most replace the
-   * handling (auth is NOT checked); `delay` and `afterHandling` handle the request normally.
+   * handling (auth is NOT checked); `delay`, `afterHandling`, `pageCount`, `noPaging` and `websiteId`
+   * handle the request normally.
    */
   scriptFaults(faults: ScriptedFault[]): void;
   /** Closes the server and any hanging sockets. */

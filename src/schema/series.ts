@@ -1,6 +1,6 @@
 // Time series and summaries of a website: the install's per-day visitor and pageview rows, every page
-// read (100 rows a page, the pages after the first in parallel), zero-filled, bucketed into weeks or
-// months, totalled and compared with another period.
+// read (100 rows a page, the pages after the first in parallel, never more than the range's days can
+// fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
 import { daysBetween } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import { bucket, comparedRange, relativeChange, total, zeroFill, type Comparison, type Interval, type SeriesPoint } from '../analytics/series.js';
@@ -8,7 +8,7 @@ import type { StatName } from '../domain.js';
 import type { GatewayContext } from '../graphql/context.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import { DateRangeRef, rangeArgs, resolveRange, type RangeInput } from './ranges.js';
-import { ROWS_PER_PAGE, everyRow } from './stats.js';
+import { everyRow, pagesOf, type PageBound } from './stats.js';
 import { WebsiteRef } from './website.js';
 
 type Metric = 'VISITORS' | 'PAGEVIEWS';
@@ -39,21 +39,29 @@ const ComparisonEnum = builder.enumType('Comparison', {
   } as const,
 });
 
+/**
+ * A row a day at most, so the pages those days fill: the most a read of a range's daily rows makes,
+ * and what a series or a summary declares as its cost.
+ */
+function dailyBound(range: DateRange): PageBound {
+  const days = daysBetween(range.from, range.to);
+  return { rows: days, pages: pagesOf(days) };
+}
+
 /** Every day of `range` for a metric: every page of the install's daily rows, zero-filled. */
 async function dailyPoints(ctx: GatewayContext, websiteId: string, metric: Metric, range: DateRange): Promise<SeriesPoint[]> {
-  const rows = await everyRow(ctx, { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' });
+  const rows = await everyRow(ctx, { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' }, dailyBound(range));
   return zeroFill(rows, range);
 }
 
 /**
- * Upstream pages a range can need: what a series or a summary declares as its cost. With `compare`,
- * those of the compared range, which a year back can be a day longer (29 February).
+ * Upstream pages a range can need (its dailyBound). With `compare`, those of the compared range,
+ * which a year back can be a day longer (29 February).
  */
 function pagesFor(args: RangeInput, ctx: GatewayContext, compare: Comparison | null = null): number {
   try {
     const asked = resolveRange(args, ctx.clock);
-    const range = compare === null ? asked : comparedRange(asked, compare);
-    return Math.ceil(daysBetween(range.from, range.to) / ROWS_PER_PAGE);
+    return dailyBound(compare === null ? asked : comparedRange(asked, compare)).pages;
   } catch {
     return 1; // refused when it runs
   }
@@ -135,12 +143,14 @@ const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
   }),
 });
 
+// The reads of a summary run in parallel, and a failed one waits for the others before the summary
+// fails: a call still running (or waiting its turn) would otherwise go on after the answer has left,
+// missing from its `upstreamCalls`.
 async function totalsOf(ctx: GatewayContext, websiteId: string, range: DateRange): Promise<Totals> {
-  const [visitors, pageviews] = await Promise.all([
-    dailyPoints(ctx, websiteId, 'VISITORS', range),
-    dailyPoints(ctx, websiteId, 'PAGEVIEWS', range),
-  ]);
-  return { range, visitors: total(visitors), pageviews: total(pageviews) };
+  const visitors = dailyPoints(ctx, websiteId, 'VISITORS', range);
+  const pageviews = dailyPoints(ctx, websiteId, 'PAGEVIEWS', range);
+  await Promise.allSettled([visitors, pageviews]);
+  return { range, visitors: total(await visitors), pageviews: total(await pageviews) };
 }
 
 builder.objectFields(WebsiteRef, (t) => ({
@@ -172,11 +182,10 @@ builder.objectFields(WebsiteRef, (t) => ({
     resolve: async (website, args, ctx) => {
       const range = resolveRange(args, ctx.clock);
       const compare: Comparison | null = args.compare ?? null;
-      const [current, previous] = await Promise.all([
-        totalsOf(ctx, website.id, range),
-        compare === null ? null : totalsOf(ctx, website.id, comparedRange(range, compare)),
-      ]);
-      return { current, previous };
+      const current = totalsOf(ctx, website.id, range);
+      const previous = compare === null ? null : totalsOf(ctx, website.id, comparedRange(range, compare));
+      await Promise.allSettled([current, previous]);
+      return { current: await current, previous: await previous };
     },
   }),
 }));

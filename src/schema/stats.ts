@@ -1,6 +1,7 @@
 // Statistics: the StatName and StatSortField enums, Stat and StatList, their arguments (also read by
 // the look-ahead in prefetch.ts), and Query.stats. Website.stats hangs on Website, in website.ts.
 import type { InputShapeFromFields } from '@pothos/core';
+import { daysBetween } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import { readValue } from '../analytics/values.js';
 import type { Page, Stat, StatName, StatsQuery } from '../domain.js';
@@ -77,35 +78,100 @@ export function toStatList(page: Page<Stat>, query: StatsQuery): StatListPage {
 /** Rows a page when every page of a statistic is read (the most the install allows). */
 export const ROWS_PER_PAGE = 100;
 
+/** The pages of 100 rows that `rows` rows fill; an empty list still has its first page. */
+export const pagesOf = (rows: number): number => Math.max(1, Math.ceil(rows / ROWS_PER_PAGE));
+
 /**
- * Every row of a statistic, 100 a page, through the request's loaders (so its cache and dedup). With
- * the number of pages known, all are read at once; otherwise the first says how many follow, and the
- * rest are read in parallel.
+ * The most rows a statistic can have over a range: a row a day for the daily ones, one an hour of the
+ * day for the hourly ones; null for the others, which have a row for every value seen.
  */
-export async function everyRow(ctx: GatewayContext, query: Omit<StatsQuery, 'page' | 'perPage'>, knownPages?: number): Promise<Stat[]> {
+export function mostRows(name: StatName, range: DateRange): number | null {
+  switch (name) {
+    case 'visitor':
+    case 'pageview':
+      return daysBetween(range.from, range.to);
+    case 'visitor_hour':
+    case 'pageview_hour':
+      return 24;
+    default:
+      return null;
+  }
+}
+
+/** How far a read of every page of a statistic may go. */
+export interface PageBound {
+  /** The most pages read: what the field reading them declares in its cost. */
+  pages: number;
+  /** mostRows of the statistic over its range: past the pages they fill, the install is not believed. */
+  rows: number | null;
+}
+
+/**
+ * More pages than `bound` allows. Past what the statistic's range can hold, the install is not telling
+ * the truth; short of that, the statistic is longer than the gateway reads whole.
+ */
+function tooManyPages(query: Pick<StatsQuery, 'name' | 'from' | 'to'>, pages: number, bound: PageBound): GatewayError {
+  if (bound.rows !== null && pages > pagesOf(bound.rows)) {
+    const name = query.name.toUpperCase();
+    return new GatewayError(
+      'UPSTREAM_BAD_RESPONSE',
+      `The analytics service claimed ${pages} pages of ${ROWS_PER_PAGE} ${name} rows from ${query.from} to ${query.to}, where at most ${bound.rows} rows can be.`,
+    );
+  }
+  return new GatewayError('BAD_USER_INPUT', `This statistic has more than ${bound.pages * ROWS_PER_PAGE} rows to read; narrow it with search or a shorter range.`);
+}
+
+/**
+ * Every row of a statistic, 100 a page, through the request's loaders (so its cache and dedup), never
+ * more than `bound.pages` pages: the install is trusted no further than the field's declared cost. The
+ * pages known (the first, or as many as the caller knows of) are read at once; then as many as they
+ * say there are, in parallel; then on while a last page says another follows (a page without paging
+ * numbers says so when it is full).
+ */
+export async function everyRow(
+  ctx: GatewayContext,
+  query: Omit<StatsQuery, 'page' | 'perPage'>,
+  bound: PageBound,
+  knownPages = 1,
+): Promise<Stat[]> {
   const load = (page: number) => ctx.loaders.statPage.load({ ...query, perPage: ROWS_PER_PAGE, page });
-  const pageNumbers = (count: number, from: number) => Array.from({ length: Math.max(0, count - from + 1) }, (_, i) => from + i);
-  if (knownPages !== undefined) return (await Promise.all(pageNumbers(knownPages, 1).map(load))).flatMap((page) => page.nodes);
-  const first = await load(1);
-  const rest = await Promise.all(pageNumbers(first.lastPage, 2).map(load));
-  return [first, ...rest].flatMap((page) => page.nodes);
+  const rows: Stat[] = [];
+  let read = 0;
+  let wanted = knownPages;
+  while (wanted > read) {
+    // All a full page without paging numbers can say is that one more may follow: once every row
+    // the range can hold is in, nothing could be on it.
+    if (wanted === read + 1 && bound.rows !== null && rows.length >= bound.rows) break;
+    if (wanted > bound.pages) throw tooManyPages(query, wanted, bound);
+    const loads = Array.from({ length: wanted - read }, (_, i) => load(read + 1 + i));
+    // A failed page waits for the others: none goes on after the answer, missing from its upstreamCalls.
+    await Promise.allSettled(loads);
+    const pages = await Promise.all(loads);
+    read = wanted;
+    for (const page of pages) {
+      rows.push(...page.nodes);
+      wanted = Math.max(wanted, page.lastPage);
+    }
+  }
+  return rows;
 }
 
 /** Most pages of 100 rows that `sum` and `share` read. */
 const MAX_SUM_PAGES = 20;
 const sums = new WeakMap<StatListPage, Promise<number>>();
 
-/** The sum of `count` over every row of the statistic (every page read, 100 rows a page, in parallel). */
+/**
+ * The sum of `count` over every row of the statistic: as many pages of 100 rows as the list's total
+ * says, read in parallel, at most MAX_SUM_PAGES (fewer when the range holds fewer rows).
+ */
 function sumOf(list: StatListPage, ctx: GatewayContext): Promise<number> {
   let sum = sums.get(list);
   if (sum === undefined) {
     sum = (async () => {
       if (list.page === 1 && !list.hasNextPage) return list.nodes.reduce((total, row) => total + row.count, 0);
-      const pages = Math.max(1, Math.ceil(list.totalCount / ROWS_PER_PAGE));
-      if (pages > MAX_SUM_PAGES) {
-        throw new GatewayError('BAD_USER_INPUT', `This statistic has more than ${MAX_SUM_PAGES * 100} rows to sum; narrow it with search or a shorter range.`);
-      }
-      const rows = await everyRow(ctx, list.query, pages);
+      const most = mostRows(list.query.name, list.range);
+      const bound = { rows: most, pages: most === null ? MAX_SUM_PAGES : Math.min(MAX_SUM_PAGES, pagesOf(most)) };
+      const rows = await everyRow(ctx, list.query, bound, pagesOf(list.totalCount));
       return rows.reduce((total, row) => total + row.count, 0);
     })();
     sums.set(list, sum);

@@ -129,9 +129,15 @@ export function toWebsiteForm(write: WebsiteWrite): Record<string, string> {
 
 const notFound = (id: string): string => `No website with id ${id}.`;
 
+/**
+ * A website answered for another id is not passed off as the one asked for (nor cached under its id):
+ * the message names both ids and nothing else of the body.
+ */
 export async function fetchWebsite(send: Send, id: string): Promise<Website> {
   const body = await call(send, { method: 'GET', path: `/websites/${id}`, notFoundMessage: notFound(id) });
-  return decoded(() => decodeWebsiteEnvelope(body));
+  const website = decoded(() => decodeWebsiteEnvelope(body));
+  if (website.id !== id) throw new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service answered website ${id} with website ${website.id}.`);
+  return website;
 }
 
 /**
@@ -168,11 +174,29 @@ function answeredOk(error: unknown): boolean {
 }
 
 /**
+ * A write of website `id` answered 2xx for another website: something was changed, and nothing says it
+ * was the website asked for (it may have been the other one), so its outcome is unknown.
+ */
+function answeredForAnother(write: 'update' | 'deletion', id: string, answeredId: string): GatewayError {
+  const done = write === 'update' ? 'changed' : 'deleted';
+  return new GatewayError(
+    'UPSTREAM_BAD_RESPONSE',
+    `The analytics service answered the ${write} of website ${id} with website ${answeredId}: whether website ${id} was ${done} is unknown; read it again before going on.`,
+    { outcome: 'UNKNOWN' },
+  );
+}
+
+/**
  * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: when the
  * body cannot be read whole, the website is read back (one GET), and only if that fails too is the
- * caller told, with outcome APPLIED, that the write happened.
+ * caller told, with outcome APPLIED, that the write happened. A write of website `id` must answer it.
  */
-async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: () => Promise<Website>): Promise<Website> {
+async function writeWebsite(
+  send: Send,
+  request: Parameters<Send>[0],
+  readBack: () => Promise<Website>,
+  id?: string,
+): Promise<Website> {
   let body: unknown;
   try {
     body = await call(send, request);
@@ -180,12 +204,15 @@ async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: 
     if (!answeredOk(error)) throw error;
     return readBackApplied(readBack);
   }
+  let website: Website;
   try {
-    return decodeWebsiteEnvelope(body);
+    website = decodeWebsiteEnvelope(body);
   } catch (error) {
     if (!(error instanceof WireDecodeError)) throw error;
     return readBackApplied(readBack);
   }
+  if (id !== undefined && website.id !== id) throw answeredForAnother('update', id, website.id);
+  return website;
 }
 
 async function readBackApplied(readBack: () => Promise<Website>): Promise<Website> {
@@ -217,10 +244,10 @@ export function storeWebsite(send: Send, write: WebsiteWrite): Promise<Website> 
 
 export function patchWebsite(send: Send, id: string, write: WebsiteWrite): Promise<Website> {
   const request = { method: 'PATCH', path: `/websites/${id}`, form: toWebsiteForm(write), notFoundMessage: notFound(id) } as const;
-  return writeWebsite(send, request, () => fetchWebsite(send, id));
+  return writeWebsite(send, request, () => fetchWebsite(send, id), id);
 }
 
-/** A 2xx says the website is gone, even when its body cannot be read. */
+/** A 2xx says the website is gone, even when its body cannot be read; not when it names another website. */
 export async function destroyWebsite(send: Send, id: string): Promise<Deletion> {
   let body: unknown;
   try {
@@ -229,5 +256,7 @@ export async function destroyWebsite(send: Send, id: string): Promise<Deletion> 
     if (answeredOk(error)) return { id, deleted: true };
     throw error;
   }
-  return decoded(() => decodeDeletion(body, id));
+  const deletion = decoded(() => decodeDeletion(body, id));
+  if (deletion.id !== id) throw answeredForAnother('deletion', id, deletion.id);
+  return deletion;
 }
