@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ATTACK_KINDS, type RequestAttackReport } from '../../src/bench/attacks.js';
 import { soak } from '../../src/bench/soak.js';
 
 describe('load with faults', () => {
@@ -16,5 +17,54 @@ describe('load with faults', () => {
     expect(report.withData).toBeGreaterThan(5_000);
     expect(report.withErrors).toBeGreaterThan(5_000);
     expect(report.heapEndMb - report.heapStartMb).toBeLessThan(30);
+    // No attack was asked for: the whole load is one phase without them.
+    expect(report.latency.attacked).toBeNull();
+    expect(report.attacks).toEqual({ malformed: [] });
   }, 180_000);
+
+  it('a small attack mix beside the load: every attack sent and answered, the load still checked and measured', async () => {
+    const report = await soak({
+      requests: 3_000,
+      concurrency: 20,
+      faultRate: 0.1,
+      latencyMs: 2,
+      jitterMs: 3,
+      quietRequests: 1_000,
+      // A chain short enough to be cheap with or without a limit on expanded fields.
+      attacks: { kinds: ATTACK_KINDS, chainDepth: 12, trickleConnections: 4, senders: 2, trickleByteEveryMs: { min: 200, max: 400 } },
+      // Long enough for the gateway to cut trickled bodies after its receive timeout (node checks every second).
+      attackMinMs: 4_000,
+      gatewayEnv: { REQUEST_RECEIVE_TIMEOUT_MS: '1000' },
+    });
+    const { chain, documents, apq, trickle } = report.attacks;
+    console.log(`attack mix: ${JSON.stringify({ latency: report.latency, attacks: report.attacks })}`);
+
+    expect(report.requests).toBe(3_000);
+    expect(report.malformed).toEqual([]);
+    expect(report.leaks).toEqual([]);
+    expect(report.unhandledRejections).toBe(0);
+    expect(report.latency.warmup?.count).toBe(500);
+    expect(report.latency.quiet?.count).toBe(500);
+    expect(report.latency.attacked?.count).toBe(2_000);
+    expect(report.rssAttacksStartMb).toBeGreaterThan(0);
+    expect(report.rssPeakMb).toBeGreaterThanOrEqual(report.rssStartMb);
+    expect(report.heapPeakMb).toBeGreaterThan(0);
+
+    // Every request an attack sent has one counted answer, each a GraphQL answer with a status and a code.
+    for (const attack of [chain, documents, apq] as (RequestAttackReport | undefined)[]) {
+      expect(attack?.sent).toBeGreaterThan(0);
+      const answers = Object.entries(attack?.answers ?? {});
+      expect(answers.reduce((sum, [, count]) => sum + count, 0)).toBe(attack?.sent);
+      for (const [label] of answers) expect(label).toMatch(/^\d{3} [A-Z_+a-z]+$/);
+    }
+    // Strangers with no key (documents) or a key the install refuses (apq) get no data.
+    expect(Object.keys(documents?.answers ?? {})).toEqual(['200 UNAUTHENTICATED']);
+    expect(apq?.answers['200 UNAUTHENTICATED']).toBeGreaterThan(0);
+    expect(apq?.answers['200 data']).toBeUndefined();
+
+    expect(trickle?.opened).toBeGreaterThan(4);
+    expect(trickle?.bytesSent).toBeGreaterThanOrEqual(4);
+    expect(trickle?.closes['408']).toBeGreaterThanOrEqual(4);
+    expect(trickle?.lifetimeS?.count).toBe(Object.values(trickle?.closes ?? {}).reduce((sum, count) => sum + count, 0));
+  }, 60_000);
 });
