@@ -33,13 +33,18 @@ export interface Config {
   maxQueuedRequests: number;
   /** Overall budget of one GraphQL request, retries included. */
   requestDeadlineMs: number;
+  /** Time for a request's headers and body to arrive; a client slower than that gets a 408 (server.ts). */
+  receiveTimeoutMs: number;
   graphiql: boolean;
   introspection: boolean;
   /** Most upstream calls one operation may be able to make (see cost.ts). */
   maxCost: number;
   /** The execution of an operation at which graphql-jit compiles it (1: the first); 0: never, the standard executor only. */
   jitOnRun: number;
-  limits: { depth: number; aliases: number; tokens: number; directives: number; bodyBytes: number };
+  limits: { depth: number; aliases: number; tokens: number; directives: number; fields: number; bodyBytes: number };
+  /** Bytes (estimated heap) of parsed and validated documents kept for reuse, and of compiled operations. */
+  documentCacheMaxBytes: number;
+  compiledCacheMaxBytes: number;
   /** Origins allowed by CORS besides http://localhost:* and http://127.0.0.1:* outside production; ['*']: any. */
   corsOrigins: string[];
   cache: {
@@ -199,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', 16, 1, 10_000),
     maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', 1_000, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
+    receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', 100, 1, 100_000),
@@ -208,8 +214,11 @@ export function loadConfig(env: Env = process.env): Config {
       aliases: read.int('MAX_ALIASES', 30, 1, 1_000),
       tokens: read.int('MAX_TOKENS', 2_000, 100, 100_000),
       directives: read.int('MAX_DIRECTIVES', 20, 1, 1_000),
+      fields: read.int('MAX_FIELDS', 1_000, 1, 1_000_000),
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
+    documentCacheMaxBytes: read.int('DOCUMENT_CACHE_MAX_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 ** 3),
+    compiledCacheMaxBytes: read.int('COMPILED_CACHE_MAX_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 ** 3),
     corsOrigins: read.origins('CORS_ORIGINS'),
     cache: {
       enabled: read.oneOf('CACHE', ['on', 'off'], 'on') === 'on',

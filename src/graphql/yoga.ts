@@ -11,12 +11,14 @@ import type { Config } from '../config.js';
 import { schema } from '../schema/index.js';
 import { createContext, type GatewayContext, type Upstream } from './context.js';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
+import { createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
 import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './persisted-queries.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
 import { useCompiledExecution } from './plugins/use-compiled-execution.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
+import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
@@ -45,6 +47,8 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
     landingPage: false,
     logging: false,
     batching: false,
+    // Bounded by what the documents cost, not by their number (document-cache.ts).
+    parserAndValidationCache: createDocumentCaches(config.documentCacheMaxBytes),
     maskedErrors: { isDev: !config.production },
     // Served by useGraphiQLPage: compressed, with an ETag.
     graphiql: false,
@@ -81,12 +85,14 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
       maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
       maxAliasesPlugin({ n: limits.aliases }),
       maxDirectivesPlugin({ n: limits.directives }),
+      // Before validation runs at all: the rules, the look-ahead and the compiler all expand fragments.
+      useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       useUsageExtensions({ costLimit: config.maxCost }),
       useCostLimit({ limit: config.maxCost }),
-      useCompiledExecution({ onRun: config.jitOnRun }),
+      useCompiledExecution({ onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
       useHttpCaching({ contextOf: (request) => contexts.get(request) }),
       useRequestLog({ write: (line) => logger.info(line, 'graphql request'), contextOf: (request) => contexts.get(request) }),

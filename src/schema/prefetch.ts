@@ -51,6 +51,9 @@ export function prefetchWebsiteStats(
   const statsField = isObjectType(websiteType) ? websiteType.getFields().stats : undefined;
   if (!statsField) return;
 
+  // Each fragment once: its Website.stats fields are the same nodes wherever it is spread (a chain of
+  // fragments that spread the next one twice would otherwise be walked 2^n times).
+  const visitedFragments = new Set<string>();
   const visit = (selectionSet: SelectionSetNode | undefined): void => {
     for (const node of selectionSet?.selections ?? []) {
       if (!isIncluded(node, info.variableValues)) continue;
@@ -69,7 +72,8 @@ export function prefetchWebsiteStats(
         lookahead.set(node, { websiteId, query, page });
       } else if (node.kind === Kind.INLINE_FRAGMENT) {
         visit(node.selectionSet);
-      } else {
+      } else if (!visitedFragments.has(node.name.value)) {
+        visitedFragments.add(node.name.value);
         visit(info.fragments[node.name.value]?.selectionSet);
       }
     }

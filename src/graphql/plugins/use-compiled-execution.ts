@@ -7,6 +7,10 @@
 //   one execution, so a document sent once, or an attacker's stream of new documents, never pays it),
 //   and kept per document *and* operation name (a document may hold several operations: each has its
 //   own). Documents are held weakly: an entry lives as long as yoga's parse cache keeps its document.
+// - Compiled operations are kept within a budget of bytes (COMPILED_CACHE_MAX_BYTES), least recently
+//   run out first: a compiled operation holds its generated code and its document (about 1 KB of heap
+//   per field it selects, measured), and a stranger can send every new document twice. One evicted is
+//   counted from zero again; one larger than the whole budget runs on the standard executor.
 // - @defer and @stream (graphql-jit has no incremental delivery), subscriptions (the schema has none),
 //   anything the compiler refuses, and variables that do not coerce run on the standard executor, so
 //   they are answered exactly as before (with our scalars' messages and HTTP 400).
@@ -27,12 +31,29 @@ import {
 } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../context.js';
 import { usesDirective } from '../directives.js';
+import { documentBytes } from '../document-cache.js';
+import { expandedFieldCount } from './use-field-limit.js';
 
 export interface CompiledExecutionOptions {
   /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
   onRun?: number;
+  /** Estimated heap bytes of compiled operations kept (COMPILED_CACHE_MAX_BYTES; default 16 MiB). */
+  maxBytes?: number;
+}
+
+export const DEFAULT_COMPILED_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Heap of compiled code per selected field, and of what every compiled operation has (measured ~0.9 KB and ~10 KB). */
+const COMPILED_BYTES_PER_FIELD = 1536;
+const COMPILED_BYTES_BASE = 16 * 1024;
+
+/** What keeping `document` compiled costs: the code, and the document it holds alive. */
+function compiledBytes(document: DocumentNode): number {
+  const source = document.loc?.source.body ?? '';
+  return COMPILED_BYTES_BASE + COMPILED_BYTES_PER_FIELD * expandedFieldCount(document) + documentBytes(source, document);
 }
 
 interface Compiled {
@@ -99,9 +120,18 @@ function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult
   return { errors, ...rest };
 }
 
-export function useCompiledExecution({ onRun = 2 }: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
+export function useCompiledExecution({ onRun = 2, maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES }: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
   if (onRun === 0) return {};
   const compiledByDocument = new WeakMap<DocumentNode, Map<string | undefined, Entry>>();
+  // Holds the compiled entries (strongly) within the budget; an entry pushed out is counted again.
+  const kept = new LRUCache<Entry, number>({
+    maxSize: Math.max(1, maxBytes),
+    sizeCalculation: (bytes) => bytes,
+    dispose: (_bytes, entry) => {
+      entry.compiled = undefined;
+      entry.executions = 0;
+    },
+  });
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const operationName = args.operationName ?? undefined;
@@ -116,6 +146,13 @@ export function useCompiledExecution({ onRun = 2 }: CompiledExecutionOptions = {
       }
       if (entry.compiled === undefined && ++entry.executions >= onRun) {
         entry.compiled = compile(args.schema, args.document, operationName);
+        if (entry.compiled) {
+          kept.set(entry, compiledBytes(args.document));
+          // Larger than the whole budget: not kept, so not compiled either.
+          if (!kept.has(entry)) entry.compiled = null;
+        }
+      } else if (entry.compiled) {
+        kept.get(entry); // most recently run
       }
       const { compiled } = entry;
       if (!compiled) return;

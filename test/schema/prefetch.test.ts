@@ -1,0 +1,62 @@
+// The look-ahead of statistics walks each fragment once, however often it is spread: a chain of
+// fragments that each spread the next one twice would otherwise be walked 2^n times.
+import { Kind, parse, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type FieldNode } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import type { GatewayContext } from '../../src/graphql/context.js';
+import { prefetchWebsiteStats } from '../../src/schema/prefetch.js';
+import { schema } from '../../src/schema/index.js';
+import type { Page, Stat, StatsQuery } from '../../src/domain.js';
+
+function chain(levels: number): string {
+  const fragments = Array.from({ length: levels }, (_, i) =>
+    i + 1 < levels
+      ? `fragment F${i} on Website { stats(name: PAGE, from: "2026-01-01", to: "2026-01-31") { totalCount } ...F${i + 1} ...F${i + 1} }`
+      : `fragment F${i} on Website { s${i}: stats(name: COUNTRY, from: "2026-01-01", to: "2026-01-31") { totalCount } }`,
+  );
+  return `{ website(id: "1") { ...F0 } } ${fragments.join(' ')}`;
+}
+
+/** The look-ahead run on the document's `website` field, counting how often fragments are read. */
+function lookAhead(source: string) {
+  const document = parse(source);
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  let fragmentReads = 0;
+  const counted = new Proxy(fragments, {
+    get(target, name) {
+      fragmentReads++;
+      return Reflect.get(target, name);
+    },
+  });
+  const loads: StatsQuery[] = [];
+  const loaders = { statPage: { load: (query: StatsQuery) => (loads.push(query), Promise.resolve({} as Page<Stat>)) } };
+  const info = {
+    schema,
+    fieldNodes: [operation.selectionSet.selections[0] as FieldNode],
+    fragments: counted,
+    variableValues: {},
+  } as unknown as GraphQLResolveInfo;
+  const lookahead: GatewayContext['lookahead'] = new Map();
+  prefetchWebsiteStats(info, '1', {
+    loaders: loaders as unknown as GatewayContext['loaders'],
+    clock: { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' },
+    lookahead,
+  });
+  return { fragmentReads, loads, lookahead };
+}
+
+describe('prefetchWebsiteStats', () => {
+  it('reads each fragment of a 40-level doubling chain once and starts each statistic once', () => {
+    const { fragmentReads, loads, lookahead } = lookAhead(chain(40));
+    expect(fragmentReads).toBe(40);
+    expect(loads.map((query) => query.name).sort()).toEqual(['country', ...Array(39).fill('page')].sort());
+    expect(lookahead.size).toBe(40); // one per stats field node
+  });
+
+  it('still walks a fragment that a skipped spread left out elsewhere', () => {
+    const { loads } = lookAhead(`{ website(id: "1") { ...A @skip(if: true) ... on Website { ...A } } }
+      fragment A on Website { stats(name: BROWSER, from: "2026-01-01", to: "2026-01-31") { totalCount } }`);
+    expect(loads.map((query) => query.name)).toEqual(['browser']);
+  });
+});
