@@ -8,6 +8,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The second says when the Redis suite is skipped (no redis-server outside CI), and why.
+    reporters: ['default', './test/redis-skip.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

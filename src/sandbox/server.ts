@@ -10,6 +10,7 @@ import type { ApiContext } from './api.js';
 import { currentUtcDay, dayStartMs, formatYmd, parseYmd } from './calendar.js';
 import { DEMO_USERS } from './demo-data.js';
 import { isDialect } from './dialect.js';
+import type { Dialect } from './dialect.js';
 import {
   DEFAULT_KNOBS,
   isHandled,
@@ -45,8 +46,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
   const logLimit = options.logLimit ?? 10_000;
   if (!Number.isInteger(logLimit) || logLimit < 0) throw new RangeError(`logLimit must be an integer >= 0, got ${logLimit}`);
-  const dialect = options.dialect ?? 'contract';
-  if (!isDialect(dialect)) throw new RangeError(`dialect must be 'contract' or 'legacy', got ${JSON.stringify(dialect)}`);
+  const checkedDialect = (dialect: unknown): Dialect => {
+    if (!isDialect(dialect)) throw new RangeError(`dialect must be 'contract' or 'legacy', got ${JSON.stringify(dialect)}`);
+    return dialect;
+  };
+  const dialect = checkedDialect(options.dialect ?? 'contract');
 
   const store = new SandboxStore(today, seed);
   // With a pinned today the clock starts at that date, at the real time of day, and runs on, so
@@ -183,11 +187,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let closing: Promise<void> | undefined;
   return {
     url,
-    dialect,
+    get dialect() {
+      return context.dialect;
+    },
     log,
     keys: DEMO_USERS.map((user) => user.key),
     setKnobs: (update) => void setKnobs(update),
+    setDialect: (next) => void (context.dialect = checkedDialect(next)),
     scriptFaults: (faults) => void scripted.push(...parseScriptedFaults(faults)),
+    revokeKey: (key, revoked = true) => store.setKeyRevoked(key, revoked),
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -110,6 +110,8 @@ export class SandboxStore {
   private readonly websites = new Map<number, WebsiteRecord>();
   private readonly stats = new Map<number, ReadonlyMap<SeriesName, StatSeries>>();
   private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
+  /** Keys their users deleted: refused as unknown ones are. */
+  private readonly revokedKeys = new Set<string>();
   private nextId = 1;
 
   constructor(
@@ -138,7 +140,13 @@ export class SandboxStore {
   }
 
   userIdForKey(key: string): number | undefined {
-    return this.userByKey.get(key);
+    return this.revokedKeys.has(key) ? undefined : this.userByKey.get(key);
+  }
+
+  /** Whether `key` is refused from now on (as after its user deleted it), or accepted again. */
+  setKeyRevoked(key: string, revoked: boolean): void {
+    if (revoked) this.revokedKeys.add(key);
+    else this.revokedKeys.delete(key);
   }
 
   /** The user's website with that id; undefined for unknown ids and for other users' websites alike. */

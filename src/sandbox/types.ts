@@ -113,17 +113,27 @@ export interface Sandbox {
   /** e.g. 'http://127.0.0.1:43117' (no trailing slash; the API is at url + '/api/v1'). */
   url: string;
   log: RequestLog;
-  /** The install it plays: SandboxOptions.dialect. */
+  /** The install it plays: SandboxOptions.dialect, or what setDialect last set. */
   readonly dialect: Dialect;
   /** ['sandbox-key-1', 'sandbox-key-2'] */
   keys: readonly string[];
   setKnobs(knobs: Partial<SandboxKnobs>): void;
+  /**
+   * Plays the other install from the next /api/v1 request on, with the same websites and
+   * statistics: an install upgraded or rolled back while its clients run.
+   */
+  setDialect(dialect: Dialect): void;
   /**
    * Each of the next /api/v1 requests consumes one, in order, on arrival. Most replace the
    * handling (auth is NOT checked); `delay`, `afterHandling`, `pageCount`, `noPaging` and `websiteId`
    * handle the request normally.
    */
   scriptFaults(faults: ScriptedFault[]): void;
+  /**
+   * Revokes one of `keys` (every /api/v1 call with it is then a 401, as after its user deleted it),
+   * or with `revoked` false accepts it again. Its websites stay.
+   */
+  revokeKey(key: string, revoked?: boolean): void;
   /** Closes the server and any hanging sockets. */
   close(): Promise<void>;
 }

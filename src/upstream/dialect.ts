@@ -1,7 +1,8 @@
 // How statistics are named on the wire differs between installs (docs/CONTRACT.md part C: an older
 // version calls four of them `os`, `pageviews`, `resolution`, `visitors` and has three more). The
-// GraphQL names stay; this module learns, per upstream and for the life of the process, which wire
-// name each statistic has, or pins them from configuration.
+// GraphQL names stay; this module learns, per upstream, which wire name each statistic has, and
+// learns it again when the install refuses it later (upgraded or rolled back while the gateway
+// runs), or pins them from configuration.
 import type { StatName } from '../domain.js';
 import { GatewayError } from '../errors.js';
 
@@ -50,7 +51,9 @@ export interface StatNames {
   /**
    * Runs `read` with the statistic's wire name. While the name is not known yet, a refusal of the
    * name (a read, so safe to repeat) moves on to the next candidate; what worked is remembered. When
-   * no candidate is accepted, the statistic is UNSUPPORTED, from then on without an upstream call.
+   * a remembered name is refused later, the other candidates are tried once and what works is
+   * remembered instead. When no candidate is accepted, the statistic is UNSUPPORTED, from then on
+   * without an upstream call.
    */
   read<T>(name: StatName, read: (wireName: string) => Promise<T>): Promise<T>;
 }
@@ -61,11 +64,15 @@ export function createStatNames(naming: StatNaming): StatNames {
   /** Settles (never rejects) when the request that is learning a name is done with it. */
   const learning = new Map<StatName, Promise<void>>();
 
-  async function learn<T>(name: StatName, read: (wireName: string) => Promise<T>): Promise<T> {
+  /**
+   * Called right after a wait for `learning` has found it empty, with no await between the two, so
+   * that one request at a time learns a statistic's name.
+   */
+  async function learn<T>(name: StatName, read: (wireName: string) => Promise<T>, refused?: string): Promise<T> {
     let done = (): void => undefined;
     learning.set(name, new Promise<void>((resolve) => (done = resolve)));
     try {
-      for (const wireName of wireNameCandidates(name, naming)) {
+      for (const wireName of wireNameCandidates(name, naming).filter((candidate) => candidate !== refused)) {
         try {
           const result = await read(wireName);
           known.set(name, wireName);
@@ -84,12 +91,29 @@ export function createStatNames(naming: StatNaming): StatNames {
 
   return {
     async read(name, read) {
-      // Concurrent first reads of a statistic wait for the one that is learning its name, so the
-      // install sees at most one refused name per statistic.
+      // Concurrent reads of a statistic wait for the one that is learning its name, so the install
+      // sees no refused name from the requests that come meanwhile. The loop awaits only while
+      // someone is learning, so nothing runs between its end and the check of `known`.
       for (let pending = learning.get(name); pending !== undefined; pending = learning.get(name)) await pending;
       const wireName = known.get(name);
       if (wireName === null) throw unsupportedStat(name);
-      return wireName === undefined ? learn(name, read) : read(wireName);
+      if (wireName === undefined) return learn(name, read);
+      try {
+        return await read(wireName);
+      } catch (error) {
+        if (!isNameRefused(error)) throw error;
+        // The install refused a name it accepted before: it was upgraded or rolled back. Reads that
+        // were already on their way with the old name are refused too; the first of them to get
+        // here learns again (the other name only), the others wait for it and read once with what
+        // it learnt.
+        for (let pending = learning.get(name); pending !== undefined; pending = learning.get(name)) await pending;
+        const relearnt = known.get(name);
+        if (relearnt === null) throw unsupportedStat(name);
+        if (relearnt === undefined || relearnt === wireName) return learn(name, read, wireName);
+        // A refusal of this name too means the install changed again meanwhile: passed on, and the
+        // next request learns again.
+        return read(relearnt);
+      }
     },
   };
 }

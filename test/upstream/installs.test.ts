@@ -1,7 +1,7 @@
 // One GraphQL API over installs of different versions: every suite here runs against both dialects
 // of the sandbox, the published contract (docs/CONTRACT.md parts A/B) and the older install (part C).
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   CREATE_WEBSITE,
   DELETE_WEBSITE,
@@ -430,5 +430,81 @@ describe('UPSTREAM_STAT_NAMES pins the names', () => {
     } finally {
       await stack.close();
     }
+  });
+});
+
+const RENAMED_STATS = ['OPERATING_SYSTEM', 'PAGEVIEW', 'SCREEN_RESOLUTION', 'VISITOR'];
+const nameOf = (entry: { query: Record<string, string> }): string | undefined => entry.query.name;
+/** The statistic names the install refused (422) since the log was last reset. */
+const refusedNames = (stack: Stack): (string | undefined)[] =>
+  stack.sandbox.log.entries.filter((entry) => entry.path.startsWith('/api/v1/stats/') && entry.status === 422).map(nameOf);
+const namesSent = (stack: Stack): (string | undefined)[] =>
+  stack.sandbox.log.entries.filter((entry) => entry.path.startsWith('/api/v1/stats/')).map(nameOf);
+/** OPERATING_SYSTEM of a website from the `day`th of March: a read of its own. */
+const osQuery = (id: string, day: number): string =>
+  `{ website(id: "${id}") { s: stats(name: OPERATING_SYSTEM, from: "2026-03-0${day}", to: "2026-03-15") { totalCount } } }`;
+
+describe.each<[Dialect, Dialect]>([
+  ['contract', 'legacy'],
+  ['legacy', 'contract'],
+])('an install switched from %s to %s while the gateway runs', (before, after) => {
+  let stack: Stack;
+  let mine: string;
+  let theirs: string;
+  beforeEach(async () => {
+    stack = await startStack({ sandbox: { dialect: before } });
+    mine = present((await websiteIds(stack, KEY_1))[0], 'a website of KEY_1');
+    theirs = present((await websiteIds(stack, KEY_2))[0], 'a website of KEY_2');
+    // The gateway learns the names of the install as it was.
+    const fields = RENAMED_STATS.map((name) => `${name}: stats(name: ${name}, ${RANGE}) { totalCount }`);
+    const learnt = await stack.gql<unknown>(`{ website(id: "${mine}") { ${fields.join(' ')} } }`);
+    expect(learnt.errors).toBeUndefined();
+    stack.sandbox.setDialect(after);
+    stack.sandbox.log.reset();
+  });
+  afterEach(() => stack.close());
+
+  it('each renamed statistic is learned again with one refused name, then sent right away', async () => {
+    expect(stack.sandbox.dialect).toBe(after);
+    const fields = RENAMED_STATS.map((name) => `${name}: stats(name: ${name}, ${WHOLE_DEMO}) { totalCount }`).join(' ');
+    const first = await stack.gql<WebsiteResult<Record<string, { totalCount: number }>>>(`{ website(id: "${mine}") { ${fields} } }`);
+    expect(first.errors).toBeUndefined();
+    const website = present(dataOf(first).website, 'website');
+    for (const name of RENAMED_STATS) expect(website[name]?.totalCount, name).toBeGreaterThan(0);
+    expect(website.VISITOR?.totalCount).toBe(120); // a row per day of the demo
+    expect(refusedNames(stack).sort()).toEqual(RENAMED_STATS.map((name) => wireName(before, name)).sort());
+    expect(first.extensions?.upstreamCalls).toBe(1 + 2 * RENAMED_STATS.length);
+
+    stack.sandbox.log.reset();
+    const later = await stack.gql<unknown>(`{ website(id: "${theirs}") { ${fields} } }`, undefined, KEY_2);
+    expect(later.errors).toBeUndefined();
+    expect(refusedNames(stack)).toEqual([]);
+    expect(namesSent(stack).sort()).toEqual(RENAMED_STATS.map((name) => wireName(after, name)).sort());
+  });
+
+  it('concurrent requests across the switch: each refused at most once, the other name read once each', async () => {
+    // Two keys and four ranges: reads no cache could share.
+    const requests = [1, 2, 3, 4].map((day) =>
+      day % 2 === 0 ? stack.gql<unknown>(osQuery(mine, day)) : stack.gql<unknown>(osQuery(theirs, day), undefined, KEY_2),
+    );
+    for (const answer of await Promise.all(requests)) expect(answer.errors).toBeUndefined();
+    // Those already on their way with the old name are refused; none of them tries it again or
+    // tries the new name more than once.
+    const refused = refusedNames(stack);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused.length).toBeLessThanOrEqual(requests.length);
+    for (const name of refused) expect(name).toBe(wireName(before, 'OPERATING_SYSTEM'));
+    expect(namesSent(stack).filter((name) => name === wireName(after, 'OPERATING_SYSTEM'))).toHaveLength(requests.length);
+  });
+
+  it('requests that come while one is learning the name again wait for it: one refused call in all', async () => {
+    // The first request's website and old-name reads pass; its read of the other name is held, so the
+    // others arrive while it learns (held no longer than this: it only makes the check stronger).
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 0 }, { kind: 'delay', ms: 0 }, { kind: 'delay', ms: 500 }]);
+    const learner = stack.gql<unknown>(osQuery(mine, 1));
+    await vi.waitFor(() => expect(namesSent(stack)).toContain(wireName(after, 'OPERATING_SYSTEM')));
+    const others = [2, 3, 4].map((day) => stack.gql<unknown>(osQuery(theirs, day), undefined, KEY_2));
+    for (const answer of await Promise.all([learner, ...others])) expect(answer.errors).toBeUndefined();
+    expect(refusedNames(stack)).toEqual([wireName(before, 'OPERATING_SYSTEM')]);
   });
 });
