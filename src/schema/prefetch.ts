@@ -63,7 +63,7 @@ export function prefetchWebsiteStats(
         try {
           query = statsQuery(websiteId, argumentsOf(statsField, node, info.variableValues), clock);
         } catch {
-          continue; // Invalid arguments: Website.stats will report them when it runs.
+          continue; // Invalid arguments: refused before execution (use-argument-checks.ts); nothing to start.
         }
         // Errors surface when Website.stats awaits the same cached promise; here they are only
         // caught so that an unknown website does not also raise an unhandled rejection.

@@ -3,7 +3,7 @@
 import { PERIODS, resolvePeriod, type DateRange, type Period } from '../analytics/periods.js';
 import type { Clock } from '../graphql/context.js';
 import { builder } from './builder.js';
-import { assertNoProblems, dateProblem, dateRangeProblem } from './validate.js';
+import { assertNoProblems, dateProblem, dateRangeProblem, problemsOf, type Problem } from './validate.js';
 
 const periodDescriptions: Record<Period, string> = {
   TODAY: 'Today.',
@@ -46,23 +46,27 @@ export interface RangeInput {
   period?: Period | null;
 }
 
-/** The range asked for: `from` + `to`, or `period` resolved now; anything else is BAD_USER_INPUT. */
-export function resolveRange(args: RangeInput, clock: Clock): DateRange {
-  const { from, to, period } = args;
-  const hasDates = from != null || to != null;
+/** Every check of a range's arguments: `from` + `to` (real dates, in order), or `period` alone. */
+export function rangeProblems({ from, to, period }: RangeInput): Problem[] {
   if (period != null) {
-    assertNoProblems([hasDates ? { field: ['period'], message: 'Give either period or from and to, not both.' } : null]);
-    return resolvePeriod(period, clock.timeZone, clock.now());
+    if (from == null && to == null) return [];
+    const dates = [from == null ? '' : `from ${from}`, to == null ? '' : `to ${to}`].filter((date) => date !== '').join(' and ');
+    return [{ field: ['period'], message: `Give either period or from and to, not both: got period ${period} with ${dates}.` }];
   }
-  if (from == null || to == null) {
-    assertNoProblems([
-      {
-        field: [from == null ? 'from' : 'to'],
-        message: hasDates ? 'Give both from and to (or a period).' : 'Give a period, or from and to.',
-      },
-    ]);
-    throw new Error('unreachable');
-  }
-  assertNoProblems([dateProblem('from', from), dateProblem('to', to), dateRangeProblem(from, to)]);
+  if (from == null && to == null) return [{ field: ['from'], message: 'Give a period, or from and to: got none of them.' }];
+  if (from == null) return [{ field: ['from'], message: `Give both from and to (or a period): got to ${to} and no from.` }];
+  if (to == null) return [{ field: ['to'], message: `Give both from and to (or a period): got from ${from} and no to.` }];
+  return problemsOf([dateProblem('from', from), dateProblem('to', to), dateRangeProblem(from, to)]);
+}
+
+/**
+ * The range asked for: `from` + `to`, or `period` resolved against the clock (one instant per
+ * operation: graphql/plugins/use-argument-checks.ts); anything else is BAD_USER_INPUT.
+ */
+export function resolveRange(args: RangeInput, clock: Clock): DateRange {
+  assertNoProblems(rangeProblems(args));
+  const { from, to, period } = args;
+  if (period != null) return resolvePeriod(period, clock.timeZone, clock.now());
+  if (from == null || to == null) throw new Error('rangeProblems lets no range without both dates through');
   return { from, to };
 }

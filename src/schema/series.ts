@@ -7,7 +7,7 @@ import { bucket, comparedRange, relativeChange, total, zeroFill, type Comparison
 import type { StatName } from '../domain.js';
 import type { GatewayContext } from '../graphql/context.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
-import { DateRangeRef, rangeArgs, resolveRange, type RangeInput } from './ranges.js';
+import { DateRangeRef, rangeArgs, rangeProblems, resolveRange, type RangeInput } from './ranges.js';
 import { everyRow, pagesOf, type PageBound } from './stats.js';
 import { WebsiteRef } from './website.js';
 
@@ -63,7 +63,7 @@ function pagesFor(args: RangeInput, ctx: GatewayContext, compare: Comparison | n
     const asked = resolveRange(args, ctx.clock);
     return dailyBound(compare === null ? asked : comparedRange(asked, compare)).pages;
   } catch {
-    return 1; // refused when it runs
+    return 1; // refused before anything runs (graphql/plugins/use-argument-checks.ts)
   }
 }
 
@@ -164,6 +164,7 @@ builder.objectFields(WebsiteRef, (t) => ({
     },
     // Every upstream page the range can need, 100 days a page.
     complexity: (args, ctx) => ({ field: pagesFor(args, ctx), multiplier: 1 }),
+    extensions: { argumentProblems: rangeProblems },
     resolve: async (website, args, ctx) => {
       const range = resolveRange(args, ctx.clock);
       const interval = args.interval ?? 'DAY';
@@ -179,6 +180,7 @@ builder.objectFields(WebsiteRef, (t) => ({
       compare: t.arg({ type: ComparisonEnum, description: 'What to compare with; none by default.' }),
     },
     complexity: (args, ctx) => ({ field: 2 * (pagesFor(args, ctx) + (args.compare ? pagesFor(args, ctx, args.compare) : 0)), multiplier: 1 }),
+    extensions: { argumentProblems: rangeProblems },
     resolve: async (website, args, ctx) => {
       const range = resolveRange(args, ctx.clock);
       const compare: Comparison | null = args.compare ?? null;

@@ -9,8 +9,8 @@ import { GatewayError } from '../errors.js';
 import type { Clock, GatewayContext } from '../graphql/context.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
-import { DateRangeRef, rangeArgs, resolveRange } from './ranges.js';
-import { assertNoProblems, idProblem, paging } from './validate.js';
+import { DateRangeRef, rangeArgs, rangeProblems, resolveRange } from './ranges.js';
+import { assertNoProblems, idProblem, listArguments, listArgumentsProblems, problemsOf, type Problem } from './validate.js';
 
 const UNSUPPORTED_ELSEWHERE = 'Only installs that keep it; others answer UNSUPPORTED.';
 
@@ -257,14 +257,22 @@ export const statArgs = builder.args((t) => ({
 
 export type StatArgs = InputShapeFromFields<typeof statArgs>;
 
+/** Every check of a statistic's arguments: Website.stats's. */
+export const statArgsProblems = (args: StatArgs): Problem[] => [...listArgumentsProblems(args), ...rangeProblems(args)];
+
+/** Every check of Query.stats's arguments, and of what statsQuery is given. */
+function statsQueryProblems(websiteId: string, args: StatArgs): Problem[] {
+  return [...problemsOf([idProblem(['websiteId'], websiteId)]), ...statArgsProblems(args)];
+}
+
 /**
  * The validated upstream query for a statistic. Shared by the resolvers and the look-ahead, so both
  * build the same loader key for the same arguments. An explicit null means "the default"; an empty
  * search filters nothing, so it is not sent and shares its cache entry with no search.
  */
 export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): StatsQuery {
-  assertNoProblems([idProblem(['websiteId'], websiteId)]);
-  const { search, ...rest } = paging(args);
+  assertNoProblems(statsQueryProblems(websiteId, args));
+  const { search, ...rest } = listArguments(args);
   const { from, to } = resolveRange(args, clock);
   return { websiteId, name: args.name, from, to, ...(search === undefined ? {} : { search }), sortBy: args.sortBy ?? 'count', ...rest };
 }
@@ -278,6 +286,7 @@ builder.queryField('stats', (t) =>
     // Some installs serve any website's statistics to any key: they are answered only once the
     // same key has read the website itself (both reads start together, so it costs no round trip).
     complexity: 2,
+    extensions: { argumentProblems: ({ websiteId, ...args }) => statsQueryProblems(websiteId, args) },
     resolve: async (_root, { websiteId, ...args }, ctx) => {
       const query = statsQuery(websiteId, args, ctx.clock);
       const website = ctx.loaders.website.load(websiteId);

@@ -1,5 +1,8 @@
 // Pure checks of what a caller sends, run before any upstream call. Each problem names the
-// argument or input field and what is allowed, so a frontend can show it next to the right control.
+// argument or input field, the value and what is allowed, so a frontend can show it next to the right
+// control. A field with arguments declares its checks where it is defined (`argumentProblems` in its
+// extensions); graphql/plugins/use-argument-checks.ts runs them over the whole operation before any
+// resolver, and the resolvers call the same functions.
 import { PER_PAGE_VALUES, type SortDirection, type WebsiteWrite } from '../domain.js';
 import { badInput } from '../errors.js';
 
@@ -7,6 +10,13 @@ export interface Problem {
   /** Path of the argument or input field, e.g. ['input', 'domain']. */
   field: string[];
   message: string;
+}
+
+declare module 'graphql' {
+  interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs> {
+    /** Every check of the field's arguments that needs no upstream data: one function per argument set. */
+    argumentProblems?: (args: _TArgs) => Problem[];
+  }
 }
 
 export const LIMITS = {
@@ -17,6 +27,14 @@ export const LIMITS = {
   listEntry: 255,
   page: 1_000_000,
 } as const;
+
+/** A value as a message shows it: quoted, and cut short (it may be anything a caller typed). */
+export function shown(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+}
+
+/** The problems among checks that each found one or none. */
+export const problemsOf = (checks: (Problem | null)[]): Problem[] => checks.filter((problem): problem is Problem => problem !== null);
 
 /** `value` if it is a real calendar date written YYYY-MM-DD, else null. */
 export function parseCalendarDate(value: string): string | null {
@@ -29,17 +47,28 @@ export function parseCalendarDate(value: string): string | null {
 }
 
 export function idProblem(field: string[], id: string): Problem | null {
-  return /^[1-9]\d{0,15}$/.test(id)
-    ? null
-    : { field, message: `${field.join('.')} must be a positive integer id, got ${JSON.stringify(id.slice(0, 40))}.` };
+  return /^[1-9]\d{0,15}$/.test(id) ? null : { field, message: `${field.join('.')} must be a positive integer id, got ${shown(id)}.` };
 }
 
-export interface PagingArgs {
-  perPage: number;
-  page: number;
+export interface ListArgs {
+  perPage?: number | null;
+  page?: number | null;
+  search?: string | null;
+  sort?: SortDirection | null;
 }
 
-export function pagingProblems({ perPage, page }: PagingArgs): Problem[] {
+/** The paging arguments of a list, defaulted (an explicit null means "the default"), unchecked. */
+export function listArguments(args: ListArgs) {
+  const perPage = args.perPage ?? 10;
+  const page = args.page ?? 1;
+  // An empty search filters nothing: it is not sent, so it shares a cache entry with no search.
+  const search = args.search === '' || args.search === null ? undefined : args.search;
+  return { perPage, page, sort: args.sort ?? 'desc', ...(search === undefined ? {} : { search }) };
+}
+
+/** Every check of a list's paging and search arguments. */
+export function listArgumentsProblems(args: ListArgs): Problem[] {
+  const { perPage, page, search } = listArguments(args);
   const problems: Problem[] = [];
   if (!(PER_PAGE_VALUES as readonly number[]).includes(perPage)) {
     problems.push({ field: ['perPage'], message: `perPage must be one of ${PER_PAGE_VALUES.join(', ')}, got ${perPage}.` });
@@ -47,28 +76,15 @@ export function pagingProblems({ perPage, page }: PagingArgs): Problem[] {
   if (!Number.isInteger(page) || page < 1 || page > LIMITS.page) {
     problems.push({ field: ['page'], message: `page must be an integer from 1 to ${LIMITS.page}, got ${page}.` });
   }
+  if (search !== undefined && search.length > LIMITS.search) {
+    problems.push({ field: ['search'], message: `search must be at most ${LIMITS.search} characters, got ${search.length}.` });
+  }
   return problems;
-}
-
-/** The paging arguments of a list, defaulted (an explicit null means "the default") and checked. */
-export function paging(args: { perPage?: number | null; page?: number | null; search?: string | null; sort?: SortDirection | null }) {
-  const perPage = args.perPage ?? 10;
-  const page = args.page ?? 1;
-  // An empty search filters nothing: it is not sent, so it shares a cache entry with no search.
-  const search = args.search === '' || args.search === null ? undefined : args.search;
-  assertNoProblems([...pagingProblems({ perPage, page }), searchProblem(search)]);
-  return { perPage, page, sort: args.sort ?? 'desc', ...(search === undefined ? {} : { search }) };
-}
-
-export function searchProblem(search: string | undefined): Problem | null {
-  return search !== undefined && search.length > LIMITS.search
-    ? { field: ['search'], message: `search must be at most ${LIMITS.search} characters, got ${search.length}.` }
-    : null;
 }
 
 export function dateProblem(argument: string, value: string): Problem | null {
   return parseCalendarDate(value) === null
-    ? { field: [argument], message: `${argument} must be a real calendar date written YYYY-MM-DD, got ${JSON.stringify(value.slice(0, 40))}.` }
+    ? { field: [argument], message: `${argument} must be a real calendar date written YYYY-MM-DD, got ${shown(value)}.` }
     : null;
 }
 
@@ -78,7 +94,7 @@ export function dateRangeProblem(from: string, to: string): Problem | null {
 
 /** Throws the first problem as a BAD_USER_INPUT GraphQL error: for query arguments. */
 export function assertNoProblems(problems: (Problem | null)[]): void {
-  const first = problems.find((problem): problem is Problem => problem !== null);
+  const [first] = problemsOf(problems);
   if (first) throw badInput(first.field.join('.'), first.message);
 }
 
@@ -113,9 +129,10 @@ function listProblems(name: 'excludeParams' | 'excludeIps', entries: string[] | 
   }
   // One entry per line upstream: a line break inside an entry would silently become two entries.
   const bad = entries.findIndex((entry) => entry.trim() === '' || /[\r\n]/.test(entry) || entry.length > LIMITS.listEntry);
-  return bad === -1
-    ? []
-    : [{ field: [...field, String(bad)], message: `${name}[${bad}] must be a non-empty single line of at most ${LIMITS.listEntry} characters.` }];
+  const entry = entries[bad];
+  if (entry === undefined) return [];
+  const message = `${name}[${bad}] must be a non-empty single line of at most ${LIMITS.listEntry} characters, got ${shown(entry)}.`;
+  return [{ field: [...field, String(bad)], message }];
 }
 
 /** Problems of a create or update input; `creating` adds the rules that only hold on create. */
@@ -124,14 +141,16 @@ export function websiteWriteProblems(write: WebsiteWrite, creating: boolean): Pr
   if (creating && (write.domain === undefined || normalizeDomain(write.domain) === null)) {
     problems.push({
       field: ['input', 'domain'],
-      message: 'domain must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped.',
+      message: `domain must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped. Got ${shown(write.domain ?? '')}.`,
     });
   }
+  // The password is never repeated in a message (messages reach logs and screens): its length is.
   if (write.password !== undefined && (write.password.length < 1 || write.password.length > LIMITS.password)) {
-    problems.push({ field: ['input', 'password'], message: `password must be 1 to ${LIMITS.password} characters.` });
+    problems.push({ field: ['input', 'password'], message: `password must be 1 to ${LIMITS.password} characters, got ${write.password.length}.` });
   }
-  // The install requires the password with privacy 2 on update too (Laravel's required_if).
-  if (write.privacy === 'PASSWORD' && write.password === undefined) {
+  // On create every install requires it. On update the install decides: its rule is `sometimes`, so a
+  // website that already has a password keeps it, and one without is refused there (a 422 on password).
+  if (creating && write.privacy === 'PASSWORD' && write.password === undefined) {
     problems.push({ field: ['input', 'password'], message: 'password is required when privacy is PASSWORD.' });
   }
   problems.push(...listProblems('excludeParams', write.excludeParams), ...listProblems('excludeIps', write.excludeIps));

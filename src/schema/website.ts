@@ -1,20 +1,24 @@
 // Website: its enums, the type (with its statistics), WebsiteList, the queries that read websites,
 // the inputs and the mutations that write them.
 import type { InputShapeFromFields } from '@pothos/core';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayContext } from '../graphql/context.js';
+import { otherRefusedWrite } from '../graphql/plugins/use-argument-checks.js';
 import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { lookedAhead, prefetchWebsiteStats } from './prefetch.js';
-import { StatListRef, statArgs, statsQuery, toStatList } from './stats.js';
+import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stats.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
   assertNoProblems,
   idProblem,
+  listArguments,
+  listArgumentsProblems,
   normalizeDomain,
-  paging,
+  problemsOf,
   websiteWriteProblems,
   type Problem,
 } from './validate.js';
@@ -66,6 +70,7 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
       description: 'A statistic of this website over a date range, grouped by value.',
       args: statArgs,
       complexity: ONE_UPSTREAM_CALL,
+      extensions: { argumentProblems: statArgsProblems },
       resolve: async (website, args, ctx, info) => {
         const ahead = lookedAhead(ctx, info, website.id);
         if (ahead) return toStatList(await ahead.page, ahead.query);
@@ -89,9 +94,14 @@ const websitesArgs = builder.args((t) => ({
   page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
 }));
 
+/** The checks of an `id` argument: Query.website's and Mutation.deleteWebsite's. */
+const idArgumentProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
+
 /** The validated upstream query for a page of websites; an explicit null means "the default". */
 export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {
-  const { search, ...rest } = paging(args);
+  // `favorite` is checked by the install's answer: only an install without favorites refuses it.
+  assertNoProblems(listArgumentsProblems(args));
+  const { search, ...rest } = listArguments(args);
   return {
     ...(search === undefined ? {} : { search }),
     ...(args.favorite === null || args.favorite === undefined ? {} : { favorite: args.favorite }),
@@ -107,6 +117,7 @@ builder.queryField('websites', (t) =>
     args: websitesArgs,
     // Fields under the list run once per website: the page size multiplies their cost.
     complexity: (args) => ({ field: 1, multiplier: typeof args.perPage === 'number' && args.perPage > 0 ? args.perPage : 10 }),
+    extensions: { argumentProblems: listArgumentsProblems },
     resolve: (_root, args, ctx) => ctx.loaders.websitePage.load(websiteListQuery(args)),
   }),
 );
@@ -118,8 +129,9 @@ builder.queryField('website', (t) =>
     description: 'One website by id; null with a NOT_FOUND error when the caller has no such website.',
     args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
     complexity: ONE_UPSTREAM_CALL,
+    extensions: { argumentProblems: idArgumentProblems },
     resolve: (_root, { id }, ctx, info) => {
-      assertNoProblems([idProblem(['id'], id)]);
+      assertNoProblems(idArgumentProblems({ id }));
       const website = ctx.loaders.website.load(id);
       prefetchWebsiteStats(info, id, ctx);
       return website;
@@ -180,7 +192,7 @@ const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteW
 
 const writeFields = {
   privacy: 'Who may see the statistics page.',
-  password: 'Password for privacy PASSWORD, 1 to 128 characters. Required with privacy PASSWORD.',
+  password: 'Password for privacy PASSWORD, 1 to 128 characters.',
   emailReports: 'Send periodic e-mail reports.',
   excludeBots: 'Ignore visits from known bots.',
   excludeParams: 'URL query parameter names to strip from tracked pages; an empty list clears them.',
@@ -192,7 +204,7 @@ const CreateWebsiteInput = builder.inputType('CreateWebsiteInput', {
   fields: (t) => ({
     domain: t.string({ required: true, description: 'Domain name or IPv4 address; a scheme and "www." are stripped.' }),
     privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
-    password: t.string({ description: writeFields.password }),
+    password: t.string({ description: `${writeFields.password} Required with privacy PASSWORD.` }),
     emailReports: t.boolean({ description: writeFields.emailReports }),
     excludeBots: t.boolean({ description: writeFields.excludeBots }),
     excludeParams: t.stringList({ description: writeFields.excludeParams }),
@@ -204,7 +216,9 @@ const UpdateWebsiteInput = builder.inputType('UpdateWebsiteInput', {
   description: 'Changes to a website: only the fields given are changed. The domain cannot be changed.',
   fields: (t) => ({
     privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
-    password: t.string({ description: writeFields.password }),
+    password: t.string({
+      description: `${writeFields.password} May be left out with privacy PASSWORD when the website already has one, which it keeps; the install refuses PASSWORD for a website without one.`,
+    }),
     emailReports: t.boolean({ description: writeFields.emailReports }),
     excludeBots: t.boolean({ description: writeFields.excludeBots }),
     excludeParams: t.stringList({ description: writeFields.excludeParams }),
@@ -228,6 +242,32 @@ function toWrite(input: WriteInput): WebsiteWrite {
   if (input.excludeIps != null) write.excludeIps = input.excludeIps;
   if (input.favorite != null) write.favorite = input.favorite;
   return write;
+}
+
+/** Every check of createWebsite's arguments that needs no upstream data. */
+function createProblems({ input }: { input: WriteInput }): Problem[] {
+  return websiteWriteProblems(toWrite(input), true);
+}
+
+/** Every check of updateWebsite's arguments that needs no upstream data. */
+function updateProblems({ id, input }: { id: string; input: WriteInput }): Problem[] {
+  const write = toWrite(input);
+  const problems = [...problemsOf([idProblem(['id'], id)]), ...websiteWriteProblems(write, false)];
+  if (Object.keys(write).length === 0) problems.push({ field: ['input'], message: 'input must set at least one field.' });
+  return problems;
+}
+
+/**
+ * Why a write is not sent, for its payload's userErrors: its own arguments are refused, or another
+ * write's of the same operation are (graphql/plugins/use-argument-checks.ts lets such an operation run
+ * for this, instead of refusing it whole, so that a form finds its errors where it always does).
+ */
+function refusedWrite(problems: Problem[], info: GraphQLResolveInfo): UserError[] | null {
+  if (problems.length > 0) return userErrors(problems);
+  const other = otherRefusedWrite(info);
+  if (other === undefined) return null;
+  const message = `Not sent: ${other.fieldPath.join('.')} has a refused argument (${other.problem.field.join('.')}), so no write of this operation was sent.`;
+  return [{ field: null, message, code: 'BAD_USER_INPUT' }];
 }
 
 /**
@@ -273,10 +313,11 @@ builder.mutationField('createWebsite', (t) =>
     description: 'Add a website. Sent once: on a timeout the error says the outcome is unknown.',
     args: { input: t.arg({ type: CreateWebsiteInput, required: true, description: 'The new website.' }) },
     complexity: ONE_UPSTREAM_CALL,
-    resolve: async (_root, { input }, ctx) => {
-      const write = toWrite(input);
-      const problems = websiteWriteProblems(write, true);
-      if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
+    extensions: { argumentProblems: createProblems },
+    resolve: async (_root, args, ctx, info) => {
+      const refused = refusedWrite(createProblems(args), info);
+      if (refused) return { website: null, userErrors: refused };
+      const write = toWrite(args.input);
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
       return payloadOf(ctx, null, () => storeWebsite(ctx.send, write));
     },
@@ -292,13 +333,12 @@ builder.mutationField('updateWebsite', (t) =>
       input: t.arg({ type: UpdateWebsiteInput, required: true, description: 'The fields to change.' }),
     },
     complexity: ONE_UPSTREAM_CALL,
-    resolve: async (_root, { id, input }, ctx) => {
-      const write = toWrite(input);
-      const problems = [idProblem(['id'], id), ...websiteWriteProblems(write, false)].filter((p): p is Problem => p !== null);
-      if (Object.keys(write).length === 0) {
-        problems.push({ field: ['input'], message: 'input must set at least one field.' });
-      }
-      if (problems.length > 0) return { website: null, userErrors: userErrors(problems) };
+    extensions: { argumentProblems: updateProblems },
+    resolve: async (_root, args, ctx, info) => {
+      const refused = refusedWrite(updateProblems(args), info);
+      if (refused) return { website: null, userErrors: refused };
+      const { id } = args;
+      const write = toWrite(args.input);
       return payloadOf(ctx, id, () => patchWebsite(ctx.send, id, write), (website) => ignoredFields(write, website));
     },
   }),
@@ -310,9 +350,11 @@ builder.mutationField('deleteWebsite', (t) =>
     description: 'Delete a website and all its statistics.',
     args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
     complexity: ONE_UPSTREAM_CALL,
-    resolve: async (_root, { id }, ctx) => {
-      const problem = idProblem(['id'], id);
-      if (problem) return { deletedId: null, userErrors: userErrors([problem]) };
+    extensions: { argumentProblems: idArgumentProblems },
+    resolve: async (_root, args, ctx, info) => {
+      const refused = refusedWrite(idArgumentProblems(args), info);
+      if (refused) return { deletedId: null, userErrors: refused };
+      const { id } = args;
       try {
         const deletion = await destroyWebsite(ctx.send, id).finally(() => ctx.cache.written(id));
         ctx.loaders.website.clear(id);

@@ -252,34 +252,34 @@ describe('periods', () => {
   });
 
   const REFUSED: [string, string, string, string][] = [
-    ['period with from and to', 'period: LAST_7_DAYS, from: "2026-03-01", to: "2026-03-02"', 'period', 'Give either period or from and to, not both.'],
-    ['period with from only', 'period: LAST_7_DAYS, from: "2026-03-01"', 'period', 'Give either period or from and to, not both.'],
-    ['period with to only', 'period: LAST_7_DAYS, to: "2026-03-01"', 'period', 'Give either period or from and to, not both.'],
-    ['neither', '', 'from', 'Give a period, or from and to.'],
-    ['from only', 'from: "2026-03-01"', 'to', 'Give both from and to (or a period).'],
-    ['to only', 'to: "2026-03-01"', 'from', 'Give both from and to (or a period).'],
+    ['period with from and to', 'period: LAST_7_DAYS, from: "2026-03-01", to: "2026-03-02"', 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with from 2026-03-01 and to 2026-03-02.'],
+    ['period with from only', 'period: LAST_7_DAYS, from: "2026-03-01"', 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with from 2026-03-01.'],
+    ['period with to only', 'period: LAST_7_DAYS, to: "2026-03-01"', 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with to 2026-03-01.'],
+    ['neither', '', 'from', 'Give a period, or from and to: got none of them.'],
+    ['from only', 'from: "2026-03-01"', 'to', 'Give both from and to (or a period): got from 2026-03-01 and no to.'],
+    ['to only', 'to: "2026-03-01"', 'from', 'Give both from and to (or a period): got to 2026-03-01 and no from.'],
   ];
 
   it.each(REFUSED)('%s: BAD_USER_INPUT naming the argument, no upstream call (Query.stats)', async (_what, args, argument, message) => {
     const response = await stack.gql<{ stats: { totalCount: number } }>(`{ stats(websiteId: "${sites.oldest}", name: PAGE${args ? `, ${args}` : ''}) { totalCount } }`);
     expect(response.errors).toHaveLength(1);
     const error = firstError(response);
-    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
-    expect(error.message).toBe(message);
+    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument, field: 'stats' });
+    expect(error.message).toBe(`stats: ${message}`);
     expect(stack.sandbox.log.count).toBe(0);
   });
 
-  it.each(REFUSED)('%s: the same on Website.series, Website.stats and Website.summary, with no statistic read', async (_what, args, argument, message) => {
+  it.each(REFUSED)('%s: the same on Website.series, Website.stats and Website.summary, with no upstream call', async (_what, args, argument, message) => {
     const comma = args ? `, ${args}` : '';
-    for (const field of [`series(metric: VISITORS${comma}) { total }`, `stats(name: PAGE${comma}) { totalCount }`, `summary${args ? `(${args})` : ''} { current { visitors } }`]) {
+    for (const [name, field] of [['series', `series(metric: VISITORS${comma}) { total }`], ['stats', `stats(name: PAGE${comma}) { totalCount }`], ['summary', `summary${args ? `(${args})` : ''} { current { visitors } }`]]) {
       const response = await stack.gql<WebsiteResult<Record<string, unknown>>>(`{ website(id: "${sites.oldest}") { ${field} } }`);
       expect(response.errors, field).toHaveLength(1);
       const error = firstError(response);
-      expect(error.extensions, field).toMatchObject({ code: 'BAD_USER_INPUT', argument });
-      expect(error.message, field).toBe(message);
+      expect(error.extensions, field).toMatchObject({ code: 'BAD_USER_INPUT', argument, field: `website.${name}` });
+      expect(error.message, field).toBe(`website.${name}: ${message}`);
     }
-    // The website itself is read (its resolver runs first); no statistic is.
-    expect(statsCalls(stack)).toEqual([]);
+    // Refused before any resolver: not even the website is read.
+    expect(stack.sandbox.log.count).toBe(0);
   });
 
   describe.each([

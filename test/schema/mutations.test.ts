@@ -7,7 +7,9 @@ import {
   first,
   dataOf,
   firstError,
+  restCalls,
   useStack,
+  type Stack,
   type UserErrorData,
   type WebsiteData,
   type WebsitePayloadData,
@@ -33,9 +35,10 @@ function websiteOf(payload: WebsitePayloadData): WebsiteData {
 }
 
 const stack = useStack();
+const legacyStack = useStack({ sandbox: { dialect: 'legacy' } });
 
-function lastForm(): Record<string, string> {
-  const entry = stack.sandbox.log.entries.at(-1);
+function lastForm(on: Stack = stack): Record<string, string> {
+  const entry = on.sandbox.log.entries.at(-1);
   if (entry === undefined) throw new Error('the sandbox saw no request');
   expect(entry.headers['content-type']).toBe('application/x-www-form-urlencoded');
   return Object.fromEntries(new URLSearchParams(entry.body));
@@ -154,16 +157,49 @@ describe('createWebsite', () => {
   });
 });
 
-describe('updateWebsite', () => {
-  it('refuses privacy PASSWORD without a password, in GraphQL terms, before any upstream call', async () => {
-    const response = await stack.gql<UpdateData>(UPDATE_WEBSITE, { id: '1', input: { privacy: 'PASSWORD' } });
+describe.each([
+  ['contract', stack],
+  ['legacy', legacyStack],
+] as const)('updateWebsite to privacy PASSWORD without a password, on the %s install: the install decides', (dialect, on) => {
+  async function created(input: Record<string, unknown>): Promise<string> {
+    return websiteOf(dataOf(await on.gql<CreateData>(CREATE_WEBSITE, { input })).createWebsite).id;
+  }
+
+  it('is sent, and a website that has a password keeps it', async () => {
+    const id = await created({ domain: `keeps-password-${dialect}.example.com`, privacy: 'PASSWORD', password: 's3cret' });
+    dataOf(await on.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { privacy: 'PRIVATE' } }));
+    on.sandbox.log.reset();
+    const response = await on.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { privacy: 'PASSWORD' } });
+    expect(dataOf(response).updateWebsite.userErrors).toEqual([]);
+    expect(websiteOf(dataOf(response).updateWebsite)).toMatchObject({ privacy: 'PASSWORD', passwordProtected: true });
+    expect(restCalls(on.sandbox)).toEqual([`PATCH /api/v1/websites/${id}`]);
+    expect(lastForm(on)).toEqual({ privacy: '2' });
+  });
+
+  it('is sent, and refused by the install for a website without one: its 422 in userErrors, nothing changed', async () => {
+    const id = await created({ domain: `no-password-${dialect}.example.com`, privacy: 'PRIVATE' });
+    on.sandbox.log.reset();
+    const response = await on.gql<UpdateData>(UPDATE_WEBSITE, { id, input: { privacy: 'PASSWORD' } });
     expect(dataOf(response).updateWebsite).toEqual({
+      website: null,
+      userErrors: [{ field: ['input', 'password'], message: 'The password field is required when privacy is PASSWORD.', code: 'BAD_USER_INPUT' }],
+    });
+    expect(restCalls(on.sandbox)).toEqual([`PATCH /api/v1/websites/${id}`]);
+    const after = await on.gql<{ website: Pick<WebsiteData, 'privacy' | 'passwordProtected'> | null }>(`{ website(id: "${id}") { privacy passwordProtected } }`);
+    expect(dataOf(after).website).toEqual({ privacy: 'PRIVATE', passwordProtected: false });
+  });
+
+  it('create still needs the password, checked by the gateway: no upstream call', async () => {
+    const response = await on.gql<CreateData>(CREATE_WEBSITE, { input: { domain: `create-password-${dialect}.example.com`, privacy: 'PASSWORD' } });
+    expect(dataOf(response).createWebsite).toEqual({
       website: null,
       userErrors: [{ field: ['input', 'password'], message: 'password is required when privacy is PASSWORD.', code: 'BAD_USER_INPUT' }],
     });
-    expect(stack.sandbox.log.count).toBe(0);
+    expect(on.sandbox.log.count).toBe(0);
   });
+});
 
+describe('updateWebsite', () => {
   let id: string;
   beforeAll(async () => {
     const response = await stack.gql<CreateData>(CREATE_WEBSITE, {
@@ -243,5 +279,64 @@ describe('deleteWebsite', () => {
       deletedId: null,
       userErrors: [{ field: ['id'], message: 'No website with id 987654.', code: 'NOT_FOUND' }],
     });
+  });
+});
+
+describe('a refused argument in a mutation: nothing is written', () => {
+  const PAYLOAD = 'website { id } userErrors { field message code }';
+  interface TwoWrites {
+    a: WebsitePayloadData;
+    b: WebsitePayloadData;
+  }
+  const notSent = (by: string, argument: string): UserErrorData => ({
+    field: null,
+    message: `Not sent: ${by} has a refused argument (${argument}), so no write of this operation was sent.`,
+    code: 'BAD_USER_INPUT',
+  });
+
+  it('written in the document: the refused write says why in its userErrors, the others that they were not sent', async () => {
+    const response = await stack.gql<TwoWrites>(`mutation {
+      a: createWebsite(input: { domain: "first-of-two.example.com" }) { ${PAYLOAD} }
+      b: createWebsite(input: { domain: "not a domain" }) { ${PAYLOAD} }
+    }`);
+    expect(response.errors).toBeUndefined();
+    expect(dataOf(response)).toEqual({
+      a: { website: null, userErrors: [notSent('b', 'input.domain')] },
+      b: { website: null, userErrors: [{ field: ['input', 'domain'], message: expect.stringContaining('Got "not a domain".'), code: 'BAD_USER_INPUT' }] },
+    });
+    expect(stack.sandbox.log.count).toBe(0);
+    expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
+  });
+
+  it('from variables, a refused update after a delete: the delete is not sent', async () => {
+    const created = await stack.gql<CreateData>(CREATE_WEBSITE, { input: { domain: 'kept-by-refusal.example.com' } });
+    const id = websiteOf(dataOf(created).createWebsite).id;
+    stack.sandbox.log.reset();
+    const response = await stack.gql<{ gone: { deletedId: string | null; userErrors: UserErrorData[] }; b: WebsitePayloadData }>(
+      `mutation($id: ID!, $other: ID!, $ips: [String!]) {
+        gone: deleteWebsite(id: $id) { deletedId userErrors { field message code } }
+        b: updateWebsite(id: $other, input: { excludeIps: $ips }) { ${PAYLOAD} }
+      }`,
+      { id, other: id, ips: Array.from({ length: 1001 }, (_, i) => `10.0.${Math.floor(i / 256)}.${i % 256}`) },
+    );
+    expect(dataOf(response)).toEqual({
+      gone: { deletedId: null, userErrors: [notSent('b', 'input.excludeIps')] },
+      b: { website: null, userErrors: [{ field: ['input', 'excludeIps'], message: 'excludeIps may hold at most 1000 entries, got 1001.', code: 'BAD_USER_INPUT' }] },
+    });
+    expect(stack.sandbox.log.count).toBe(0);
+    const still = await stack.gql<{ website: Pick<WebsiteData, 'id'> | null }>(`{ website(id: "${id}") { id } }`);
+    expect(dataOf(still).website).toEqual({ id });
+  });
+
+  it('a refused argument of a read in a payload refuses the whole operation before the write', async () => {
+    const response = await stack.gql<{ createWebsite: unknown }>(
+      `mutation($n: Int) { createWebsite(input: { domain: "never-written.example.com" }) { website { id } query { websites(perPage: $n) { totalCount } } } }`,
+      { n: 7 },
+    );
+    expect(response.data ?? null).toBeNull();
+    expect(response.errors?.map((error) => error.message)).toEqual(['createWebsite.query.websites: perPage must be one of 10, 25, 50, 100, got 7.']);
+    expect(stack.sandbox.log.count).toBe(0);
+    const search = await stack.gql<{ websites: { totalCount: number } }>('{ websites(search: "never-written") { totalCount } }');
+    expect(dataOf(search).websites.totalCount).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  FIXED_DASHBOARD,
   KEY_1,
   first,
   dataOf,
@@ -7,6 +8,7 @@ import {
   firstError,
   restCalls,
   useStack,
+  type FixedDashboardData,
   type WebsiteData,
   type PageInfoData,
 } from '../fixture.js';
@@ -287,17 +289,44 @@ describe('key forwarding', () => {
 
 describe('refused arguments', () => {
   it.each([
-    ['perPage 7', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-01", to: "2026-03-02", perPage: 7) { totalCount } }`, 'perPage', 'perPage must be one of 10, 25, 50, 100, got 7.'],
-    ['page 0', '{ websites(page: 0) { totalCount } }', 'page', 'page must be an integer from 1 to 1000000, got 0.'],
-    ['a malformed id', '{ website(id: "1 OR 1=1") { domain } }', 'id', 'id must be a positive integer id, got "1 OR 1=1".'],
-    ['to before from', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-02", to: "2026-03-01") { totalCount } }`, 'to', 'to (2026-03-01) must be on or after from (2026-03-02).'],
-    ['a long search', `{ websites(search: "${'x'.repeat(300)}") { totalCount } }`, 'search', 'search must be at most 255 characters, got 300.'],
-  ])('%s: BAD_USER_INPUT naming the argument, no upstream call', async (_name, query, argument, message) => {
+    ['perPage 7', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-01", to: "2026-03-02", perPage: 7) { totalCount } }`, 'stats', 'perPage', 'perPage must be one of 10, 25, 50, 100, got 7.'],
+    ['page 0', '{ websites(page: 0) { totalCount } }', 'websites', 'page', 'page must be an integer from 1 to 1000000, got 0.'],
+    ['a malformed id', '{ website(id: "1 OR 1=1") { domain } }', 'website', 'id', 'id must be a positive integer id, got "1 OR 1=1".'],
+    ['to before from', `{ stats(websiteId: "1", name: PAGE, from: "2026-03-02", to: "2026-03-01") { totalCount } }`, 'stats', 'to', 'to (2026-03-01) must be on or after from (2026-03-02).'],
+    ['a long search', `{ websites(search: "${'x'.repeat(300)}") { totalCount } }`, 'websites', 'search', 'search must be at most 255 characters, got 300.'],
+  ])('%s: BAD_USER_INPUT naming the field, the argument and the value, no upstream call', async (_name, query, field, argument, message) => {
     const response = await stack.gql<Record<string, unknown>>(query);
+    expect(response.data ?? null).toBeNull();
     expect(response.errors).toHaveLength(1);
     const error = firstError(response);
-    expect(error.message).toBe(message);
-    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+    expect(error.message).toBe(`${field}: ${message}`);
+    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument, field });
+    expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
+    expect(stack.sandbox.log.count).toBe(0);
+  });
+
+  it('one bad perPage in a dashboard refuses it whole: no website, no statistic, no upstream call', async () => {
+    const dashboard = FIXED_DASHBOARD.replace('perPage: 25', 'perPage: 7');
+    expect(dashboard).not.toBe(FIXED_DASHBOARD);
+    const response = await stack.gql<FixedDashboardData>(dashboard);
+    expect(response.data ?? null).toBeNull();
+    expect(response.errors?.map((error) => [error.message, error.extensions?.field])).toEqual([
+      ['website.browsers: perPage must be one of 10, 25, 50, 100, got 7.', 'website.browsers'],
+    ]);
+    expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
+    expect(stack.sandbox.log.count).toBe(0);
+    // The same dashboard, valid, is answered whole.
+    expect(dataOf(await stack.gql<FixedDashboardData>(FIXED_DASHBOARD)).website?.browsers.nodes.length).toBeGreaterThan(0);
+  });
+
+  it('to before from inside a website: refused before the website is read', async () => {
+    const response = await stack.gql<{ website: unknown }>(
+      'query($to: Date) { website(id: "1") { id domain pages: stats(name: PAGE, from: "2026-03-02", to: $to) { totalCount } } }',
+      { to: '2026-03-01' },
+    );
+    expect(response.data ?? null).toBeNull();
+    expect(firstError(response).message).toBe('website.pages: to (2026-03-01) must be on or after from (2026-03-02).');
+    expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { statsQuery } from '../../src/schema/stats.js';
 import { websiteListQuery } from '../../src/schema/website.js';
-import { normalizeDomain, parseCalendarDate, websiteWriteProblems } from '../../src/schema/validate.js';
+import { rangeProblems, resolveRange } from '../../src/schema/ranges.js';
+import { listArgumentsProblems, normalizeDomain, parseCalendarDate, shown, websiteWriteProblems } from '../../src/schema/validate.js';
 import { toWebsiteForm } from '../../src/upstream/api.js';
 import { statsQueryKey, websiteListKey } from '../../src/upstream/loaders.js';
 
@@ -79,15 +80,58 @@ describe('website writes', () => {
     ).toEqual({ domain: 'a.com', privacy: '1', password: 'p', email: '0', exclude_bots: '1', exclude_params: '', exclude_ips: '1.1.1.1\n2.2.2.2', favorite: '0' });
     expect(toWebsiteForm({})).toEqual({});
   });
-  it('checks create-only rules only on create', () => {
-    expect(websiteWriteProblems({ privacy: 'PASSWORD' }, false).map((p) => p.field.join('.'))).toEqual(['input.password']);
+  it('checks create-only rules only on create: privacy PASSWORD without a password is left to the install on update', () => {
+    // The install keeps a stored password (its rule is `sometimes` on update) and refuses PASSWORD without one.
+    expect(websiteWriteProblems({ privacy: 'PASSWORD' }, false)).toEqual([]);
     expect(websiteWriteProblems({ privacy: 'PASSWORD', password: 'x' }, false)).toEqual([]);
     expect(websiteWriteProblems({ privacy: 'PASSWORD' }, true).map((p) => p.field.join('.'))).toEqual(['input.domain', 'input.password']);
   });
-  it('bounds passwords and list entries', () => {
-    expect(websiteWriteProblems({ password: 'x'.repeat(129) }, false)).toHaveLength(1);
+  it('bounds passwords and list entries, naming the value (a password by its length only)', () => {
+    expect(websiteWriteProblems({ password: `s3cret${'x'.repeat(123)}` }, false)).toEqual([
+      { field: ['input', 'password'], message: 'password must be 1 to 128 characters, got 129.' },
+    ]);
     expect(websiteWriteProblems({ password: '' }, false)).toHaveLength(1);
-    expect(websiteWriteProblems({ excludeParams: Array.from({ length: 1001 }, () => 'p') }, false)[0]?.message).toContain('at most 1000');
-    expect(websiteWriteProblems({ excludeParams: ['ok', ' '] }, false)[0]?.field).toEqual(['input', 'excludeParams', '1']);
+    expect(websiteWriteProblems({ excludeParams: Array.from({ length: 1001 }, () => 'p') }, false)[0]?.message).toBe(
+      'excludeParams may hold at most 1000 entries, got 1001.',
+    );
+    expect(websiteWriteProblems({ excludeParams: ['ok', 'two\nlines'] }, false)).toEqual([
+      { field: ['input', 'excludeParams', '1'], message: 'excludeParams[1] must be a non-empty single line of at most 255 characters, got "two\\nlines".' },
+    ]);
+    expect(websiteWriteProblems({ domain: 'not a domain' }, true)[0]?.message).toContain('Got "not a domain".');
+  });
+});
+
+describe('range arguments', () => {
+  it.each([
+    [{ period: 'LAST_7_DAYS', from: '2026-03-01', to: '2026-03-02' }, 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with from 2026-03-01 and to 2026-03-02.'],
+    [{ period: 'LAST_7_DAYS', to: '2026-03-02' }, 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with to 2026-03-02.'],
+    [{}, 'from', 'Give a period, or from and to: got none of them.'],
+    [{ from: '2026-03-01', period: null }, 'to', 'Give both from and to (or a period): got from 2026-03-01 and no to.'],
+    [{ to: '2026-03-01' }, 'from', 'Give both from and to (or a period): got to 2026-03-01 and no from.'],
+    [{ from: '2026-03-02', to: '2026-03-01' }, 'to', 'to (2026-03-01) must be on or after from (2026-03-02).'],
+    [{ from: '2026-02-30', to: '2026-03-01' }, 'from', 'from must be a real calendar date written YYYY-MM-DD, got "2026-02-30".'],
+  ] as const)('%j: %s', (args, argument, message) => {
+    expect(rangeProblems(args)).toEqual([{ field: [argument], message }]);
+    expect(() => resolveRange(args, CLOCK)).toThrow(message);
+  });
+  it('accepts a period alone, or from and to in order', () => {
+    expect(rangeProblems({ period: 'TODAY', from: null, to: null })).toEqual([]);
+    expect(resolveRange({ period: 'TODAY' }, CLOCK)).toEqual({ from: '2026-03-15', to: '2026-03-15' });
+    expect(resolveRange({ from: '2026-03-01', to: '2026-03-01' }, CLOCK)).toEqual({ from: '2026-03-01', to: '2026-03-01' });
+  });
+});
+
+describe('list arguments', () => {
+  it('checks the defaulted values: an explicit null is the default, an empty search none', () => {
+    expect(listArgumentsProblems({ perPage: null, page: null, search: '' })).toEqual([]);
+    expect(listArgumentsProblems({ perPage: 7, page: 1_000_001, search: 'x'.repeat(256) }).map((problem) => problem.message)).toEqual([
+      'perPage must be one of 10, 25, 50, 100, got 7.',
+      'page must be an integer from 1 to 1000000, got 1000001.',
+      'search must be at most 255 characters, got 256.',
+    ]);
+  });
+  it('shows a long value cut short', () => {
+    expect(shown('x'.repeat(41))).toBe(`"${'x'.repeat(40)}…"`);
+    expect(shown('a"b')).toBe('"a\\"b"');
   });
 });
