@@ -64,9 +64,11 @@ export interface Config {
   /** The install's time zone: "today", for which statistics are settled. */
   upstreamTimeZone: string;
   persistedQueries: {
-    /** Automatic persisted queries kept per process, in documents and in bytes. */
+    /** Automatic persisted queries kept, in documents and in bytes (per process, or in Redis for all gateways). */
     maxEntries: number;
     maxBytes: number;
+    /** How long Redis keeps a registered document unused. */
+    redisTtlMs: number;
     /** A client-preset manifest of trusted documents (a file path), or null. */
     documentsPath: string | null;
     /** Run only the manifest's documents. */
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     persistedQueries: {
       maxEntries: read.int('APQ_MAX_ENTRIES', 1_000, 0, 1_000_000),
       maxBytes: read.int('APQ_MAX_BYTES', 4 * 1024 * 1024, 0, 1024 ** 3),
+      redisTtlMs: read.int('APQ_REDIS_TTL_S', 86_400, 60, 604_800) * 1000,
       documentsPath: read.string('PERSISTED_DOCUMENTS', '') || null,
       trustedOnly: read.bool('TRUSTED_DOCUMENTS_ONLY', false),
     },

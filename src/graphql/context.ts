@@ -98,13 +98,19 @@ export function createContext(
     return limit(() => {
       usage.upstreamCalls++;
       const { method, path, query, form, notFoundMessage } = call;
-      return client.send({ method, path, query, form, notFoundMessage, authorization, signal: callerGone(), deadline, onRateLimit });
+      const sent = client.send({ method, path, query, form, notFoundMessage, authorization, signal: callerGone(), deadline, onRateLimit });
+      // Reads go through the cache, which sees their answers; a write's success tells it the key is accepted.
+      if (method === 'GET') return sent;
+      return sent.then((response) => {
+        cache.answered();
+        return response;
+      });
     });
   };
 
   // Re-validating a key costs the cheapest read there is: the first page of its websites.
   const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
-  const cache = upstream.cache.forRequest('problem' in auth ? null : auth.authorization, validate);
+  const cache = upstream.cache.forRequest('problem' in auth ? null : auth.authorization, validate, request.signal);
   usage.cache = cache.usage;
   return { loaders: createLoaders(send, upstream.statNames, cache), cache, clock: upstream.clock, send, lookahead: new Map(), usage };
 }

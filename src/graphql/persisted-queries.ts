@@ -1,14 +1,16 @@
 // Persisted queries, two kinds, one store. Automatic persisted queries (APQ, the protocol of Apollo
 // Client's persisted-query link and urql's persistedExchange): a client sends a document's SHA-256
 // alone; on PersistedQueryNotFound it sends the document with its hash, which the gateway checks and
-// keeps, per process, in a store bounded in entries and bytes (least recently used out first).
+// keeps, per process, in a store bounded in entries and bytes (least recently used out first). A
+// document is kept only once the request that sent it ran and the install accepted its key: a stranger,
+// or a key the install refuses, can send documents but not fill the store (in memory or in Redis).
 // Trusted documents: a manifest of the documents a frontend was built with (GraphQL Code Generator's
 // client-preset writes it, `{ "sha256:<hex>": "<document>" }`), run by hash; when configured, no
 // other document runs at all.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
-import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 export interface PersistedQueryOptions {
   /** Most documents APQ keeps (APQ_MAX_ENTRIES; default 1000). */
@@ -21,6 +23,11 @@ export interface PersistedQueryOptions {
   trustedOnly?: boolean;
   /** Where registered documents go instead of this process's bounded store (Redis, shared by gateways). */
   registry?: DocumentRegistry;
+  /**
+   * Whether the install accepted the key of the request whose context this is, asked once its operation
+   * has run; a registration is kept only then. Default: never (nothing registered).
+   */
+  keyAccepted?: (context: object) => boolean;
 }
 
 /** A shared home for registered documents; failures make a document unknown, never a request fail. */
@@ -107,21 +114,45 @@ export function usePersistedQueries({
   manifest = new Map(),
   trustedOnly = false,
   registry,
+  keyAccepted = () => false,
 }: PersistedQueryOptions = {}): Plugin[] {
   const local = new BoundedDocumentStore(maxEntries, maxBytes);
   const registered: DocumentRegistry = registry ?? {
     get: async (hash) => local.get(hash),
     set: async (hash, document) => local.set(hash, document),
   };
+  // The APQ plugin checks the hash of a document sent with one; keeping it waits for the verdict on the
+  // key (`registration` below), so its own `set` keeps nothing.
   const store = {
     get: async (hash: string) => manifest.get(hash) ?? (await registered.get(hash).catch(() => undefined)) ?? null,
-    // Trusted-only: nothing a client sends is kept, or a hash could smuggle a document in later.
-    set: async (hash: string, document: string) => {
-      if (!trustedOnly && !manifest.has(hash)) await registered.set(hash, document).catch(() => undefined);
-    },
+    set: async () => undefined,
   };
   // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.
   const apq = useAPQ({ store, responseConfig: { forceStatusCodeOk: true } });
+  // Documents sent with their hash (checked by then: the APQ plugin runs first), by request.
+  const sent = new WeakMap<Request, { hash: string; document: string }>();
+  const registration: Plugin = {
+    onParams({ params, request }) {
+      const persisted = (params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | undefined)?.persistedQuery;
+      if (typeof params.query !== 'string' || typeof persisted?.sha256Hash !== 'string') return;
+      if (manifest.has(persisted.sha256Hash)) return;
+      sent.set(request, { hash: persisted.sha256Hash, document: params.query });
+    },
+    onExecute({ args }) {
+      const context = args.contextValue as { request?: Request };
+      const document = context.request === undefined ? undefined : sent.get(context.request);
+      if (document === undefined) return undefined;
+      const keep = (): void => {
+        if (keyAccepted(context)) void registered.set(document.hash, document.document).catch(() => undefined);
+      };
+      return {
+        onExecuteDone({ result }) {
+          if (!isAsyncIterable(result)) return keep();
+          return { onEnd: keep };
+        },
+      };
+    },
+  };
   // GraphQL over HTTP's persisted documents: `documentId: "sha256:<hex>"` in place of the query.
   const documentIds: Plugin = {
     onParams({ params, setParams }) {
@@ -139,7 +170,8 @@ export function usePersistedQueries({
       setParams({ ...rest, query: document });
     },
   };
-  if (!trustedOnly) return [documentIds, apq];
+  // Trusted-only: nothing a client sends is kept, or a hash could smuggle a document in later.
+  if (!trustedOnly) return [documentIds, apq, registration];
   const trustedHashes = new Set(manifest.keys());
   const guard: Plugin = {
     onParams({ params }) {

@@ -132,8 +132,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
 }
 
-const PERSISTED_DOCUMENT_LIFETIME_MS = 7 * 86_400_000;
-
 /** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
 function createCache(
   config: Config,
@@ -151,18 +149,15 @@ function createCache(
     logger.warn({ operation, error: error instanceof Error ? error.message : String(error) }, 'cache store failed: reading from the upstream');
   };
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
+  // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
+  // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
+  const { persistedQueries: pq } = config;
+  const bound = { maxEntries: pq.maxEntries, maxBytes: pq.maxBytes, lifetimeMs: pq.redisTtlMs };
   const documentRegistry: DocumentRegistry | undefined = redis
     ? {
-        get: async (hash) => {
-          const record = await redis.get(`apq:${hash}`).catch((error: unknown) => onStoreError('apq get', error));
-          return typeof record?.value === 'string' ? record.value : undefined;
-        },
+        get: async (hash) => (await redis.document(hash, bound).catch((error: unknown) => onStoreError('apq get', error))) ?? undefined,
         set: async (hash, document) => {
-          // The store's clock: the store turns staleUntil into Redis's expiry with `now` (with
-          // Date.now() here, a clock ahead of it made every document expire at once).
-          const at = (now ?? Date.now)();
-          const lifetime = { freshUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS, staleUntil: at + PERSISTED_DOCUMENT_LIFETIME_MS };
-          await redis.set(`apq:${hash}`, { value: document, ...lifetime }).catch((error: unknown) => onStoreError('apq set', error));
+          await redis.keepDocument(hash, document, bound).catch((error: unknown) => onStoreError('apq set', error));
         },
       }
     : undefined;

@@ -5,18 +5,24 @@
 // requests with the same key: the cache key holds a keyed hash (HMAC) of the key, never the key.
 //
 // Rules that keep it honest:
-// - Revocation: a cached answer is given only while the upstream has accepted the key within
-//   `keyRecheckMs`; past that, one upstream call re-validates it first, and a 401 drops the key's entries.
+// - Revocation: a cached answer, fresh or stale, is given only while the upstream has accepted the
+//   key within `keyRecheckMs` (its `seen` mark); past that, one upstream call re-validates it first,
+//   whose verdict every request waiting on it gets (an outage included: no answer from the cache
+//   then), and a 401 drops the key's entries. A call cancelled because its client left is no verdict
+//   and no outage: who waited on it makes it again.
 // - Stale on failure: when the upstream cannot answer (429, 5xx, timeout, open breaker), an entry up
 //   to `maxStaleMs` past its lifetime answers instead, flagged stale.
 // - Coalescing: concurrent identical reads with the same key share one upstream call, whichever
 //   requests they came from.
+// - Nothing read before a write or a revocation is stored after it: the store checks the key's
+//   counters as the request read them, in the same step as the write (cache-store.ts), on any gateway.
+// - A page of statistics is stored only once the same request read its website with the same key.
 // - A store that fails or is slow never fails a request: the read goes to the upstream.
 import { createHmac } from 'node:crypto';
 import { dayIn } from '../analytics/calendar.js';
 import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
 import { GatewayError } from '../errors.js';
-import type { CacheRecord, CacheStore } from './cache-store.js';
+import type { CacheRecord, CacheStore, CounterGuard } from './cache-store.js';
 import { statsQueryKey, websiteListKey } from './loaders.js';
 
 export interface CacheOptions {
@@ -54,33 +60,65 @@ export interface CacheUsage {
 export interface RequestCache {
   website(id: string, fetch: () => Promise<Website>): Promise<Website>;
   websitePage(query: WebsiteListQuery, fetch: () => Promise<Page<Website>>): Promise<Page<Website>>;
-  statPage(query: StatsQuery, fetch: () => Promise<Page<Stat>>): Promise<Page<Stat>>;
+  /**
+   * `owned` is this request's read of the page's website: the page is stored only once that read
+   * succeeded, since some installs serve any website's statistics to any key.
+   */
+  statPage(query: StatsQuery, fetch: () => Promise<Page<Stat>>, owned: () => Promise<unknown>): Promise<Page<Stat>>;
   /** After a write to a website: drop it and the key's lists. */
   written(websiteId: string | null): Promise<void>;
+  /** The install answered a write made with this key with a success (reads through the cache count by themselves). */
+  answered(): void;
   readonly usage: CacheUsage;
+  /**
+   * True once, in this request, the install answered this key with a success, or the key's `seen`
+   * mark (the install accepted it within KEY_RECHECK_S) was found.
+   */
+  readonly keyAccepted: boolean;
 }
 
-/** Failures during which a stale entry answers instead. */
+/** Failures during which a stale entry answers instead (for a key the install accepted lately). */
 function isOutage(error: unknown): boolean {
   if (!(error instanceof GatewayError)) return false;
   if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
   return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
 }
 
-/**
- * A failure without an answer from the upstream (no status) that is not a timeout: above all, the
- * request whose call others joined went away and its call was aborted; also an open breaker or a
- * refused connection, which a second try finds at once.
- */
-const isLeft = (error: unknown): boolean =>
-  error instanceof GatewayError && error.code === 'UPSTREAM_UNAVAILABLE' && error.details.upstreamStatus === undefined;
-
 const isRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
 
+/** A request's view of its key in the store: read once, before its first upstream read. */
+interface Scope {
+  keyId: string;
+  generation: number;
+  prefix: string;
+  /** The key's lists counter as this request knows it: part of a list entry's name. */
+  lists: number;
+  /** What a record read now stays storable under: the key's generation, which a 401 moves on. */
+  guard: CounterGuard;
+  /** The same and the key's lists counter, which every write moves on: for websites and lists. */
+  listsGuard: CounterGuard;
+}
+
+/** One kind of entry, as `read` caches it. */
+interface Entry {
+  kind: string;
+  key: string;
+  lifetimeMs: number;
+  /** Websites and lists: a write drops them. */
+  droppedByWrites: boolean;
+  /** Stored only once this succeeds (a page of statistics: its website's read). */
+  owned?: () => Promise<unknown>;
+}
+
+/** What a key's re-check found, given to every request that waited on it. */
+type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned: boolean };
 
 export interface ResponseCache {
-  /** The cache of one request made with `authorization`; `validate` is one cheap upstream read. */
-  forRequest(authorization: string | null, validate: () => Promise<unknown>): RequestCache;
+  /**
+   * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
+   * `signal` is aborted when the request's client goes away (its calls are then cancelled).
+   */
+  forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache;
   close(): Promise<void>;
 }
 
@@ -88,7 +126,13 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
   const { store } = options;
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<CacheRecord>>();
-  const validating = new Map<string, Promise<void>>();
+  const validating = new Map<string, Promise<Verdict>>();
+  /**
+   * Failures of shared calls cancelled because the request that made them went away: they say
+   * nothing of the upstream or of the key, so the requests that joined them make the call again.
+   */
+  const abandoned = new WeakSet<object>();
+  const isAbandoned = (error: unknown): boolean => typeof error === 'object' && error !== null && abandoned.has(error);
 
   /** A store call that cannot fail the request: undefined (a miss) when the store fails. */
   async function safely<T>(operation: string, call: () => Promise<T>): Promise<T | undefined> {
@@ -108,19 +152,22 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     if (await safely('marked', () => store.marked(`has:${keyId}`))) await safely('bump', () => store.bump(`gen:${keyId}`));
   }
 
-  function forRequest(authorization: string | null, validate: () => Promise<unknown>): RequestCache {
+  function forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
+    let keyAccepted = false;
+    /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
+    const left = (): boolean => signal?.aborted === true;
     // Real time, not `now` (which tests pin): the budget is about waiting.
     const budgetEnd = performance.now() + (options.storeBudgetMs ?? Number.POSITIVE_INFINITY);
     /** A store read on the request's path, within what is left of its budget; undefined past it. */
     const ask = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-      const left = budgetEnd - performance.now();
-      if (left <= 0) return Promise.resolve(undefined);
-      if (!Number.isFinite(left)) return safely(operation, call);
+      const remaining = budgetEnd - performance.now();
+      if (remaining <= 0) return Promise.resolve(undefined);
+      if (!Number.isFinite(remaining)) return safely(operation, call);
       return safely(operation, () => {
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the store took longer than this request's ${options.storeBudgetMs} ms`)), left);
+          timer = setTimeout(() => reject(new Error(`the store took longer than this request's ${options.storeBudgetMs} ms`)), remaining);
         });
         return Promise.race([call(), late]).finally(() => clearTimeout(timer));
       });
@@ -130,8 +177,13 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
     };
 
-    // The key's id and generations, read once per request.
-    let scope: Promise<{ keyId: string; prefix: string; lists: string } | null> | undefined;
+    const scopeWith = (keyId: string, generation: number, lists: number): Scope => {
+      const guard = { [`gen:${keyId}`]: generation };
+      return { keyId, generation, prefix: `c:${keyId}:${generation}`, lists, guard, listsGuard: { ...guard, [`lists:${keyId}`]: lists } };
+    };
+
+    // The key's id and counters, read once per request, before its first upstream read.
+    let scope: Promise<Scope | null> | undefined;
     const scopeOf = () =>
       (scope ??= (async () => {
         if (authorization === null) return null;
@@ -143,38 +195,90 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
           ask('counter', () => store.counter(`lists:${keyId}`)),
         ]);
         if (generation === undefined || lists === undefined) return null;
-        return { keyId, prefix: `c:${keyId}:${generation}`, lists: `l${lists}` };
+        return scopeWith(keyId, generation, lists);
       })());
+
+    let seenMark: Promise<boolean> | undefined;
+    /**
+     * Has the install accepted this key within KEY_RECHECK_S: in this request, or by its `seen` mark?
+     * Before a cached answer the store is asked within the request's budget; after a failed upstream
+     * call (which may have outlasted it: a timeout) within the store's own timeout.
+     */
+    const acceptedLately = async (keyId: string, lookup: typeof ask = ask): Promise<boolean> => {
+      if (keyAccepted) return true;
+      seenMark ??= lookup('marked', () => store.marked(`seen:${keyId}`)).then((marked) => marked === true);
+      if (await seenMark) keyAccepted = true;
+      return keyAccepted;
+    };
+
+    /** One upstream call that re-validates the key, made for every request that waits on it. */
+    async function recheck(keyId: string): Promise<Verdict> {
+      try {
+        await validate();
+        void safely('mark', () => store.mark(`seen:${keyId}`, options.keyRecheckMs));
+        return { accepted: true };
+      } catch (error) {
+        if (left()) return { accepted: false, error, abandoned: true };
+        if (isRevoked(error)) await dropEntriesOf(keyId);
+        return { accepted: false, error, abandoned: false };
+      }
+    }
 
     let accepted: Promise<void> | undefined;
-    /** Before the first cached answer: has the upstream accepted this key lately? Else ask it once. */
+    /**
+     * Before the first cached answer: has the install accepted this key lately? Else ask it once, or
+     * wait for the re-check another request is making. Its verdict stands for every request that
+     * waited on it, an outage included (the key then gets no cached answer: nothing says it is still
+     * valid); only a re-check cancelled because its own client left is made again.
+     */
     const ensureAccepted = (keyId: string): Promise<void> =>
       (accepted ??= (async () => {
-        if (await ask('marked', () => store.marked(`seen:${keyId}`))) return;
-        let pending = validating.get(keyId);
-        if (pending === undefined) {
-          pending = (async () => {
-            try {
-              await validate();
-              await safely('mark', () => store.mark(`seen:${keyId}`, options.keyRecheckMs));
-            } catch (error) {
-              if (isRevoked(error)) await dropEntriesOf(keyId);
-              // An outage says nothing about the key: the cached answer stands.
-              if (!isOutage(error)) throw error;
-            }
-          })().finally(() => validating.delete(keyId));
-          validating.set(keyId, pending);
+        if (await acceptedLately(keyId)) return;
+        for (;;) {
+          let pending = validating.get(keyId);
+          const joined = pending !== undefined;
+          if (pending === undefined) {
+            pending = recheck(keyId).finally(() => validating.delete(keyId));
+            validating.set(keyId, pending);
+          }
+          const verdict = await pending;
+          if (verdict.accepted) {
+            keyAccepted = true;
+            return;
+          }
+          if (joined && verdict.abandoned && !left()) continue;
+          throw verdict.error;
         }
-        await pending;
       })());
 
-    async function read<T>(kind: string, key: string, lifetimeMs: number, fetch: () => Promise<T>): Promise<T> {
+    /**
+     * Stores what a read brought, after the answer (which does not wait for the store): once `owned`
+     * (if any) succeeded, and only if no write or revocation moved the guard's counters since this
+     * request read them (checked in the store itself, whichever gateway wrote).
+     */
+    async function keep(scoped: Scope, fullKey: string, record: CacheRecord, guard: CounterGuard, owned?: () => Promise<unknown>) {
+      if (owned !== undefined) {
+        try {
+          await owned();
+        } catch {
+          return;
+        }
+      }
+      // Said before the record is there: what a 401 or a write must drop, for as long as any record can live.
+      await safely('mark', () => store.mark(`has:${scoped.keyId}`, options.settledMs + options.maxStaleMs));
+      await safely('set', () => store.set(fullKey, record, guard));
+    }
+
+    async function read<T>(entry: Entry, fetch: () => Promise<T>): Promise<T> {
       const scoped = await scopeOf();
       if (scoped === null) {
         usage.misses++; // no key, or no store: straight to the upstream
-        return fetch();
+        const value = await fetch();
+        keyAccepted = true;
+        return value;
       }
-      const fullKey = `${scoped.prefix}:${kind}:${key}`;
+      const { lifetimeMs } = entry;
+      const fullKey = `${scoped.prefix}:${entry.kind}:${entry.key}`;
       const cached = await ask('get', () => store.get(fullKey));
       if (cached !== undefined && cached.freshUntil > now()) {
         await ensureAccepted(scoped.keyId);
@@ -182,23 +286,27 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         used(cached);
         return cached.value as T;
       }
-      // Join the call in flight for this entry, or make it. A joined call that failed because the
-      // request that made it left is made again (once, and shared again): it says nothing of the upstream.
-      for (let attempt = 1; ; attempt++) {
+      // Join the call in flight for this entry, or make it. A joined call cancelled because the
+      // request that made it left is made again (and shared again): it says nothing of the upstream.
+      for (;;) {
         let shared = inFlight.get(fullKey);
         const coalesced = shared !== undefined;
         if (shared === undefined) {
           let own: Promise<CacheRecord> | undefined;
           own = (async () => {
-            const value = await fetch();
+            let value: T;
+            try {
+              value = await fetch();
+            } catch (error) {
+              if (left() && typeof error === 'object' && error !== null) abandoned.add(error); // for who joined it
+              throw error;
+            }
             const at = now();
             const record: CacheRecord = { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + options.maxStaleMs };
-            // Written in the background: the answer does not wait for the store. Not when a write
-            // dropped this call meanwhile (`written`): its answer may be from before the write.
+            // Not when a write in this process dropped this call meanwhile (`written`): its answer may
+            // be from before the write. A write through another gateway is the store's guard's to catch.
             if (inFlight.get(fullKey) === own) {
-              void safely('set', () => store.set(fullKey, record));
-              // Says the key has entries for as long as any can live: what a 401 or a write must drop.
-              void safely('mark', () => store.mark(`has:${scoped.keyId}`, options.settledMs + options.maxStaleMs));
+              void keep(scoped, fullKey, record, entry.droppedByWrites ? scoped.listsGuard : scoped.guard, entry.owned);
             }
             void safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs));
             return record;
@@ -210,14 +318,17 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         }
         try {
           const record = await shared;
+          keyAccepted = true;
           if (coalesced) usage.hits++;
           else usage.misses++;
           used(record);
           return record.value as T;
         } catch (error) {
-          if (coalesced && attempt === 1 && isLeft(error)) continue;
+          if (coalesced && !left() && isAbandoned(error)) continue;
           if (isRevoked(error)) await dropEntriesOf(scoped.keyId);
-          if (cached !== undefined && isOutage(error) && cached.staleUntil > now()) {
+          // Stale only for a key the install accepted within KEY_RECHECK_S: an outage says nothing
+          // of the key, and a longer one must not serve a revoked key for ever.
+          if (cached !== undefined && !left() && isOutage(error) && cached.staleUntil > now() && (await acceptedLately(scoped.keyId, safely))) {
             usage.stale++;
             usage.freshForS = 0;
             return cached.value as T;
@@ -230,30 +341,39 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
     return {
       usage,
-      website: (id, fetch) => read('w', id, options.recentMs, fetch),
+      get keyAccepted() {
+        return keyAccepted;
+      },
+      website: (id, fetch) => read({ kind: 'w', key: id, lifetimeMs: options.recentMs, droppedByWrites: true }, fetch),
       websitePage: async (query, fetch) => {
         const scoped = await scopeOf();
-        return read(`${scoped?.lists ?? 'l'}`, websiteListKey(query), options.recentMs, fetch);
+        return read({ kind: `l${scoped?.lists ?? ''}`, key: websiteListKey(query), lifetimeMs: options.recentMs, droppedByWrites: true }, fetch);
       },
-      statPage: (query, fetch) => {
+      statPage: (query, fetch, owned) => {
         const settled = query.to < dayIn(options.timeZone, now());
-        return read('s', statsQueryKey(query), settled ? options.settledMs : options.recentMs, fetch);
+        const lifetimeMs = settled ? options.settledMs : options.recentMs;
+        return read({ kind: 's', key: statsQueryKey(query), lifetimeMs, droppedByWrites: false, owned }, fetch);
+      },
+      answered() {
+        keyAccepted = true;
+        void scopeOf().then((scoped) => scoped && safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs)));
       },
       async written(websiteId) {
         const scoped = await scopeOf();
         if (scoped === null) return;
         // A read of the website in flight may answer from before the write: later reads do not join it.
         if (websiteId !== null) inFlight.delete(`${scoped.prefix}:w:${websiteId}`);
-        // A key with no entries has nothing to drop, and gets no counter in the store (unless a read
-        // is in flight, which may be about to add one from before the write).
-        if (inFlight.size === 0 && !(await safely('marked', () => store.marked(`has:${scoped.keyId}`)))) return;
+        // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
+        // is in flight here, or the install accepted the key (a read of it may be in flight on another
+        // gateway): either may be about to store what it read before the write.
+        if (!keyAccepted && inFlight.size === 0 && !(await safely('marked', () => store.marked(`has:${scoped.keyId}`)))) return;
         const [, lists] = await Promise.all([
           websiteId === null ? undefined : safely('delete', () => store.delete(`${scoped.prefix}:w:${websiteId}`)),
           safely('bump', () => store.bump(`lists:${scoped.keyId}`)),
         ]);
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
         // generation it read before; if the store could not bump it, it reads from the upstream.
-        scope = Promise.resolve(lists === undefined ? null : { ...scoped, lists: `l${lists}` });
+        scope = Promise.resolve(lists === undefined ? null : scopeWith(scoped.keyId, scoped.generation, lists));
       },
     };
   }
@@ -265,16 +385,25 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 export const NO_CACHE: ResponseCache = {
   forRequest: () => {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
-    const miss = <T>(fetch: () => Promise<T>): Promise<T> => {
+    let keyAccepted = false;
+    const miss = async <T>(fetch: () => Promise<T>): Promise<T> => {
       usage.misses++;
-      return fetch();
+      const value = await fetch();
+      keyAccepted = true;
+      return value;
     };
     return {
       usage,
+      get keyAccepted() {
+        return keyAccepted;
+      },
       website: (_id, fetch) => miss(fetch),
       websitePage: (_query, fetch) => miss(fetch),
       statPage: (_query, fetch) => miss(fetch),
       written: async () => undefined,
+      answered() {
+        keyAccepted = true;
+      },
     };
   },
   close: async () => undefined,

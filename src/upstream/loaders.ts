@@ -60,6 +60,11 @@ export function createLoaders(send: Send, statNames: StatNames, cache: RequestCa
     page.nodes.forEach(prime);
     return page;
   }, websiteListKey);
-  const statPage = perKey((query: StatsQuery) => cache.statPage(query, () => fetchStatPage(send, statNames, query)), statsQueryKey);
+  // Stored only once this request read the page's website: the look-ahead and Query.stats start both
+  // together, other paths have read it before, so waiting for it costs no upstream call.
+  const statPage = perKey(
+    (query: StatsQuery) => cache.statPage(query, () => fetchStatPage(send, statNames, query), () => website.load(query.websiteId)),
+    statsQueryKey,
+  );
   return { website, websitePage, statPage, prime };
 }

@@ -168,6 +168,37 @@ describe('automatic persisted queries (fetch)', () => {
 
 // --- APQ: the store's bound -------------------------------------------------------------------
 
+interface WebsiteIdData {
+  website: { id: string };
+}
+
+describe('APQ registrations are kept only for a key the install accepted', () => {
+  const stack = useStack();
+  const query = (name: string) => `query Kept${name} { website(id: "1") { id } }`;
+
+  it('keeps nothing sent with no key, with a key the install refuses, or by an operation that never reached the install', async () => {
+    const cases: [string, Record<string, string>][] = [
+      ['NoKey', {}],
+      ['Refused', { authorization: 'Bearer not-a-real-key' }],
+    ];
+    for (const [name, headers] of cases) {
+      const response = await postGraphQL(stack.endpoint, { query: query(name), extensions: persisted(sha256(query(name))) }, headers);
+      expect(firstError(response).extensions?.code).toBe('UNAUTHENTICATED');
+      expectNotFound(await post(stack, { extensions: persisted(sha256(query(name))) }));
+    }
+    // With a good key but no upstream call (nothing said the install accepts it): not kept either.
+    const typename = 'query KeptTypename { __typename }';
+    expect(dataOf(await post<{ __typename: string }>(stack, { query: typename, extensions: persisted(sha256(typename)) })).__typename).toBe('Query');
+    expectNotFound(await post(stack, { extensions: persisted(sha256(typename)) }));
+  });
+
+  it('keeps a document once its operation ran and the install accepted the key', async () => {
+    const accepted = query('Accepted');
+    expect(dataOf(await post<WebsiteIdData>(stack, { query: accepted, extensions: persisted(sha256(accepted)) })).website.id).toBe('1');
+    expect(dataOf(await post<WebsiteIdData>(stack, { extensions: persisted(sha256(accepted)) })).website.id).toBe('1');
+  });
+});
+
 describe('APQ_MAX_ENTRIES', () => {
   describe('2', () => {
     const stack = useStack({ env: { APQ_MAX_ENTRIES: '2' } });
@@ -195,22 +226,22 @@ describe('APQ_MAX_ENTRIES', () => {
     const stack = useStack();
 
     it('keeps 1000 documents; the 1001st evicts the oldest', async () => {
-      // Documents that make no upstream call, so 1001 of them take a second.
-      const documents = Array.from({ length: 1001 }, (_, i) => `query Default${i} { __typename }`);
-      const register = (query: string) => post<{ __typename: string }>(stack, { query, extensions: persisted(sha256(query)) });
+      // Documents with one upstream read each: a document is kept once the install accepted the key.
+      const documents = Array.from({ length: 1001 }, (_, i) => `query Default${i} { website(id: "1") { id } }`);
+      const register = (query: string) => post<WebsiteIdData>(stack, { query, extensions: persisted(sha256(query)) });
       for (let i = 0; i < 1000; i += 50) {
         const batch = await Promise.all(documents.slice(i, i + 50).map(register));
-        for (const response of batch) expect(dataOf(response).__typename).toBe('Query');
+        for (const response of batch) expect(dataOf(response).website.id).toBe('1');
       }
-      const byHash = (i: number) => post<{ __typename: string }>(stack, { extensions: persisted(sha256(present(documents[i], `document ${i}`))) });
+      const byHash = (i: number) => post<WebsiteIdData>(stack, { extensions: persisted(sha256(present(documents[i], `document ${i}`))) });
       // All 1000 are kept (read from the newest down, so no read refreshes one that is checked later).
-      for (let i = 999; i >= 0; i -= 111) expect(dataOf(await byHash(i)).__typename).toBe('Query');
-      expect(dataOf(await byHash(0)).__typename).toBe('Query');
+      for (let i = 999; i >= 0; i -= 111) expect(dataOf(await byHash(i)).website.id).toBe('1');
+      expect(dataOf(await byHash(0)).website.id).toBe('1');
       // Document 0 was just used: the 1001st evicts the least recently used, document 1.
       await register(present(documents[1000], 'document 1000'));
       expectNotFound(await byHash(1));
-      expect(dataOf(await byHash(0)).__typename).toBe('Query');
-      expect(dataOf(await byHash(1000)).__typename).toBe('Query');
+      expect(dataOf(await byHash(0)).website.id).toBe('1');
+      expect(dataOf(await byHash(1000)).website.id).toBe('1');
     });
   });
 });

@@ -1,5 +1,6 @@
-// MemoryCacheStore on its own: an LRU bounded by bytes (each record counted as its key and JSON),
-// records gone past their stale lifetime, counters, marks with a lifetime, and a per-process secret.
+// MemoryCacheStore on its own: an LRU bounded by what its records cost in V8's heap (each held as its
+// JSON text), records gone past their stale lifetime, sets guarded by counters, counters, marks with a
+// lifetime, and a per-process secret.
 // (The Redis store has its own suite: test/upstream/redis.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { MemoryCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
@@ -24,12 +25,21 @@ const recordOf = (value: unknown, freshMs = 60_000, staleMs = 600_000): CacheRec
   staleUntil: T0 + freshMs + staleMs,
 });
 
-/** What the store counts for a record: its key, its value as JSON, and 32 for the lifetimes. */
-const costOf = (key: string, value: unknown): number => key.length + JSON.stringify(value).length + 32;
+/** The bytes a record costs besides its key and text: its objects and its entry in the map. */
+const OVERHEAD = 200;
+
+/**
+ * What the store counts for a record: its key, its value's JSON text as V8 holds it (a byte a
+ * character, two when any is beyond Latin-1), and the overhead.
+ */
+function costOf(key: string, value: unknown): number {
+  const text = JSON.stringify(value);
+  return key.length + (/[^\u0000-\u00ff]/.test(text) ? 2 : 1) * text.length + OVERHEAD;
+}
 
 /** A value whose record costs exactly `bytes` under `key`. */
 function valueCosting(key: string, bytes: number): string {
-  const padding = bytes - key.length - 32 - 2; // the JSON string's quotes
+  const padding = bytes - key.length - OVERHEAD - 2; // the JSON string's quotes
   if (padding < 0) throw new Error(`${bytes} bytes is too small for key ${key}`);
   return 'x'.repeat(padding);
 }
@@ -86,6 +96,43 @@ describe('MemoryCacheStore: records', () => {
   });
 });
 
+describe('MemoryCacheStore: records held as text', () => {
+  it('a hit gets a value of its own: changing it changes nothing held', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await store.set('a', recordOf({ nodes: [{ value: 'x', count: 1 }] }));
+    const first = (await store.get('a'))?.value as { nodes: { value: string; count: number }[] };
+    first.nodes[0]!.count = 99;
+    first.nodes.push({ value: 'y', count: 2 });
+    expect((await store.get('a'))?.value).toEqual({ nodes: [{ value: 'x', count: 1 }] });
+  });
+
+  it('a text with characters beyond Latin-1 counts two bytes a character (as V8 holds it); Latin-1 one', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    const latin1 = { value: '/café-déjà-vu' };
+    const wide = { value: '/日本語のページ' };
+    await store.set('latin1', recordOf(latin1));
+    expect(store.size.bytes).toBe('latin1'.length + JSON.stringify(latin1).length + OVERHEAD);
+    await store.set('wide', recordOf(wide));
+    expect(store.size.bytes).toBe(costOf('latin1', latin1) + 'wide'.length + 2 * JSON.stringify(wide).length + OVERHEAD);
+  });
+});
+
+describe('MemoryCacheStore: sets guarded by counters', () => {
+  it('stores only while every counter of the guard still has its value (unset counts 0)', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    await store.bump('gen:k');
+    expect(await store.set('a', recordOf('v1'), { 'gen:k': 1, 'lists:k': 0 })).toBe(true);
+    expect((await store.get('a'))?.value).toBe('v1');
+    await store.bump('lists:k'); // a write: what was read before it is not stored after it
+    expect(await store.set('a', recordOf('v2'), { 'gen:k': 1, 'lists:k': 0 })).toBe(false);
+    expect((await store.get('a'))?.value).toBe('v1');
+    expect(store.size).toEqual({ entries: 1, bytes: costOf('a', 'v1') });
+    expect(await store.set('a', recordOf('v3'), { 'gen:k': 1, 'lists:k': 1 })).toBe(true);
+    expect((await store.get('a'))?.value).toBe('v3');
+    expect(await store.set('b', recordOf('w'))).toBe(true); // no guard: stored
+  });
+});
+
 describe('MemoryCacheStore: bounded by bytes, least recently used first', () => {
   it('evicts the oldest records once the bound is passed, and never holds more than the bound', async () => {
     const store = new MemoryCacheStore(1_000, manualClock().now);
@@ -117,13 +164,13 @@ describe('MemoryCacheStore: bounded by bytes, least recently used first', () => 
   });
 
   it('a record as large as the bound fits; one larger is not stored and evicts nothing', async () => {
-    const store = new MemoryCacheStore(500, manualClock().now);
-    await store.set('small', recordOf(valueCosting('small', 100)));
-    await store.set('huge', recordOf(valueCosting('huge', 501)));
+    const store = new MemoryCacheStore(1_000, manualClock().now);
+    await store.set('small', recordOf(valueCosting('small', 300)));
+    expect(await store.set('huge', recordOf(valueCosting('huge', 1_001)))).toBe(false);
     expect(await store.get('huge')).toBeUndefined();
-    expect(store.size).toEqual({ entries: 1, bytes: 100 });
-    await store.set('exact', recordOf(valueCosting('exact', 500)));
-    expect(store.size).toEqual({ entries: 1, bytes: 500 });
+    expect(store.size).toEqual({ entries: 1, bytes: 300 });
+    expect(await store.set('exact', recordOf(valueCosting('exact', 1_000)))).toBe(true);
+    expect(store.size).toEqual({ entries: 1, bytes: 1_000 });
     expect(await store.get('exact')).toBeDefined();
   });
 

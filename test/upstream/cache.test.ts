@@ -432,15 +432,151 @@ describe('revocation', () => {
     expect(after.calls).toEqual([WEBSITE_CALL('1')]);
   });
 
-  it('re-validation during an outage: the cached answer stands', async () => {
+  it('during an outage: within KEY_RECHECK_S the cached answer stands; past it the re-check fails and so does the answer', async () => {
     const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '10', UPSTREAM_MAX_ATTEMPTS: '1' });
-    await ask(stack, WEBSITE('1'));
-    clock.advance(11);
-    stack.sandbox.scriptFaults([{ kind: 'status', status: 503 }]);
-    const answer = await ask<IdDomain>(stack, WEBSITE('1'));
-    expect(answer.calls).toEqual([VALIDATION_CALL]);
-    expect(dataOf(answer.response).website?.domain).toBe('acme-analytics.com');
-    expect(answer.cache).toEqual({ hits: 1, misses: 0, stale: 0 });
+    const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    clock.advance(9);
+    stack.sandbox.setKnobs({ faultRate: 1 }); // every call a 500 or a 503
+    const within = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(within.calls).toEqual([]);
+    expect(dataOf(within.response)).toEqual(answer);
+
+    clock.advance(2); // nothing says the key is still valid: no answer from the cache
+    const past = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(past.calls).toEqual([VALIDATION_CALL]);
+    expect(past.response.data?.website).toBeNull();
+    expect(firstError(past.response).extensions?.code).toBe('UPSTREAM_ERROR');
+    expect(past.response.extensions?.stale).toBeUndefined();
+
+    stack.sandbox.setKnobs({ faultRate: 0 }); // back: re-checked, then from the cache again
+    const back = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(back.calls).toEqual([VALIDATION_CALL]);
+    expect(dataOf(back.response)).toEqual(answer);
+    expect(back.cache).toEqual({ hits: 1, misses: 0, stale: 0 });
+  });
+});
+
+describe('revocation holds in every path', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Waits until the sandbox has received `count` calls since its log was last cleared. */
+  async function untilCalls(stack: Stack, count: number): Promise<void> {
+    for (let waited = 0; stack.sandbox.log.count < count; waited += 5) {
+      if (waited > 2_000) throw new Error(`the sandbox got ${stack.sandbox.log.count} calls, not ${count}`);
+      await sleep(5);
+    }
+  }
+  /** A request whose client gives up (the connection is closed) when `leave` is called. */
+  function leavingRequest(stack: Stack, query: string): { leave(): Promise<void> } {
+    const controller = new AbortController();
+    const gone = fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+      body: JSON.stringify({ query }),
+      signal: controller.signal,
+    }).then(
+      (response) => response.text(),
+      (error: unknown) => error,
+    );
+    return {
+      async leave() {
+        controller.abort();
+        await gone;
+      },
+    };
+  }
+
+  it('a revoked key is refused within KEY_RECHECK_S even when the client whose request makes the re-check (or the read) leaves', async () => {
+    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '600', UPSTREAM_MAX_ATTEMPTS: '1' });
+    dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    stack.sandbox.revokeKey(KEY_1);
+    stack.sandbox.setKnobs({ latencyMs: 300 }); // holds each call long enough for others to join it
+    // Round 1 joins the key's re-check of its cached answer; once the 401 dropped the entries, the
+    // next rounds join a read of the website. Each time the request that made the call leaves.
+    for (let round = 1; round <= 3; round++) {
+      clock.advance(6);
+      stack.sandbox.log.reset();
+      const leaving = leavingRequest(stack, WEBSITE('1'));
+      await untilCalls(stack, 1);
+      const staying = Array.from({ length: 3 }, () => stack.gql<IdDomain>(WEBSITE('1')));
+      await sleep(50);
+      await leaving.leave();
+      for (const answer of await Promise.all(staying)) {
+        expect(answer.data?.website ?? null, `round ${round}`).toBeNull();
+        expect(firstError(answer).extensions, `round ${round}`).toMatchObject({ code: 'UNAUTHENTICATED', upstreamStatus: 401 });
+      }
+      expect(restCalls(stack.sandbox)).toEqual(round === 1 ? [VALIDATION_CALL, VALIDATION_CALL] : [WEBSITE_CALL('1'), WEBSITE_CALL('1')]);
+    }
+    expect(stack.sandbox.log.entries.every((entry) => entry.status === 401 || entry.status === 0)).toBe(true);
+  });
+
+  it('a re-check cancelled because its client left is no verdict and no outage: who waited on it re-checks', async () => {
+    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '600' });
+    const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    clock.advance(6);
+    stack.sandbox.setKnobs({ latencyMs: 300 });
+    stack.sandbox.log.reset();
+    const leaving = leavingRequest(stack, WEBSITE('1'));
+    await untilCalls(stack, 1);
+    const staying = stack.gql<IdDomain>(WEBSITE('1'));
+    await sleep(50);
+    await leaving.leave();
+    const stayed = await staying;
+    expect(dataOf(stayed)).toEqual(answer);
+    expect(cacheOf(stayed)).toEqual({ hits: 1, misses: 0, stale: 0 });
+    expect(restCalls(stack.sandbox)).toEqual([VALIDATION_CALL, VALIDATION_CALL]);
+    // Accepted by the second re-check: the next requests within KEY_RECHECK_S need none.
+    expect((await ask<IdDomain>(stack, WEBSITE('1'))).calls).toEqual([]);
+  });
+
+  it('a read cancelled because its client left is no outage: who joined it reads again, and gets no stale answer', async () => {
+    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '86400', CACHE_TTL_RECENT_S: '60', CACHE_MAX_STALE_S: '600' });
+    dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    clock.advance(61); // expired, still within its stale lifetime
+    stack.sandbox.setKnobs({ latencyMs: 300 });
+    stack.sandbox.log.reset();
+    const leaving = leavingRequest(stack, WEBSITE('1'));
+    await untilCalls(stack, 1);
+    const staying = stack.gql<IdDomain>(WEBSITE('1'));
+    await sleep(50);
+    await leaving.leave();
+    const stayed = await staying;
+    expect(dataOf(stayed).website?.domain).toBe('acme-analytics.com');
+    expect(stayed.extensions?.stale).toBeUndefined();
+    expect(cacheOf(stayed)).toEqual({ hits: 0, misses: 1, stale: 0 });
+    expect(restCalls(stack.sandbox)).toEqual([WEBSITE_CALL('1'), WEBSITE_CALL('1')]);
+  });
+
+  it('during an outage a revoked key gets no cached answer, fresh or stale, once KEY_RECHECK_S has passed', async () => {
+    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '60', CACHE_MAX_STALE_S: '600', UPSTREAM_MAX_ATTEMPTS: '1' });
+    const first = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    clock.advance(30);
+    dataOf((await ask<IdDomain>(stack, WEBSITE('2'))).response); // the key accepted at 30 s
+    stack.sandbox.revokeKey(KEY_1);
+    stack.sandbox.setKnobs({ faultRate: 1 }); // and the install fails every call, before it looks at the key
+
+    clock.advance(4); // accepted 4 s ago: within KEY_RECHECK_S, the cached answer stands
+    const within = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(within.calls).toEqual([]);
+    expect(dataOf(within.response)).toEqual(first);
+
+    clock.advance(2); // 6 s: website 1 is fresh, but its re-check fails
+    const fresh = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(fresh.calls).toEqual([VALIDATION_CALL]);
+    expect(fresh.response.data?.website).toBeNull();
+    expect(firstError(fresh.response).extensions?.code).toBe('UPSTREAM_ERROR');
+
+    clock.advance(60); // both expired (with stale lifetime left), and their reads fail: no stale answer
+    for (const id of ['1', '2']) {
+      const stale = await ask<IdDomain>(stack, WEBSITE(id));
+      expect(stale.calls).toEqual([WEBSITE_CALL(id)]);
+      expect(stale.response.data?.website, `website ${id}`).toBeNull();
+      expect(stale.response.extensions?.stale).toBeUndefined();
+      expect(stale.cache.stale).toBe(0);
+    }
+
+    stack.sandbox.setKnobs({ faultRate: 0 }); // the outage ends: the key is refused
+    const after = await ask<IdDomain>(stack, WEBSITE('1'));
+    expect(firstError(after.response).extensions?.code).toBe('UNAUTHENTICATED');
   });
 });
 
@@ -533,6 +669,42 @@ describe('stale when the upstream cannot answer', () => {
     const answer = await ask(stack, WEBSITE('1'));
     expect(firstError(answer.response).extensions?.code).toBe('NOT_FOUND');
     expect(answer.cache.stale).toBe(0);
+  });
+});
+
+describe("statistics of a website the key cannot read are never cached under it (the older install serves any website's)", () => {
+  const RANGE = 'from: "2026-02-14", to: "2026-03-14"';
+  const COUNTRY_CALL = (id: string): string =>
+    `GET /api/v1/stats/${id}?from=2026-02-14&name=country&page=1&per_page=10&sort=desc&sort_by=count&to=2026-03-14`;
+  const BY_ID = (id: string): string => `{ stats(websiteId: "${id}", name: COUNTRY, ${RANGE}) { totalCount } }`;
+  const UNDER_WEBSITE = (id: string): string => `{ website(id: "${id}") { id stats(name: COUNTRY, ${RANGE}) { totalCount } } }`;
+  /** The stats entries the gateway stored (the set calls of its MemoryCacheStore, after their background writes). */
+  const storedStats = async (setSpy: { mock: { calls: unknown[][] } }): Promise<string[]> => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return setSpy.mock.calls.map((call) => String(call[0])).filter((key) => key.includes(':s:'));
+  };
+
+  it.each([
+    ['stats(websiteId:)', BY_ID],
+    ['Website.stats (looked ahead, with the website)', UNDER_WEBSITE],
+  ])("%s: KEY_2 asking for KEY_1's website is NOT_FOUND each time, in one round trip, and no statistics are stored", async (_name, query) => {
+    const setSpy = vi.spyOn(MemoryCacheStore.prototype, 'set');
+    const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' }, { sandbox: { dialect: 'legacy', latencyMs: 50 } });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const foreign = await ask(stack, query('1'), {}, KEY_2);
+      expect(firstError(foreign.response).extensions?.code).toBe('NOT_FOUND');
+      expect(JSON.stringify(foreign.response.data ?? null)).not.toContain('totalCount');
+      // Both read together (the install answered the statistics), every time: nothing came from the cache.
+      expect([...foreign.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
+      expect(stack.sandbox.log.maxInFlight).toBe(2);
+    }
+    expect(await storedStats(setSpy)).toEqual([]);
+
+    // The owner's statistics are stored (and answer the next request) as before.
+    const own = await ask(stack, query('1'), {}, KEY_1);
+    expect([...own.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
+    expect(await storedStats(setSpy)).toHaveLength(1);
+    expect((await ask(stack, query('1'), {}, KEY_1)).calls).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@
 import { connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { sha256Hex } from '../../src/graphql/persisted-queries.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/http/server.js';
@@ -27,7 +27,8 @@ import {
   FIXED_DASHBOARD,
   type FixedDashboardData,
 } from '../fixture.js';
-import { freePort, startRedis, useRedis, type RedisServer } from '../redis.js';
+// test/redis.ts's describe: the whole file is skipped without redis-server outside CI.
+import { describe, freePort, startRedis, useRedis, type RedisServer } from '../redis.js';
 
 const redis = useRedis();
 
@@ -36,7 +37,7 @@ let admin: Redis;
 beforeAll(() => {
   admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
 });
-afterAll(() => admin.quit());
+afterAll(() => admin?.quit()); // never set when Redis did not start: its own error says why
 // Each test starts from an empty Redis (no secret, no entries, no documents).
 beforeEach(async () => {
   await admin.flushall();
@@ -222,6 +223,23 @@ describe('RedisCacheStore against Redis', () => {
     expect(await one.counter('gen:c')).toBe(20);
   });
 
+  it('a guarded set stores only while its counters hold, checked in Redis: a bump through another store in between keeps it out', async () => {
+    const [reader, writer] = [storeOn(redis.url), storeOn(redis.url)];
+    await writer.bump('gen:k');
+    const guard = { 'gen:k': await reader.counter('gen:k'), 'lists:k': await reader.counter('lists:k') };
+    expect(guard).toEqual({ 'gen:k': 1, 'lists:k': 0 });
+    expect(await reader.set('w', recordFor('before', 1_000, 9_000), guard)).toBe(true);
+    expect((await reader.get('w'))?.value).toBe('before');
+
+    await writer.bump('lists:k'); // a write through another gateway, after `guard` was read
+    await writer.delete('w');
+    expect(await reader.set('w', recordFor('read before the write', 1_000, 9_000), guard)).toBe(false);
+    expect(await admin.exists('agw:w')).toBe(0);
+    expect(await reader.set('w', recordFor('after', 1_000, 9_000), { ...guard, 'lists:k': 1 })).toBe(true);
+    expect((await writer.get('w'))?.value).toBe('after');
+    expect(await admin.pttl('agw:w')).toBeGreaterThan(8_000); // with its expiry, as an unguarded set
+  });
+
   it('a mark holds for its lifetime, in Redis with that TTL, and no longer', async () => {
     const [one, two] = [storeOn(redis.url), storeOn(redis.url)];
     expect(await one.marked('seen:x')).toBe(false);
@@ -349,10 +367,39 @@ describe('two gateways on one Redis share entries with no setting but REDIS_URL'
     expect(restCalls(sandbox).map((call) => call.split('?')[0])).toEqual(expect.arrayContaining(['GET /api/v1/websites/1', 'GET /api/v1/websites']));
   });
 
+  it.each([
+    ['a key with entries', true],
+    ['a key with none yet', false],
+  ])('%s: a read in flight on one gateway when a write lands through the other never stores what it read', async (_name, warm) => {
+    const sandbox = await startUpstream();
+    const [one, two] = [await startGateway(sandbox, shared()), await startGateway(sandbox, shared())];
+    const READ = '{ website(id: "1") { id emailReports } }';
+    type ReadData = { website: { id: string; emailReports: boolean } };
+    if (warm) {
+      dataOf(await one.gql('{ websites { totalCount } }'));
+      await cachedEntries(redis.url, 1);
+    }
+    const before = dataOf(await startGateway(sandbox, { CACHE: 'off' }).then((plain) => plain.gql<ReadData>(READ))).website.emailReports;
+
+    // The read through `one` is worked out by the install at once, and answered 400 ms later.
+    sandbox.log.reset();
+    sandbox.scriptFaults([{ kind: 'delay', ms: 400 }]);
+    const slow = one.gql<ReadData>(READ);
+    await until('the slow read to reach the install', async () => sandbox.log.count > 0);
+    const update = await two.gql<{ updateWebsite: WebsitePayloadData }>(UPDATE_WEBSITE, { id: '1', input: { emailReports: !before } });
+    expect(dataOf(update).updateWebsite.userErrors).toEqual([]);
+    expect(dataOf(await slow).website.emailReports).toBe(before); // asked before the write: fair
+    await sleep(200); // what `one` would store, it stores after its answer
+
+    const stored = await keysOf(redis.url, 'agw:c:*:w:1');
+    for (const key of stored) expect(JSON.parse((await admin.get(key)) ?? 'null')?.value?.emailReports).toBe(!before);
+    for (const gateway of [one, two, one]) expect(dataOf(await gateway.gql<ReadData>(READ)).website.emailReports).toBe(!before);
+  });
+
   it.each(['on', 'off'])('APQ (CACHE=%s): a document registered through one gateway runs by hash alone through the other', async (cache) => {
     const sandbox = await startUpstream();
     // The first gateway's clock is pinned a month ahead (as suites pin "today"): the document's
-    // lifetime in Redis is still a week.
+    // lifetime in Redis is still APQ_REDIS_TTL_S (a day).
     const ahead = Date.now() + 30 * 86_400_000;
     const one = await startGateway(sandbox, { CACHE: cache, REDIS_URL: redis.url }, { now: () => ahead });
     const two = await startGateway(sandbox, { CACHE: cache, REDIS_URL: redis.url });
@@ -365,11 +412,70 @@ describe('two gateways on one Redis share entries with no setting but REDIS_URL'
 
     const registered = await one.post<{ websites: { totalCount: number } }>({ query, extensions: persisted });
     const totalCount = dataOf(registered).websites.totalCount;
+    // Kept once the operation ran and the install accepted the key: just after the answer.
+    await until('the document to be kept', async () => (await admin.get(`agw:apq:${hash}`)) !== null);
     expect(await admin.get(`agw:apq:${hash}`)).toContain('SharedApq');
-    expect(await admin.pttl(`agw:apq:${hash}`)).toBeGreaterThan(6.9 * 86_400_000);
+    const ttl = await admin.pttl(`agw:apq:${hash}`);
+    expect(ttl).toBeGreaterThan(0.99 * 86_400_000);
+    expect(ttl).toBeLessThanOrEqual(86_400_000);
 
     const byHash = await two.post<{ websites: { totalCount: number } }>({ extensions: persisted });
     expect(dataOf(byHash).websites.totalCount).toBe(totalCount);
+  });
+});
+
+describe('APQ in Redis: only for accepted keys, within a bound shared by the gateways', () => {
+  const apqGateway = (sandbox: Sandbox, env: Record<string, string> = {}) => startGateway(sandbox, { REDIS_URL: redis.url, ...env });
+  const registration = (name: string) => {
+    const query = `query Flood${name} { website(id: "1") { id } }`;
+    const hash = sha256Hex(query);
+    return { query, hash, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } };
+  };
+  type IdData = { website: { id: string } };
+
+  it('keeps nothing sent with no key or with a key the install refuses', async () => {
+    const gateway = await apqGateway(await startUpstream());
+    for (let i = 0; i < 20; i++) {
+      const { query, extensions } = registration(`Stranger${i}`);
+      const headers: Record<string, string> = i % 2 === 0 ? {} : { authorization: 'Bearer not-a-real-key' };
+      const response = await postGraphQL(`${gateway.gateway.url}/graphql`, { query, extensions }, headers);
+      expect(errorsOf(response)[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    await sleep(200); // what would be kept is kept just after the answer
+    expect(await keysOf(redis.url, 'agw:apq:*')).toEqual([]);
+  });
+
+  it('keeps APQ_MAX_ENTRIES documents for all gateways together, the oldest out first', async () => {
+    const sandbox = await startUpstream();
+    const env = { APQ_MAX_ENTRIES: '3' };
+    const [one, two] = [await apqGateway(sandbox, env), await apqGateway(sandbox, env)];
+    const sent = Array.from({ length: 5 }, (_, i) => registration(`Bounded${i}`));
+    for (const [i, { query, hash, extensions }] of sent.entries()) {
+      const gateway = i % 2 === 0 ? one : two;
+      expect(dataOf(await gateway.post<IdData>({ query, extensions })).website.id).toBe('1');
+      await until(`document ${i} to be kept`, async () => (await admin.get(`agw:apq:${hash}`)) !== null);
+    }
+    const kept = await Promise.all(sent.map(({ hash }) => admin.get(`agw:apq:${hash}`)));
+    expect(kept.map((document) => document !== null)).toEqual([false, false, true, true, true]);
+    expect(await admin.zcard('agw:apq:index')).toBe(3);
+    const bytes = sent.slice(2).reduce((sum, { query }) => sum + Buffer.byteLength(query), 0);
+    expect(Number(await admin.get('agw:apq:bytes'))).toBe(bytes);
+    // The evicted one is unknown to both gateways; a kept one runs by hash on either.
+    expect(errorsOf(await one.post({ extensions: sent[0]!.extensions }))[0]?.message).toBe('PersistedQueryNotFound');
+    expect(dataOf(await two.post<IdData>({ extensions: sent[2]!.extensions })).website.id).toBe('1');
+  });
+
+  it('keeps APQ_MAX_BYTES of documents, and none larger than it', async () => {
+    const gateway = await apqGateway(await startUpstream(), { APQ_MAX_BYTES: '120' });
+    const small = registration('Small');
+    const other = registration('Other');
+    const large = registration(`Large${'x'.repeat(100)}`);
+    for (const { query, extensions } of [small, other, large]) dataOf(await gateway.post<IdData>({ query, extensions }));
+    await sleep(200);
+    expect(await admin.get(`agw:apq:${large.hash}`)).toBeNull();
+    expect(await admin.get(`agw:apq:${small.hash}`)).not.toBeNull();
+    expect(await admin.get(`agw:apq:${other.hash}`)).not.toBeNull();
+    expect(Number(await admin.get('agw:apq:bytes'))).toBeLessThanOrEqual(120);
   });
 });
 
