@@ -1,8 +1,4 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
-import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
-import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
@@ -14,14 +10,18 @@ import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './c
 import { createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
 import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './persisted-queries.js';
+import { useArgumentChecks } from './plugins/use-argument-checks.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
 import { useCompiledExecution } from './plugins/use-compiled-execution.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
+import { useDocumentLimits } from './plugins/use-document-limits.js';
 import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
+import { useOperationName } from './plugins/use-operation-name.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
+import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -78,20 +78,24 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
         maxBytes: pq.maxBytes,
         manifest,
         trustedOnly: pq.trustedOnly,
+        keyAccepted: (context) => (context as GatewayContext).cache.keyAccepted,
         ...(documentRegistry ? { registry: documentRegistry } : {}),
       }),
-      maxTokensPlugin({ n: limits.tokens }),
-      // Introspection counts too: the schema has no cycles, so it is the only way to nest deeply.
-      maxDepthPlugin({ n: limits.depth, flattenFragments: true, ignoreIntrospection: false }),
-      maxAliasesPlugin({ n: limits.aliases }),
-      maxDirectivesPlugin({ n: limits.directives }),
+      // Tokens while parsing; depth, aliases and directives as validation rules.
+      useDocumentLimits({ tokens: limits.tokens, depth: limits.depth, aliases: limits.aliases, directives: limits.directives }),
+      // Once parsed: a document whose operation operationName does not pick is answered before validation.
+      useOperationName(),
       // Before validation runs at all: the rules, the look-ahead and the compiler all expand fragments.
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
-      useUsageExtensions({ costLimit: config.maxCost }),
+      useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
+      // Before the cost: a perPage of 1000 is a refused argument, not an expensive operation.
+      useArgumentChecks(),
       useCostLimit({ limit: config.maxCost }),
+      // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
+      useSelectionOrder(),
       useCompiledExecution({ onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
       useHttpCaching({ contextOf: (request) => contexts.get(request) }),

@@ -3,27 +3,34 @@
 // can read the error (and Retry-After) instead of seeing a network failure.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
+import type { Config } from '../config.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 
 export interface Refusal {
   status: number;
   message: string;
-  code: 'BAD_USER_INPUT' | 'OVERLOADED';
+  code: 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED';
+  /** Beside the code in the error's extensions: the limit that refused it. */
+  extensions?: Record<string, number>;
 }
+
+/** What `refuse` needs: the origins a browser may read the answer from, and MAX_COST for the usage figures. */
+export type RefusalConfig = CorsConfig & Pick<Config, 'maxCost'>;
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 
 export const bodyTooLarge = (limit: number): Refusal => ({
   status: 413,
-  message: `The request body is larger than the ${limit}-byte limit.`,
-  code: 'BAD_USER_INPUT',
+  message: `The request body is larger than the ${limit}-byte limit (MAX_BODY_BYTES).`,
+  code: 'BODY_LIMIT_EXCEEDED',
+  extensions: { bodyLimit: limit },
 });
 
 /** Headers and body did not all arrive within REQUEST_RECEIVE_TIMEOUT_MS. */
 export const receivedTooSlowly = (timeoutMs: number): Refusal => ({
   status: 408,
   message: `The request did not arrive within ${timeoutMs} ms.`,
-  code: 'BAD_USER_INPUT',
+  code: 'REQUEST_TIMEOUT',
 });
 
 /** A POST whose body is over the limit (413), or chunked with no length to check (411). */
@@ -32,15 +39,20 @@ export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null
   const length = req.headers['content-length'];
   if (length === undefined) {
     return req.headers['transfer-encoding']
-      ? { status: 411, message: 'Send the request body with a Content-Length header.', code: 'BAD_USER_INPUT' }
+      ? {
+          status: 411,
+          message: `Send the request body with a Content-Length header: bodies are limited to ${limit} bytes (MAX_BODY_BYTES).`,
+          code: 'LENGTH_REQUIRED',
+          extensions: { bodyLimit: limit },
+        }
       : null;
   }
   return Number(length) > limit ? bodyTooLarge(limit) : null;
 }
 
-export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, cors: CorsConfig): void {
+export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, config: RefusalConfig): void {
   if (res.destroyed) return;
-  const body = refusalBody(refusal);
+  const body = refusalBody(refusal, nothingRan(config.maxCost));
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),
@@ -50,7 +62,7 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
   if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
   const origin = req.headers.origin;
   headers.vary = 'Origin';
-  if (origin !== undefined && isAllowedOrigin(origin, cors)) {
+  if (origin !== undefined && isAllowedOrigin(origin, config)) {
     headers['access-control-allow-origin'] = origin;
     headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ');
   }
@@ -62,7 +74,7 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
 
 /**
  * The whole HTTP/1.1 answer, for a connection that has no response object yet (its request's headers
- * have not all arrived): no origin is known, so no CORS.
+ * have not all arrived): no origin is known, so no CORS; and no request, so no usage figures.
  */
 export function rawRefusal(refusal: Refusal): string {
   const body = refusalBody(refusal);
@@ -76,5 +88,11 @@ export function rawRefusal(refusal: Refusal): string {
   return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
 }
 
-const refusalBody = (refusal: Refusal): string =>
-  JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] });
+/** The figures every GraphQL answer's extensions carry, for a request refused before anything ran. */
+const nothingRan = (costLimit: number) => ({ cost: { requested: 0, limit: costLimit }, upstreamCalls: 0, cache: { hits: 0, misses: 0, stale: 0 } });
+
+const refusalBody = (refusal: Refusal, usage?: ReturnType<typeof nothingRan>): string =>
+  JSON.stringify({
+    errors: [{ message: refusal.message, extensions: { code: refusal.code, ...refusal.extensions } }],
+    ...(usage === undefined ? {} : { extensions: usage }),
+  });

@@ -193,7 +193,7 @@ describe('the dashboard with its statistics deferred, read raw', () => {
     const [refusal] = parts;
     expect(refusal?.data ?? null).toBeNull();
     expect(refusal?.errors?.map((error) => error.extensions)).toEqual([
-      expect.objectContaining({ code: 'BAD_USER_INPUT', cost: 101, costLimit: 100 }),
+      expect.objectContaining({ code: 'COST_LIMIT_EXCEEDED', cost: 101, costLimit: 100 }),
     ]);
     expect(stack.sandbox.log.count).toBe(0);
   });

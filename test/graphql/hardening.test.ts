@@ -48,7 +48,8 @@ describe('abuse is refused before any upstream call', () => {
     const deep = `{ website(id: "${id}") { domain } __type(name: "Website") { ${'fields { type { ofType { '.repeat(6)}name${' } } }'.repeat(6)} } }`;
     // The introspection part is left untyped: it is refused before it could answer anything.
     const response = await stack.gql<DomainData & { __type: unknown }>(deep);
-    expect(firstError(response).message).toMatch(/depth/i);
+    expect(firstError(response).message).toMatch(/^This operation nests fields \d+ deep; the limit is 15 \(MAX_DEPTH\)/);
+    expect(firstError(response).extensions).toMatchObject({ code: 'DEPTH_LIMIT_EXCEEDED', depthLimit: 15 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
@@ -60,21 +61,23 @@ describe('abuse is refused before any upstream call', () => {
   it('1,000 aliases (the token limit already stops it while parsing)', async () => {
     const aliases = Array.from({ length: 1000 }, (_, i) => `a${i}: website(id: "${id}") { domain }`).join(' ');
     const response = await stack.gql<Record<string, { domain: string } | null>>(`{ ${aliases} }`);
-    expect(firstError(response).message).toMatch(/token limit/i);
+    expect(firstError(response).extensions).toMatchObject({ code: 'TOKEN_LIMIT_EXCEEDED', tokenLimit: 2000 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('more aliases than allowed, within the token limit', async () => {
     const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: domain`).join(' ');
     const response = await stack.gql<WebsiteResult<Record<string, string>>>(`{ website(id: "${id}") { ${aliases} } }`);
-    expect(firstError(response).message).toMatch(/aliases limit of 30/i);
+    expect(firstError(response).message).toMatch(/^This operation uses 40 aliases; the limit is 30 \(MAX_ALIASES\)/);
+    expect(firstError(response).extensions).toMatchObject({ code: 'ALIAS_LIMIT_EXCEEDED', aliasLimit: 30, aliases: 40 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
   it('too many tokens', async () => {
     const fields = Array.from({ length: 2100 }, () => 'domain').join(' ');
     const response = await stack.gql<DomainData>(`{ website(id: "${id}") { ${fields} } }`);
-    expect(firstError(response).message).toMatch(/token/i);
+    expect(firstError(response).message).toMatch(/^This document has more than 2000 tokens .*the limit is 2000 \(MAX_TOKENS\)/);
+    expect(firstError(response).extensions).toMatchObject({ code: 'TOKEN_LIMIT_EXCEEDED', tokenLimit: 2000 });
     expect(stack.sandbox.log.count).toBe(0);
   });
 
@@ -86,7 +89,7 @@ describe('abuse is refused before any upstream call', () => {
     });
     expect(response.status).toBe(413);
     const body = (await response.json()) as ErrorBody;
-    expect(body.errors[0]?.message).toBe('The request body is larger than the 65536-byte limit.');
+    expect(body.errors[0]?.message).toBe('The request body is larger than the 65536-byte limit (MAX_BODY_BYTES).');
     expect(stack.sandbox.log.count).toBe(0);
   });
 
@@ -97,7 +100,7 @@ describe('abuse is refused before any upstream call', () => {
     const error = firstError(response);
     expect(error.message).toContain('could make 601 calls');
     expect(error.message).toContain('the limit is 100');
-    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: 601, costLimit: 100 });
+    expect(error.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', cost: 601, costLimit: 100 });
     expect(response.extensions).toMatchObject({ cost: { requested: 601, limit: 100 }, upstreamCalls: 0 });
     expect(stack.sandbox.log.count).toBe(0);
   });

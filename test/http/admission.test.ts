@@ -72,7 +72,11 @@ describe('admission control', () => {
     const third = await ask(); // the line is full
     expect(third.status).toBe(503);
     expect(third.retryAfter).toBe('1');
-    expect(third.body).toEqual({ errors: [{ message: 'The gateway is busy; retry in a moment.', extensions: { code: 'OVERLOADED' } }] });
+    expect(third.body).toEqual({
+      errors: [{ message: 'The gateway is busy; retry in a moment.', extensions: { code: 'OVERLOADED' } }],
+      // Nothing ran, as every answer's extensions say.
+      extensions: { cost: { requested: 0, limit: 100 }, upstreamCalls: 0, cache: { hits: 0, misses: 0, stale: 0 } },
+    });
     expect(third.at).toBeLessThan(150); // turned away at once, not after a wait
     expect((await first).status).toBe(200);
     expect((await second).body.data?.website?.id).toBe('1');

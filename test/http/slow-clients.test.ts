@@ -93,7 +93,7 @@ describe('slow clients', () => {
         'referrer-policy': 'no-referrer',
         connection: 'close',
       });
-      expect(codeOf(answer)).toBe('BAD_USER_INPUT');
+      expect(codeOf(answer)).toBe('REQUEST_TIMEOUT');
     }
     expect(stack.sandbox.log.count).toBe(1);
   });
@@ -108,7 +108,7 @@ describe('slow clients', () => {
       expect(answer.status).toBe(408);
       expect(answer.closedAfterMs).toBeLessThan(RECEIVE_TIMEOUT_MS + CUT_MARGIN_MS);
       expect(answer.headers).toMatchObject({ 'x-content-type-options': 'nosniff', connection: 'close' });
-      expect(codeOf(answer)).toBe('BAD_USER_INPUT');
+      expect(codeOf(answer)).toBe('REQUEST_TIMEOUT');
     }
     expect(stack.sandbox.log.count).toBe(0);
   });
@@ -122,7 +122,10 @@ describe('slow clients', () => {
       duplex: 'half',
     } as RequestInit);
     expect(response.status).toBe(413);
-    expect(((await response.json()) as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    expect(((await response.json()) as { errors: { extensions: Record<string, unknown> }[] }).errors[0]?.extensions).toEqual({
+      code: 'BODY_LIMIT_EXCEEDED',
+      bodyLimit: 1024,
+    });
     expect(stack.sandbox.log.count).toBe(0);
   });
 

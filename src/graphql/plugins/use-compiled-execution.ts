@@ -139,8 +139,8 @@ export function useCompiledExecution({ onRun = 2, maxBytes = DEFAULT_COMPILED_CA
       if (!byOperation) compiledByDocument.set(args.document, (byOperation = new Map()));
       let entry = byOperation.get(operationName);
       if (!entry) {
-        // An operation name the document does not hold gets no entry (the standard executor says so):
-        // entries are bounded by the document's operations, whatever names clients send.
+        // An operation name the document does not hold gets no entry (use-operation-name.ts refuses it
+        // before execution; kept here too): entries are bounded by the document's operations.
         if (!getOperationAST(args.document, operationName)) return;
         byOperation.set(operationName, (entry = { executions: 0, compiled: undefined }));
       }

@@ -31,7 +31,8 @@ const conditionalDocuments = new WeakMap<DocumentNode, boolean>();
 /** The measured document of an operation whose document has neither (it is the same every time). */
 const measuredOperations = new WeakMap<OperationDefinitionNode, DocumentNode>();
 
-function isConditional(document: DocumentNode): boolean {
+/** Whether a document holds @skip or @include (remembered per parsed document). */
+export function isConditional(document: DocumentNode): boolean {
   let conditional = conditionalDocuments.get(document);
   if (conditional === undefined) conditionalDocuments.set(document, (conditional = usesDirective(document, ['skip', 'include'])));
   return conditional;
@@ -90,7 +91,7 @@ export function useCostLimit({ limit = DEFAULT_COST_LIMIT }: CostLimitOptions = 
             new GraphQLError(
               `This operation could make ${cost} calls to the analytics service; the limit is ${limit}. ` +
                 'Ask for fewer or smaller pages, or split it into several requests.',
-              { extensions: { code: 'BAD_USER_INPUT', cost, costLimit: limit } },
+              { extensions: { code: 'COST_LIMIT_EXCEEDED', cost, costLimit: limit } },
             ),
           ],
           extensions: { cost: { requested: cost, limit }, upstreamCalls: 0 },

@@ -1,43 +1,47 @@
-// Puts in every executed response's `extensions` what the request cost and what the install said:
-// `cost: { requested, limit }`, `upstreamCalls`, and `rateLimit: { limit, remaining }` when the
-// install reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
-// the final part.
+// Puts in every response's `extensions` what the request cost and what the install said:
+// `cost: { requested, limit }`, `upstreamCalls`, `cache`, and `rateLimit: { limit, remaining }` when
+// the install reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
+// the final part. An answer given before anything ran (a document that does not parse, a limit or a
+// validation rule refusing it, a missing operation name) says so with zeros.
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext, Usage } from '../context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
 export interface UsageExtensionsOptions {
   /** The cost limit reported beside the cost (MAX_COST; default 100). */
   costLimit?: number;
+  /** The request's context, for the figures of an answer not given by execution; none when nothing ran. */
+  contextOf?: (request: Request) => GatewayContext | undefined;
 }
 
-export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT }: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
+export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT, contextOf = () => undefined }: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
+  const figures = (usage: Usage | undefined): Record<string, unknown> => ({
+    cost: { requested: usage?.cost ?? 0, limit: costLimit },
+    upstreamCalls: usage?.upstreamCalls ?? 0,
+    cache: { hits: usage?.cache.hits ?? 0, misses: usage?.cache.misses ?? 0, stale: usage?.cache.stale ?? 0 },
+    ...(usage !== undefined && usage.cache.stale > 0 ? { stale: true } : {}),
+    ...(usage?.rateLimit ? { rateLimit: usage.rateLimit } : {}),
+  });
   return {
-    onExecute: ({ args }) => {
-      const figures = (): Record<string, unknown> => {
-        const { usage } = args.contextValue;
+    onExecute: ({ args }) => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (!(Symbol.asyncIterator in result)) {
+          setResult({ ...result, extensions: { ...result.extensions, ...figures(args.contextValue.usage) } });
+          return undefined;
+        }
+        // @defer/@stream: the figures are known once everything ran, so they go with the last part.
         return {
-          cost: { requested: usage.cost, limit: costLimit },
-          upstreamCalls: usage.upstreamCalls,
-          cache: { hits: usage.cache.hits, misses: usage.cache.misses, stale: usage.cache.stale },
-          ...(usage.cache.stale > 0 ? { stale: true } : {}),
-          ...(usage.rateLimit ? { rateLimit: usage.rateLimit } : {}),
+          onNext: ({ result: part, setResult: setPart }) => {
+            if ('hasNext' in part && part.hasNext === false) setPart({ ...part, extensions: { ...part.extensions, ...figures(args.contextValue.usage) } });
+          },
         };
-      };
-      return {
-        onExecuteDone: ({ result, setResult }) => {
-          if (!(Symbol.asyncIterator in result)) {
-            setResult({ ...result, extensions: { ...result.extensions, ...figures() } });
-            return undefined;
-          }
-          // @defer/@stream: the figures are known once everything ran, so they go with the last part.
-          return {
-            onNext: ({ result: part, setResult: setPart }) => {
-              if ('hasNext' in part && part.hasNext === false) setPart({ ...part, extensions: { ...part.extensions, ...figures() } });
-            },
-          };
-        },
-      };
+      },
+    }),
+    // Answers that execution did not give: refused while parsing or validating, or before.
+    onResultProcess({ request, result, setResult }) {
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      if (result.extensions !== undefined && 'upstreamCalls' in result.extensions) return;
+      setResult({ ...result, extensions: { ...result.extensions, ...figures(contextOf(request)?.usage) } });
     },
   };
 }

@@ -42,7 +42,7 @@ describe('useCostLimit', () => {
       {
         message:
           'This operation could make 26 calls to the analytics service; the limit is 20. Ask for fewer or smaller pages, or split it into several requests.',
-        extensions: { code: 'BAD_USER_INPUT', cost: 26, costLimit: 20 },
+        extensions: { code: 'COST_LIMIT_EXCEEDED', cost: 26, costLimit: 20 },
       },
     ]);
     expect(json.extensions).toEqual({ cost: { requested: 26, limit: 20 }, upstreamCalls: 0 });
@@ -53,14 +53,14 @@ describe('useCostLimit', () => {
     const { yoga, usages } = yogaWithLimit(11);
     const json = await run(yoga, SPARKLINES, { n: 10 });
     // Execution starts (and fails here, with no loaders in this context): the limit did not refuse it.
-    expect(json.errors?.[0]?.extensions?.code).not.toBe('BAD_USER_INPUT');
+    expect(json.errors?.[0]?.extensions?.code).not.toBe('COST_LIMIT_EXCEEDED');
     expect(usages[0]?.cost).toBe(11);
   });
 
   it('defaults to 100', async () => {
     const { yoga } = yogaWithLimit();
     const json = await run(yoga, SPARKLINES, { n: 100 });
-    expect(json.errors?.[0]?.extensions).toEqual({ code: 'BAD_USER_INPUT', cost: 101, costLimit: 100 });
+    expect(json.errors?.[0]?.extensions).toEqual({ code: 'COST_LIMIT_EXCEEDED', cost: 101, costLimit: 100 });
   });
 
   it('leaves bad variables to execution, which refuses them', async () => {

@@ -1,0 +1,284 @@
+// Puts every object of an answer in selection order, as the spec asks (results are ordered maps).
+//
+// yoga's executor (@graphql-tools/executor 2.0.0, the newest; the bug is open as graphql-yoga#3256 and
+// pothos#1511) keeps a field answered at once where the selection has it, but adds a field whose
+// resolver returns a promise when that promise settles: a website read upstream came after the list
+// that was faster, `domain` before the `stats` above it. No option changes that, and graphql's own
+// executor cannot stand in for it (no @defer/@stream, bad variables answered otherwise). graphql-jit's
+// compiled functions build objects in selection order, but place a field where the document first
+// names it even when @skip/@include leave that place out (`domain @skip(if: $s) id domain` answers
+// `domain` first; graphql collects it after `id`).
+//
+// So this re-orders what the standard executor answered (it wraps the executor yoga gives it: an
+// operation that useCompiledExecution, after it in the plugin list, runs compiled never reaches the
+// wrapper) and a compiled answer only when its document has @skip or @include: every other compiled
+// answer pays nothing. The order is the one the executor itself collects (graphql-tools'
+// collectFields: fragments, inline fragments, @skip/@include with the variables, aliases, a merged
+// field at its first place); a @defer part is ordered by its own fragment, a @stream part's items as
+// the list's. An object already in order is kept as it is, so an answer in order costs one walk.
+import { collectFields, collectSubFields, type FieldsAndPatches } from '@graphql-tools/utils';
+import {
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  getNamedType,
+  getOperationAST,
+  getVariableValues,
+  isObjectType,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { isConditional } from './use-cost-limit.js';
+
+type Fields = FieldsAndPatches['fields'];
+type Variables = Record<string, unknown>;
+
+/** One object of an answer as JSON will write it: its keys, in the order they were added. */
+type ResultObject = Record<string, unknown>;
+
+/** An entry of a @defer/@stream part: an object's deferred fields, or a streamed list's next items. */
+interface IncrementalEntry {
+  data?: ResultObject | null;
+  items?: unknown[] | null;
+  path?: readonly (string | number)[];
+}
+
+/**
+ * The fields of an object in selection order: each response key with its field nodes and, when the
+ * field's type is an object type, the shape of its value (made the first time an answer needs it).
+ */
+type Shape = ShapeEntry[];
+interface ShapeEntry {
+  key: string;
+  nodes: FieldNode[];
+  type: GraphQLObjectType | null;
+  shape: Shape | undefined;
+}
+
+/** yoga hands repeated requests the same parsed document: its fragments are gathered once. */
+const fragmentsByDocument = new WeakMap<DocumentNode, Record<string, FragmentDefinitionNode>>();
+/**
+ * The shape of an operation that declares no variables: the same for every request, so it is kept
+ * with the operation (and so is everything below it, filled in as answers need it).
+ */
+const shapesByOperation = new WeakMap<OperationDefinitionNode, Shape>();
+const NO_VARIABLES: Variables = Object.freeze({});
+
+function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+  let fragments = fragmentsByDocument.get(document);
+  if (fragments === undefined) {
+    fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+    }
+    fragmentsByDocument.set(document, fragments);
+  }
+  return fragments;
+}
+
+const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The named type of the field `nodes` select on `parent`, introspection's root fields included. */
+function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: FieldNode[]): GraphQLNamedType | undefined {
+  const name = nodes[0]?.name.value;
+  if (name === undefined) return undefined;
+  if (parent === schema.getQueryType() && name === SchemaMetaFieldDef.name) return getNamedType(SchemaMetaFieldDef.type);
+  if (parent === schema.getQueryType() && name === TypeMetaFieldDef.name) return getNamedType(TypeMetaFieldDef.type);
+  const field = parent.getFields()[name];
+  return field === undefined ? undefined : getNamedType(field.type);
+}
+
+/** Orders one execution's answers: the operation, its fragments and its coerced variables. */
+export class SelectionOrder {
+  private readonly fragments: Record<string, FragmentDefinitionNode>;
+
+  private constructor(
+    private readonly schema: GraphQLSchema,
+    document: DocumentNode,
+    private readonly operation: OperationDefinitionNode,
+    private readonly rootType: GraphQLObjectType,
+    private readonly variables: Variables,
+  ) {
+    this.fragments = fragmentsOf(document);
+  }
+
+  /** null when the operation cannot run (no such operation, bad variables): its answer has no data to order. */
+  static of(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+    rawVariables: Variables | null | undefined,
+  ): SelectionOrder | null {
+    const operation = getOperationAST(document, operationName);
+    if (!operation) return null;
+    const rootType = schema.getRootType(operation.operation);
+    if (!rootType) return null;
+    const definitions = operation.variableDefinitions ?? [];
+    if (definitions.length === 0) return new SelectionOrder(schema, document, operation, rootType, NO_VARIABLES);
+    const coerced = getVariableValues(schema, definitions, rawVariables ?? {});
+    return coerced.coerced ? new SelectionOrder(schema, document, operation, rootType, coerced.coerced) : null;
+  }
+
+  /** The answer (or the first part of an incremental one) with every object in selection order. */
+  result<T extends ExecutionResult>(result: T): T {
+    if (!isResultObject(result.data)) return result;
+    const data = this.object(result.data, this.rootShape());
+    return data === result.data ? result : { ...result, data };
+  }
+
+  /** A later part of a @defer/@stream answer: each entry's data or items in the order of its own selection. */
+  incrementalEntry<T extends IncrementalEntry>(entry: T): T {
+    const { path } = entry;
+    if (path === undefined) return entry;
+    if (isResultObject(entry.data)) {
+      const at = this.objectAt(path);
+      if (at === null) return entry;
+      // The part holds the fields of one deferred fragment there: the fragment that has them all.
+      const keys = Object.keys(entry.data);
+      const own = at.patches.find((patch) => keys.every((key) => patch.has(key))) ?? at.fields;
+      const data = this.object(entry.data, this.shapeOf(at.type, own));
+      return data === entry.data ? entry : { ...entry, data };
+    }
+    if (Array.isArray(entry.items)) {
+      // Streamed items sit at the list's path plus the first item's index.
+      const list = this.fieldAt(path.slice(0, -1));
+      if (list === null || !isObjectType(list.type)) return entry;
+      const items = this.list(entry.items, this.shapeOf(list.type, this.subFields(list.type, list.nodes).fields));
+      return items === entry.items ? entry : { ...entry, items };
+    }
+    return entry;
+  }
+
+  private rootShape(): Shape {
+    const kept = this.variables === NO_VARIABLES ? shapesByOperation.get(this.operation) : undefined;
+    if (kept !== undefined) return kept;
+    const shape = this.shapeOf(this.rootType, this.rootFields().fields);
+    if (this.variables === NO_VARIABLES) shapesByOperation.set(this.operation, shape);
+    return shape;
+  }
+
+  private shapeOf(type: GraphQLObjectType, fields: Fields): Shape {
+    return Array.from(fields, ([key, nodes]) => {
+      const named = fieldType(this.schema, type, nodes);
+      // Only object types have fields to order; the schema has no interfaces or unions, whose runtime
+      // type an answer would not say.
+      return { key, nodes, type: named !== undefined && isObjectType(named) ? named : null, shape: undefined };
+    });
+  }
+
+  private rootFields(): FieldsAndPatches {
+    return collectFields(this.schema, this.fragments, this.variables, this.rootType, this.operation.selectionSet);
+  }
+
+  private subFields(type: GraphQLObjectType, nodes: FieldNode[]): FieldsAndPatches {
+    return collectSubFields(this.schema, this.fragments, this.variables, type, nodes);
+  }
+
+  /** The object type, fields and deferred fragments' fields of the object at `path`; null if there is none. */
+  private objectAt(path: readonly (string | number)[]): { type: GraphQLObjectType; fields: Fields; patches: Fields[] } | null {
+    const field = path.length === 0 ? { type: this.rootType, nodes: null } : this.fieldAt(path);
+    if (field === null || !isObjectType(field.type)) return null;
+    const { fields, patches } = field.nodes === null ? this.rootFields() : this.subFields(field.type, field.nodes);
+    return { type: field.type, fields, patches: patches.map((patch) => patch.fields) };
+  }
+
+  /** The named type and field nodes of the field at `path` (list indexes skipped), deferred or not. */
+  private fieldAt(path: readonly (string | number)[]): { type: GraphQLNamedType; nodes: FieldNode[] } | null {
+    let collected = this.rootFields();
+    let parent: GraphQLObjectType = this.rootType;
+    let found: { type: GraphQLNamedType; nodes: FieldNode[] } | null = null;
+    for (const key of path) {
+      if (typeof key === 'number') continue;
+      if (found !== null) {
+        if (!isObjectType(found.type)) return null;
+        parent = found.type;
+        collected = this.subFields(parent, found.nodes);
+      }
+      const nodes = collected.fields.get(key) ?? collected.patches.find((patch) => patch.fields.has(key))?.fields.get(key);
+      const type = nodes === undefined ? undefined : fieldType(this.schema, parent, nodes);
+      if (nodes === undefined || type === undefined) return null;
+      found = { type, nodes };
+    }
+    return found;
+  }
+
+  /** `value` with its keys in the order of `shape`, its objects likewise; `value` itself when nothing moved. */
+  private object(value: ResultObject, shape: Shape): ResultObject {
+    const keys = Object.keys(value);
+    let inOrder = true;
+    let position = 0;
+    let replaced: Map<string, unknown> | undefined;
+    for (const entry of shape) {
+      if (!Object.hasOwn(value, entry.key)) continue;
+      if (keys[position++] !== entry.key) inOrder = false;
+      const child = value[entry.key];
+      if (entry.type === null || typeof child !== 'object' || child === null) continue;
+      entry.shape ??= this.shapeOf(entry.type, this.subFields(entry.type, entry.nodes).fields);
+      const ordered = Array.isArray(child) ? this.list(child, entry.shape) : this.object(child as ResultObject, entry.shape);
+      if (ordered !== child) (replaced ??= new Map()).set(entry.key, ordered);
+    }
+    if (inOrder && replaced === undefined) return value;
+    // Prototype-free, as the executor makes them: an alias may be `__proto__`.
+    const ordered = Object.create(null) as ResultObject;
+    for (const { key } of shape) if (Object.hasOwn(value, key)) ordered[key] = replaced?.has(key) ? replaced.get(key) : value[key];
+    // Anything the selection does not name (nothing the executor makes) keeps its place after it.
+    for (const key of keys) if (!Object.hasOwn(ordered, key)) ordered[key] = value[key];
+    return ordered;
+  }
+
+  /** A list (of lists) of objects of one shape, each in order. */
+  private list(items: unknown[], shape: Shape): unknown[] {
+    let ordered: unknown[] | undefined;
+    for (const [index, item] of items.entries()) {
+      if (typeof item !== 'object' || item === null) continue;
+      const orderedItem = Array.isArray(item) ? this.list(item, shape) : this.object(item as ResultObject, shape);
+      if (orderedItem !== item) (ordered ??= items.slice())[index] = orderedItem;
+    }
+    return ordered ?? items;
+  }
+}
+
+export function useSelectionOrder(): Plugin {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      let standard = false;
+      setExecuteFn((execution) => {
+        standard = true;
+        return executeFn(execution);
+      });
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!standard && !isConditional(args.document)) return undefined;
+          const order = SelectionOrder.of(args.schema, args.document, args.operationName, args.variableValues);
+          if (order === null) return undefined;
+          if (!(Symbol.asyncIterator in result)) {
+            setResult(order.result(result));
+            return undefined;
+          }
+          let first = true;
+          return {
+            onNext({ result: part, setResult: setPart }) {
+              if (first) {
+                first = false;
+                setPart(order.result(part));
+                return;
+              }
+              // envelop types every part as an ExecutionResult; the later ones are `{ incremental, hasNext }`.
+              const { incremental } = part as { incremental?: unknown };
+              if (!Array.isArray(incremental)) return;
+              const ordered = incremental.map((entry: IncrementalEntry) => order.incrementalEntry(entry));
+              if (ordered.some((entry, index) => entry !== incremental[index])) setPart({ ...part, incremental: ordered } as typeof part);
+            },
+          };
+        },
+      };
+    },
+  };
+}
