@@ -685,7 +685,7 @@ describe('cost', () => {
     const response = await stack.gql<unknown>('{ websites(perPage: 100) { nodes { id series(metric: VISITORS, period: LAST_365_DAYS) { total } } } }');
     expect(response.data ?? null).toBeNull();
     const error = firstError(response);
-    expect(error.extensions).toMatchObject({ code: 'BAD_USER_INPUT', cost: 1 + 100 * 4, costLimit: 100 });
+    expect(error.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', cost: 1 + 100 * 4, costLimit: 100 });
     expect(extensionsOf(response)).toMatchObject({ cost: { requested: 1 + 100 * 4, limit: 100 }, upstreamCalls: 0 });
     expect(stack.sandbox.log.count).toBe(0);
   });
