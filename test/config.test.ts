@@ -80,14 +80,30 @@ describe('loadConfig', () => {
   });
 
   it('reads the persisted-query settings; trusted documents need a manifest', () => {
-    expect(loadConfig({}).persistedQueries).toEqual({ maxEntries: 1000, maxBytes: 4 * 1024 * 1024, documentsPath: null, trustedOnly: false });
-    expect(loadConfig({ APQ_MAX_ENTRIES: '2', PERSISTED_DOCUMENTS: '/x.json', TRUSTED_DOCUMENTS_ONLY: 'true' }).persistedQueries).toEqual({
+    expect(loadConfig({}).persistedQueries).toEqual({
+      maxEntries: 1000,
+      maxBytes: 4 * 1024 * 1024,
+      redisTtlMs: 86_400_000,
+      documentsPath: null,
+      trustedOnly: false,
+    });
+    expect(loadConfig({ APQ_MAX_ENTRIES: '2', APQ_REDIS_TTL_S: '3600', PERSISTED_DOCUMENTS: '/x.json', TRUSTED_DOCUMENTS_ONLY: 'true' }).persistedQueries).toEqual({
       maxEntries: 2,
       maxBytes: 4 * 1024 * 1024,
+      redisTtlMs: 3_600_000,
       documentsPath: '/x.json',
       trustedOnly: true,
     });
     expect(() => loadConfig({ TRUSTED_DOCUMENTS_ONLY: 'true' })).toThrow('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS');
+    expect(() => loadConfig({ APQ_REDIS_TTL_S: '30' })).toThrow(/APQ_REDIS_TTL_S/);
+  });
+
+  it('reads the document limits and caches (MAX_FIELDS, DOCUMENT_CACHE_MAX_BYTES, COMPILED_CACHE_MAX_BYTES)', () => {
+    const defaults = loadConfig({});
+    expect([defaults.limits.fields, defaults.documentCacheMaxBytes, defaults.compiledCacheMaxBytes]).toEqual([1000, 16 * 1024 * 1024, 16 * 1024 * 1024]);
+    const set = loadConfig({ MAX_FIELDS: '50', DOCUMENT_CACHE_MAX_BYTES: '0', COMPILED_CACHE_MAX_BYTES: '1024' });
+    expect([set.limits.fields, set.documentCacheMaxBytes, set.compiledCacheMaxBytes]).toEqual([50, 0, 1024]);
+    expect(() => loadConfig({ MAX_FIELDS: '0' })).toThrow(/MAX_FIELDS/);
   });
 
   it('refuses credentials in the upstream URL', () => {
