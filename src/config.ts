@@ -1,21 +1,20 @@
 // Environment -> validated, typed configuration. Every problem is reported at once, so an operator
-// fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2.
+// fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2. Units are converted
+// here (seconds to milliseconds); a default belongs to the module whose option it is, and is read
+// from there.
 import { dayIn } from './analytics/calendar.js';
+import { DEFAULT_COMPILED_CACHE_MAX_BYTES, DEFAULT_JIT_ON_RUN } from './graphql/plugins/use-compiled-execution.js';
+import { DEFAULT_COST_LIMIT } from './graphql/plugins/use-cost-limit.js';
+import { DEFAULT_FIELD_LIMIT } from './graphql/plugins/use-field-limit.js';
+import { PERSISTED_QUERY_DEFAULTS } from './graphql/plugins/use-persisted-queries.js';
+import { CACHE_LIFETIME_DEFAULTS, type CacheLifetimes } from './upstream/cache.js';
+import { UPSTREAM_TRANSPORT_DEFAULTS, type UpstreamTransportOptions } from './upstream/client.js';
 import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
+import { REQUEST_BOUNDS_DEFAULTS } from './upstream/source.js';
 
-export interface UpstreamConfig {
+export interface UpstreamConfig extends UpstreamTransportOptions {
   /** Origin plus optional path prefix of the analytics install, without `/api/v1`; null = sandbox. */
   url: string | null;
-  connectTimeoutMs: number;
-  /** Time to the response headers, and the longest pause between body chunks. */
-  timeoutMs: number;
-  /** Keep-alive sockets per upstream origin. */
-  connections: number;
-  /** Attempts for an idempotent read, the first one included. */
-  maxAttempts: number;
-  maxResponseBytes: number;
-  /** How long an open circuit breaker fails fast before it lets a trial call through. */
-  breakerResetMs: number;
   /** Wire names of statistics: learnt from the install (auto) or pinned to a family (dialect.ts). */
   statNames: StatNaming;
 }
@@ -27,7 +26,7 @@ export interface Config {
   upstream: UpstreamConfig;
   /** Upstream calls one GraphQL request may have in flight at once. */
   maxConcurrency: number;
-  /** HTTP requests worked on at once; more wait in line (src/admission.ts). */
+  /** HTTP requests worked on at once; more wait in line (http/admission.ts). */
   maxActiveRequests: number;
   /** Requests that may wait in line; more are answered 503 at once. */
   maxQueuedRequests: number;
@@ -37,7 +36,7 @@ export interface Config {
   receiveTimeoutMs: number;
   graphiql: boolean;
   introspection: boolean;
-  /** Most upstream calls one operation may be able to make (see cost.ts). */
+  /** Most upstream calls one operation may be able to make (graphql/plugins/use-cost-limit.ts). */
   maxCost: number;
   /** The execution of an operation at which graphql-jit compiles it (1: the first); 0: never, the standard executor only. */
   jitOnRun: number;
@@ -47,13 +46,10 @@ export interface Config {
   compiledCacheMaxBytes: number;
   /** Origins allowed by CORS besides http://localhost:* and http://127.0.0.1:* outside production; ['*']: any. */
   corsOrigins: string[];
-  cache: {
+  /** The read cache; its lifetimes in milliseconds (the environment gives them in seconds). */
+  cache: CacheLifetimes & {
     /** CACHE=off turns the read cache off. */
     enabled: boolean;
-    settledS: number;
-    recentS: number;
-    maxStaleS: number;
-    keyRecheckS: number;
     /** Memory store bound (the Redis store is bounded by Redis). */
     maxBytes: number;
     /** Redis shared by several gateways (cache and persisted queries), or null for this process's memory. */
@@ -108,6 +104,11 @@ class EnvReader {
     return Number(value);
   }
 
+  /** A duration given in whole seconds, as milliseconds; `fallback` in milliseconds, `min` and `max` in seconds. */
+  seconds(name: string, fallbackMs: number, min: number, max: number): number {
+    return this.int(name, fallbackMs / 1000, min, max) * 1000;
+  }
+
   bool(name: string, fallback: boolean): boolean {
     const value = this.raw(name)?.toLowerCase();
     if (value === undefined) return fallback;
@@ -152,7 +153,10 @@ class EnvReader {
   }
 
   origins(name: string): string[] {
-    const entries = (this.raw(name) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+    const entries = (this.raw(name) ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
     for (const entry of entries) {
       if (entry !== '*' && !/^https?:\/\/[^/\s]+$/.test(entry)) {
         this.problems.push(`${name} entries must be origins such as https://app.example.com (or *), got "${entry}"`);
@@ -187,6 +191,7 @@ class EnvReader {
 
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
+  const transport = UPSTREAM_TRANSPORT_DEFAULTS;
   const production = read.string('NODE_ENV', 'development') === 'production';
   const config: Config = {
     host: read.string('HOST', '127.0.0.1'),
@@ -194,49 +199,49 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     upstream: {
       url: read.url('UPSTREAM_URL'),
-      connectTimeoutMs: read.int('UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
-      timeoutMs: read.int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
-      connections: read.int('UPSTREAM_CONNECTIONS', 128, 1, 4096),
-      maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', 3, 1, 10),
-      maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
-      breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', 5_000, 100, 600_000),
+      connectTimeoutMs: read.int('UPSTREAM_CONNECT_TIMEOUT_MS', transport.connectTimeoutMs, 1, 600_000),
+      timeoutMs: read.int('UPSTREAM_TIMEOUT_MS', transport.timeoutMs, 1, 600_000),
+      connections: read.int('UPSTREAM_CONNECTIONS', transport.connections, 1, 4096),
+      maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', transport.maxAttempts, 1, 10),
+      maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', transport.maxResponseBytes, 1024, 1024 ** 3),
+      breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', transport.breakerResetMs, 100, 600_000),
       statNames: read.oneOf('UPSTREAM_STAT_NAMES', STAT_NAMINGS, 'auto'),
     },
-    maxConcurrency: read.int('MAX_CONCURRENCY', 8, 1, 256),
+    maxConcurrency: read.int('MAX_CONCURRENCY', REQUEST_BOUNDS_DEFAULTS.maxConcurrency, 1, 256),
     maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', 16, 1, 10_000),
     maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', 1_000, 0, 1_000_000),
-    requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', 20_000, 1, 600_000),
+    requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', REQUEST_BOUNDS_DEFAULTS.requestDeadlineMs, 1, 600_000),
     receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
-    maxCost: read.int('MAX_COST', 100, 1, 100_000),
-    jitOnRun: read.int('GRAPHQL_JIT_ON_RUN', 2, 0, 1_000_000),
+    maxCost: read.int('MAX_COST', DEFAULT_COST_LIMIT, 1, 100_000),
+    jitOnRun: read.int('GRAPHQL_JIT_ON_RUN', DEFAULT_JIT_ON_RUN, 0, 1_000_000),
     limits: {
       depth: read.int('MAX_DEPTH', 15, 2, 100),
       aliases: read.int('MAX_ALIASES', 30, 1, 1_000),
       tokens: read.int('MAX_TOKENS', 2_000, 100, 100_000),
       directives: read.int('MAX_DIRECTIVES', 20, 1, 1_000),
-      fields: read.int('MAX_FIELDS', 1_000, 1, 1_000_000),
+      fields: read.int('MAX_FIELDS', DEFAULT_FIELD_LIMIT, 1, 1_000_000),
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
     documentCacheMaxBytes: read.int('DOCUMENT_CACHE_MAX_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 ** 3),
-    compiledCacheMaxBytes: read.int('COMPILED_CACHE_MAX_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 ** 3),
+    compiledCacheMaxBytes: read.int('COMPILED_CACHE_MAX_BYTES', DEFAULT_COMPILED_CACHE_MAX_BYTES, 0, 16 * 1024 ** 3),
     corsOrigins: read.origins('CORS_ORIGINS'),
     cache: {
       enabled: read.oneOf('CACHE', ['on', 'off'], 'on') === 'on',
-      settledS: read.int('CACHE_TTL_SETTLED_S', 86_400, 0, 31_536_000),
-      recentS: read.int('CACHE_TTL_RECENT_S', 60, 0, 86_400),
-      maxStaleS: read.int('CACHE_MAX_STALE_S', 600, 0, 604_800),
-      keyRecheckS: read.int('KEY_RECHECK_S', 60, 1, 86_400),
+      settledMs: read.seconds('CACHE_TTL_SETTLED_S', CACHE_LIFETIME_DEFAULTS.settledMs, 0, 31_536_000),
+      recentMs: read.seconds('CACHE_TTL_RECENT_S', CACHE_LIFETIME_DEFAULTS.recentMs, 0, 86_400),
+      maxStaleMs: read.seconds('CACHE_MAX_STALE_S', CACHE_LIFETIME_DEFAULTS.maxStaleMs, 0, 604_800),
+      keyRecheckMs: read.seconds('KEY_RECHECK_S', CACHE_LIFETIME_DEFAULTS.keyRecheckMs, 1, 86_400),
       maxBytes: read.int('CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 ** 3),
       redisUrl: read.redisUrl('REDIS_URL'),
       storeTimeoutMs: read.int('CACHE_STORE_TIMEOUT_MS', 100, 1, 60_000),
     },
     upstreamTimeZone: read.timeZone('UPSTREAM_TIMEZONE', 'UTC'),
     persistedQueries: {
-      maxEntries: read.int('APQ_MAX_ENTRIES', 1_000, 0, 1_000_000),
-      maxBytes: read.int('APQ_MAX_BYTES', 4 * 1024 * 1024, 0, 1024 ** 3),
-      redisTtlMs: read.int('APQ_REDIS_TTL_S', 86_400, 60, 604_800) * 1000,
+      maxEntries: read.int('APQ_MAX_ENTRIES', PERSISTED_QUERY_DEFAULTS.maxEntries, 0, 1_000_000),
+      maxBytes: read.int('APQ_MAX_BYTES', PERSISTED_QUERY_DEFAULTS.maxBytes, 0, 1024 ** 3),
+      redisTtlMs: read.seconds('APQ_REDIS_TTL_S', 86_400_000, 60, 604_800),
       documentsPath: read.string('PERSISTED_DOCUMENTS', '') || null,
       trustedOnly: read.bool('TRUSTED_DOCUMENTS_ONLY', false),
     },

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { describeAllowedOrigins } from './graphql/cors.js';
-import { createGateway } from './http/server.js';
+import { createGateway } from './gateway.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
 
 // How eagerly V8 collects the old generation. By default V8 lets it grow to up to four times what was

@@ -4,7 +4,14 @@ import { ConfigError, loadConfig } from '../src/config.js';
 describe('loadConfig', () => {
   it('has sensible defaults', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 4000, production: false, maxConcurrency: 8, graphiql: true, introspection: true });
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 4000,
+      production: false,
+      maxConcurrency: 8,
+      graphiql: true,
+      introspection: true,
+    });
     expect(config.upstream).toMatchObject({ url: null, maxAttempts: 3, maxResponseBytes: 4 * 1024 * 1024 });
     expect(config).toMatchObject({ maxActiveRequests: 16, maxQueuedRequests: 1000, heapGrowingPercent: 40 });
     expect(config.jitOnRun).toBe(2);
@@ -36,7 +43,7 @@ describe('loadConfig', () => {
     );
   });
 
-  it('reads the install\'s time zone: UTC by default, any IANA name (a name of UTC needs no time zone data), nothing else', () => {
+  it("reads the install's time zone: UTC by default, any IANA name (a name of UTC needs no time zone data), nothing else", () => {
     expect(loadConfig({}).upstreamTimeZone).toBe('UTC');
     expect(loadConfig({ UPSTREAM_TIMEZONE: 'Etc/UTC' }).upstreamTimeZone).toBe('Etc/UTC');
     expect(loadConfig({ UPSTREAM_TIMEZONE: 'Europe/Paris' }).upstreamTimeZone).toBe('Europe/Paris');
@@ -87,7 +94,10 @@ describe('loadConfig', () => {
       documentsPath: null,
       trustedOnly: false,
     });
-    expect(loadConfig({ APQ_MAX_ENTRIES: '2', APQ_REDIS_TTL_S: '3600', PERSISTED_DOCUMENTS: '/x.json', TRUSTED_DOCUMENTS_ONLY: 'true' }).persistedQueries).toEqual({
+    expect(
+      loadConfig({ APQ_MAX_ENTRIES: '2', APQ_REDIS_TTL_S: '3600', PERSISTED_DOCUMENTS: '/x.json', TRUSTED_DOCUMENTS_ONLY: 'true' })
+        .persistedQueries,
+    ).toEqual({
       maxEntries: 2,
       maxBytes: 4 * 1024 * 1024,
       redisTtlMs: 3_600_000,
@@ -100,7 +110,11 @@ describe('loadConfig', () => {
 
   it('reads the document limits and caches (MAX_FIELDS, DOCUMENT_CACHE_MAX_BYTES, COMPILED_CACHE_MAX_BYTES)', () => {
     const defaults = loadConfig({});
-    expect([defaults.limits.fields, defaults.documentCacheMaxBytes, defaults.compiledCacheMaxBytes]).toEqual([1000, 16 * 1024 * 1024, 16 * 1024 * 1024]);
+    expect([defaults.limits.fields, defaults.documentCacheMaxBytes, defaults.compiledCacheMaxBytes]).toEqual([
+      1000,
+      16 * 1024 * 1024,
+      16 * 1024 * 1024,
+    ]);
     const set = loadConfig({ MAX_FIELDS: '50', DOCUMENT_CACHE_MAX_BYTES: '0', COMPILED_CACHE_MAX_BYTES: '1024' });
     expect([set.limits.fields, set.documentCacheMaxBytes, set.compiledCacheMaxBytes]).toEqual([50, 0, 1024]);
     expect(() => loadConfig({ MAX_FIELDS: '0' })).toThrow(/MAX_FIELDS/);

@@ -3,7 +3,7 @@
 // sandbox's request log before each test and closes both after the file.
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
-import { createGateway, type Gateway, type GatewayOptions } from '../src/http/server.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../src/gateway.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
 
 export const TODAY = '2026-03-15';
@@ -46,17 +46,13 @@ export interface Stack {
  * The suites count upstream calls request by request, so the read cache is off unless a test turns it
  * on (`CACHE: 'on'`): test/upstream/cache.test.ts and the Redis suite do. Operations are compiled by
  * graphql-jit at their first run (a gateway compiles at the second by default), so that every suite
- * checks the compiled execution; test/graphql/compiled-execution.test.ts compares it with the standard one.
+ * checks the compiled execution; test/graphql/plugins/use-compiled-execution.test.ts compares it with the standard one.
  */
 export function testConfig(upstreamUrl: string, env: Record<string, string> = {}): Config {
   return loadConfig({ PORT: '0', UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'silent', CACHE: 'off', GRAPHQL_JIT_ON_RUN: '1', ...env });
 }
 
-export async function postGraphQL<T>(
-  endpoint: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<GraphQLResponse<T>> {
+export async function postGraphQL<T>(endpoint: string, body: unknown, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
@@ -155,8 +151,7 @@ export function first<T>(items: readonly T[]): T {
 }
 
 /** The error codes of a response, in order. */
-export const errorCodes = (response: GraphQLResponse<unknown>): unknown[] =>
-  (response.errors ?? []).map((error) => error.extensions?.code);
+export const errorCodes = (response: GraphQLResponse<unknown>): unknown[] => (response.errors ?? []).map((error) => error.extensions?.code);
 
 /** The REST requests the sandbox saw, as "METHOD /path?sorted=query". */
 export function restCalls(sandbox: Sandbox): string[] {

@@ -42,9 +42,13 @@ describe('npm start', () => {
     expect(run.output()).toContain('sandbox-key-1');
     expect(run.output()).toContain('curl -s');
     expect(run.output()).toContain('Browser apps allowed (CORS): http://localhost:* and http://127.0.0.1:* (not in production)');
-    const response = await postGraphQL<{ websites: { totalCount: number } }>(endpoint, { query: '{ websites { totalCount } }' }, {
-      authorization: 'Bearer sandbox-key-1',
-    });
+    const response = await postGraphQL<{ websites: { totalCount: number } }>(
+      endpoint,
+      { query: '{ websites { totalCount } }' },
+      {
+        authorization: 'Bearer sandbox-key-1',
+      },
+    );
     expect(response.errors).toBeUndefined();
     expect(dataOf(response).websites.totalCount).toBeGreaterThanOrEqual(6);
     run.child.kill('SIGTERM');

@@ -28,7 +28,10 @@ function figuresOf(value: unknown): number {
   if (typeof value !== 'object' || value === null) return 0;
   return Object.entries(value).reduce(
     (sum, [name, field]) =>
-      sum + (['count', 'total', 'totalCount', 'sum', 'visitors', 'pageviews'].includes(name) && typeof field === 'number' && field > 0 ? 1 : figuresOf(field)),
+      sum +
+      (['count', 'total', 'totalCount', 'sum', 'visitors', 'pageviews'].includes(name) && typeof field === 'number' && field > 0
+        ? 1
+        : figuresOf(field)),
     0,
   );
 }
@@ -67,7 +70,10 @@ function expectedUserError(error: UserErrorData, id: string | undefined, session
 async function runExample(stack: Stack, example: Example, session: Session): Promise<void> {
   const { block, operation, name } = example;
   const takesId = (operation.variableDefinitions ?? []).map((definition) => definition.variable.name.value);
-  expect(takesId.filter((variable) => variable !== 'id'), `${name}: variables the README does not explain`).toEqual([]);
+  expect(
+    takesId.filter((variable) => variable !== 'id'),
+    `${name}: variables the README does not explain`,
+  ).toEqual([]);
   const id = takesId.includes('id') ? session.createdId : undefined;
   const body = { query: block, operationName: operation.name?.value, variables: id === undefined ? {} : { id } };
 
@@ -113,7 +119,11 @@ type WebsiteFields = { id: string } & Record<string, unknown>;
 /** KEY_1's websites with every field the examples can change. */
 async function websitesOfKey1(stack: Stack): Promise<WebsiteFields[]> {
   const query = '{ websites(perPage: 100) { nodes { id domain privacy favorite excludeIps excludeParams emailReports excludeBots } } }';
-  const response = await postGraphQL<{ websites: { nodes: WebsiteFields[] } }>(stack.endpoint, { query }, { authorization: `Bearer ${KEY_1}` });
+  const response = await postGraphQL<{ websites: { nodes: WebsiteFields[] } }>(
+    stack.endpoint,
+    { query },
+    { authorization: `Bearer ${KEY_1}` },
+  );
   return dataOf(response).websites.nodes;
 }
 
@@ -124,7 +134,7 @@ describe('README examples', () => {
   });
 
   it.each([
-    ['in the README\'s order', examples],
+    ["in the README's order", examples],
     ['in reverse', [...examples].reverse()],
   ])('run %s, twice, on one sandbox: every one answers, and the demo websites are untouched', async (_order, ordered) => {
     const stack = await startStack();

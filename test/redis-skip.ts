@@ -8,7 +8,7 @@ import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Reporter, TestModule, TestSpecification, Vitest } from 'vitest/node';
 
-export const REDIS_SUITE = 'test/upstream/redis.test.ts';
+export const REDIS_SUITE = 'test/upstream/cache-store.redis.test.ts';
 export const REDIS_INSTALL = 'apt-get install redis-server';
 
 function onPath(command: string): boolean {
@@ -53,7 +53,9 @@ export default class RedisSuiteNotice implements Reporter {
     if (!this.suiteInRun || !skipRedisSuite) return;
     const suite = testModules.find((module) => isRedisSuite(module.moduleId));
     const skipped = suite === undefined ? 0 : [...suite.children.allTests('skipped')].length;
-    this.say(`Redis suite skipped: ${skipped} tests of ${REDIS_SUITE} did not run because redis-server is not on PATH (install it: ${REDIS_INSTALL}).`);
+    this.say(
+      `Redis suite skipped: ${skipped} tests of ${REDIS_SUITE} did not run because redis-server is not on PATH (install it: ${REDIS_INSTALL}).`,
+    );
   }
 
   private say(line: string): void {

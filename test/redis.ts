@@ -121,7 +121,10 @@ async function startOn(port: number, args: string[]): Promise<RedisServer> {
       );
     }
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new NotStarted(`redis-server exited (${child.exitCode ?? child.signalCode}) on port ${port}:\n${output}`, /address already in use/i.test(output));
+      throw new NotStarted(
+        `redis-server exited (${child.exitCode ?? child.signalCode}) on port ${port}:\n${output}`,
+        /address already in use/i.test(output),
+      );
     }
     const pid = await answeringPid(port);
     if (pid === child.pid) break;

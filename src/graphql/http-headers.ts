@@ -2,7 +2,10 @@
 
 /** Adds `names` to the response's Vary, each once, keeping what is there. */
 export function appendVary(headers: Headers, names: readonly string[]): void {
-  const present = (headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  const present = (headers.get('vary') ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
   const missing = names.filter((name) => !present.includes(name.toLowerCase()));
   if (missing.length > 0) headers.set('vary', [headers.get('vary'), ...missing].filter(Boolean).join(', '));
 }
@@ -11,5 +14,5 @@ const opaque = (tag: string): string => tag.trim().replace(/^W\//, '');
 
 /** Whether If-None-Match names `etag` (or `*`), compared weakly as RFC 9110 says for this header. */
 export function ifNoneMatchHas(ifNoneMatch: string | null, etag: string): boolean {
-  return ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
+  return ifNoneMatch?.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag)) ?? false;
 }

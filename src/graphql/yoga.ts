@@ -4,12 +4,14 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { GatewayContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
-import { createContext, type GatewayContext, type Upstream } from './context.js';
+import type { Upstream } from '../upstream/source.js';
+import { createContext } from './context.js';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
 import { createDocumentCaches } from './document-cache.js';
-import { useGraphiQLPage, type GraphiQLPageOptions } from './graphiql.js';
-import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './persisted-queries.js';
+import { useGraphiQLPage, type GraphiQLPageOptions } from './plugins/use-graphiql-page.js';
+import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './plugins/use-persisted-queries.js';
 import { useArgumentChecks } from './plugins/use-argument-checks.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
 import { useCompiledExecution } from './plugins/use-compiled-execution.js';
@@ -78,7 +80,7 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
         maxBytes: pq.maxBytes,
         manifest,
         trustedOnly: pq.trustedOnly,
-        keyAccepted: (context) => (context as GatewayContext).cache.keyAccepted,
+        keyAccepted: (context) => (context as GatewayContext).source.keyAccepted,
         ...(documentRegistry ? { registry: documentRegistry } : {}),
       }),
       // Tokens while parsing; depth, aliases and directives as validation rules.

@@ -89,7 +89,11 @@ export function rawRefusal(refusal: Refusal): string {
 }
 
 /** The figures every GraphQL answer's extensions carry, for a request refused before anything ran. */
-const nothingRan = (costLimit: number) => ({ cost: { requested: 0, limit: costLimit }, upstreamCalls: 0, cache: { hits: 0, misses: 0, stale: 0 } });
+const nothingRan = (costLimit: number) => ({
+  cost: { requested: 0, limit: costLimit },
+  upstreamCalls: 0,
+  cache: { hits: 0, misses: 0, stale: 0 },
+});
 
 const refusalBody = (refusal: Refusal, usage?: ReturnType<typeof nothingRan>): string =>
   JSON.stringify({

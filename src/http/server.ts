@@ -1,58 +1,35 @@
-// createGateway(config): the node:http server in front of yoga. Before GraphQL runs it applies the
-// body limits, the receive timeout and admission control and answers `/` and `/health`; it listens
-// and closes.
+// The node:http server in front of yoga: before GraphQL runs it applies the body limits, the receive
+// timeout and admission control and answers `/` and `/health`; it listens and closes. What answers the
+// requests it lets through is given to it (the gateway: gateway.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { pino, type Logger } from 'pino';
-import type { Dispatcher } from 'undici';
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
-import { GRAPHQL_ENDPOINT, createGatewayYoga } from '../graphql/yoga.js';
-import { createUpstreamClient } from '../upstream/client.js';
-import { NO_CACHE, createResponseCache, type ResponseCache } from '../upstream/cache.js';
-import type { DocumentRegistry } from '../graphql/persisted-queries.js';
-import { MemoryCacheStore, RedisCacheStore } from '../upstream/cache-store.js';
-import { createStatNames } from '../upstream/dialect.js';
+import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { createAdmission } from './admission.js';
-import { OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse } from './refusals.js';
+import { OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse, type RefusalConfig } from './refusals.js';
 
-export interface GatewayOptions {
-  /** undici dispatcher for the upstream (tests inject a MockAgent). */
-  dispatcher?: Dispatcher;
-  /** Key prefilled in GraphiQL's headers (sandbox mode only). */
-  demoKey?: string;
-  /** Where request log lines go; default: pino to stdout at config.logLevel. */
-  logger?: Logger;
-  /** The clock of the cache and of periods (tests pin "today" with it); default Date.now. */
-  now?: () => number;
-}
+/** What the HTTP server is configured with (config.ts reads each from the environment). */
+export type HttpConfig = RefusalConfig &
+  Pick<Config, 'host' | 'port' | 'receiveTimeoutMs' | 'maxActiveRequests' | 'maxQueuedRequests' | 'requestDeadlineMs'> & {
+    limits: Pick<Config['limits'], 'bodyBytes'>;
+  };
 
-export interface Gateway {
-  /** Base URL, e.g. http://127.0.0.1:4000; GraphQL is at `${url}/graphql`. */
+export interface HttpServer {
+  /** Base URL, e.g. http://127.0.0.1:4000. */
   url: string;
   server: Server;
   close(): Promise<void>;
 }
 
-export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
-  const client = createUpstreamClient({
-    ...config.upstream,
-    url: config.upstream.url,
-    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-  });
-  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
-  const { cache, documentRegistry } = createCache(config, logger, options.now);
-  const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
-  const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
-  const yoga = createGatewayYoga(config, {
-    upstream,
-    logger,
-    ...(documentRegistry ? { documentRegistry } : {}),
-    graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
-  });
-
+/** Listens on config.host and config.port; `handle` answers what the admission lets through, and `/health`. */
+export async function serveHttp(
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  config: HttpConfig,
+  logger: Logger,
+): Promise<HttpServer> {
   const admission = createAdmission({
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
@@ -66,7 +43,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       refuse(req, res, OVERLOADED, config);
     },
   });
-  const handle = (req: IncomingMessage, res: ServerResponse): void => void yoga(req, res);
 
   // A request takes a place in line (and later a slot) only once its body is here: a client that
   // sends slowly holds its own socket, never one of the MAX_ACTIVE_REQUESTS slots. node cuts a
@@ -121,62 +97,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   return {
     url: `http://${host}:${port}`,
     server,
-    async close() {
-      await new Promise<void>((resolve) => {
+    close: () =>
+      new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      });
-      await client.close();
-      await upstream.cache.close();
-    },
+      }),
   };
-}
-
-/** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
-function createCache(
-  config: Config,
-  logger: Logger,
-  now: (() => number) | undefined,
-): { cache: ResponseCache; documentRegistry?: DocumentRegistry } {
-  const { cache } = config;
-  // One warn line per failing store operation kind at most every 10 s: the log says the store is
-  // failing without a line per request.
-  const lastWarned = new Map<string, number>();
-  const onStoreError = (operation: string, error: unknown): void => {
-    const at = Date.now();
-    if ((lastWarned.get(operation) ?? 0) > at - 10_000) return;
-    lastWarned.set(operation, at);
-    logger.warn({ operation, error: error instanceof Error ? error.message : String(error) }, 'cache store failed: reading from the upstream');
-  };
-  const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
-  // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
-  // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
-  const { persistedQueries: pq } = config;
-  const bound = { maxEntries: pq.maxEntries, maxBytes: pq.maxBytes, lifetimeMs: pq.redisTtlMs };
-  const documentRegistry: DocumentRegistry | undefined = redis
-    ? {
-        get: async (hash) => (await redis.document(hash, bound).catch((error: unknown) => onStoreError('apq get', error))) ?? undefined,
-        set: async (hash, document) => {
-          await redis.keepDocument(hash, document, bound).catch((error: unknown) => onStoreError('apq set', error));
-        },
-      }
-    : undefined;
-  if (!cache.enabled) {
-    return { cache: { ...NO_CACHE, close: async () => redis?.close() }, ...(documentRegistry ? { documentRegistry } : {}) };
-  }
-  const responseCache = createResponseCache({
-    store: redis ?? new MemoryCacheStore(cache.maxBytes, now),
-    settledMs: cache.settledS * 1000,
-    recentMs: cache.recentS * 1000,
-    maxStaleMs: cache.maxStaleS * 1000,
-    keyRecheckMs: cache.keyRecheckS * 1000,
-    timeZone: config.upstreamTimeZone,
-    ...(now ? { now } : {}),
-    onStoreError,
-    // The memory store answers at once; Redis gets the whole request's budget.
-    ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
-  });
-  return { cache: responseCache, ...(documentRegistry ? { documentRegistry } : {}) };
 }
 
 /**
@@ -184,12 +110,7 @@ function createCache(
  * other method's) and hands it to yoga in `req.body`, which @whatwg-node/server uses instead of the
  * stream when it is a non-empty Uint8Array. Nothing is called when the client leaves first.
  */
-function readBody(
-  req: IncomingMessage,
-  res: ServerResponse,
-  limit: number,
-  then: { read(): void; tooLarge(): void },
-): void {
+function readBody(req: IncomingMessage, res: ServerResponse, limit: number, then: { read(): void; tooLarge(): void }): void {
   const chunks: Buffer[] = [];
   let size = 0;
   const onData = (chunk: Buffer): void => {

@@ -109,11 +109,15 @@ export function handleApi(context: ApiContext, request: ApiRequest): ApiResponse
     const decision = context.limiter.attempt(bearerToken(request.headers.authorization) ?? '');
     rateHeaders = { 'x-ratelimit-limit': String(decision.limit), 'x-ratelimit-remaining': String(decision.remaining) };
     if (!decision.allowed) {
-      return json(429, { message: 'Too Many Attempts.' }, {
-        ...rateHeaders,
-        'retry-after': String(decision.retryAfter),
-        'x-ratelimit-reset': String(decision.resetAt),
-      });
+      return json(
+        429,
+        { message: 'Too Many Attempts.' },
+        {
+          ...rateHeaders,
+          'retry-after': String(decision.retryAfter),
+          'x-ratelimit-reset': String(decision.resetAt),
+        },
+      );
     }
   }
 
@@ -156,12 +160,7 @@ export function expectsJson(headers: Readonly<Record<string, string>>): boolean 
 /** Laravel's redirect to the login route, its little HTML page included. */
 function loginRedirect(origin: string): ApiResponse {
   const target = `${origin}/login`;
-  const escaped = target
-    .replace(/&/g, '&amp;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#039;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
+  const escaped = target.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/'/g, '&#039;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const html = [
     '<!DOCTYPE html>',
     '<html>',
@@ -275,6 +274,7 @@ function showStats(call: Call): ApiResponse {
   const page = readPage(call.request.query);
   const path = call.request.origin + call.routePath;
   // The older install returns the paginator itself rather than a resource collection.
-  const body = dialect === 'legacy' ? plainPaginate(rows, page, query.value.perPage, path) : paginate(rows, page, query.value.perPage, path);
+  const body =
+    dialect === 'legacy' ? plainPaginate(rows, page, query.value.perPage, path) : paginate(rows, page, query.value.perPage, path);
   return json(200, body);
 }

@@ -26,37 +26,147 @@ export interface TrafficProfile {
 type Weighted = readonly (readonly [string, number])[];
 
 const BROWSERS: Weighted = [
-  ['Chrome', 48], ['Safari', 19], ['Edge', 9], ['Firefox', 7], ['Samsung Internet', 4], ['Opera', 3],
-  ['Brave', 2], ['Chrome Mobile iOS', 2], ['Yandex Browser', 1.5], ['UC Browser', 1.2], ['Vivaldi', 0.8],
+  ['Chrome', 48],
+  ['Safari', 19],
+  ['Edge', 9],
+  ['Firefox', 7],
+  ['Samsung Internet', 4],
+  ['Opera', 3],
+  ['Brave', 2],
+  ['Chrome Mobile iOS', 2],
+  ['Yandex Browser', 1.5],
+  ['UC Browser', 1.2],
+  ['Vivaldi', 0.8],
   ['DuckDuckGo', 0.6],
 ];
 const OPERATING_SYSTEMS: Weighted = [
-  ['Windows', 36], ['Android', 24], ['iOS', 18], ['OS X', 14], ['Linux', 4], ['Chrome OS', 2],
-  ['Ubuntu', 1.5], ['FreeBSD', 0.2],
+  ['Windows', 36],
+  ['Android', 24],
+  ['iOS', 18],
+  ['OS X', 14],
+  ['Linux', 4],
+  ['Chrome OS', 2],
+  ['Ubuntu', 1.5],
+  ['FreeBSD', 0.2],
 ];
-const DEVICES: Weighted = [['Desktop', 55], ['Mobile', 40], ['Tablet', 4.5], ['Television', 0.4]];
+const DEVICES: Weighted = [
+  ['Desktop', 55],
+  ['Mobile', 40],
+  ['Tablet', 4.5],
+  ['Television', 0.4],
+];
 const SCREEN_RESOLUTIONS: Weighted = [
-  ['1920x1080', 22], ['390x844', 9], ['1366x768', 8], ['1536x864', 7], ['414x896', 6], ['1440x900', 5],
-  ['2560x1440', 5], ['375x667', 4], ['360x800', 4], ['412x915', 4], ['1280x720', 3], ['768x1024', 2.5],
-  ['1680x1050', 2], ['3840x2160', 1.5],
+  ['1920x1080', 22],
+  ['390x844', 9],
+  ['1366x768', 8],
+  ['1536x864', 7],
+  ['414x896', 6],
+  ['1440x900', 5],
+  ['2560x1440', 5],
+  ['375x667', 4],
+  ['360x800', 4],
+  ['412x915', 4],
+  ['1280x720', 3],
+  ['768x1024', 2.5],
+  ['1680x1050', 2],
+  ['3840x2160', 1.5],
 ];
 const LANGUAGES: Weighted = [
-  ['en', 52], ['de', 9], ['fr', 7], ['es', 7], ['pt', 5], ['ja', 3], ['it', 3], ['nl', 3], ['pl', 2.5],
-  ['ru', 2], ['zh', 2], ['sv', 1.5], ['ko', 1], ['tr', 1],
+  ['en', 52],
+  ['de', 9],
+  ['fr', 7],
+  ['es', 7],
+  ['pt', 5],
+  ['ja', 3],
+  ['it', 3],
+  ['nl', 3],
+  ['pl', 2.5],
+  ['ru', 2],
+  ['zh', 2],
+  ['sv', 1.5],
+  ['ko', 1],
+  ['tr', 1],
 ];
 /** Country `CC:Name`, its continent `CC:Name`, its weight, and cities with their share of the country. */
 const COUNTRIES: readonly (readonly [string, string, number, readonly (readonly [string, number])[]])[] = [
-  ['US:United States', 'NA:North America', 34, [['US:New York, NY', 0.18], ['US:San Francisco, CA', 0.12], ['US:Chicago, IL', 0.08], ['US:Austin, TX', 0.06]]],
-  ['GB:United Kingdom', 'EU:Europe', 9, [['GB:London', 0.42], ['GB:Manchester', 0.1]]],
-  ['DE:Germany', 'EU:Europe', 8, [['DE:Berlin', 0.24], ['DE:Munich', 0.14], ['DE:Hamburg', 0.1]]],
-  ['IN:India', 'AS:Asia', 7, [['IN:Bengaluru', 0.26], ['IN:Mumbai', 0.18]]],
-  ['FR:France', 'EU:Europe', 6, [['FR:Paris', 0.38], ['FR:Lyon', 0.08]]],
-  ['CA:Canada', 'NA:North America', 5, [['CA:Toronto', 0.3], ['CA:Vancouver', 0.16]]],
+  [
+    'US:United States',
+    'NA:North America',
+    34,
+    [
+      ['US:New York, NY', 0.18],
+      ['US:San Francisco, CA', 0.12],
+      ['US:Chicago, IL', 0.08],
+      ['US:Austin, TX', 0.06],
+    ],
+  ],
+  [
+    'GB:United Kingdom',
+    'EU:Europe',
+    9,
+    [
+      ['GB:London', 0.42],
+      ['GB:Manchester', 0.1],
+    ],
+  ],
+  [
+    'DE:Germany',
+    'EU:Europe',
+    8,
+    [
+      ['DE:Berlin', 0.24],
+      ['DE:Munich', 0.14],
+      ['DE:Hamburg', 0.1],
+    ],
+  ],
+  [
+    'IN:India',
+    'AS:Asia',
+    7,
+    [
+      ['IN:Bengaluru', 0.26],
+      ['IN:Mumbai', 0.18],
+    ],
+  ],
+  [
+    'FR:France',
+    'EU:Europe',
+    6,
+    [
+      ['FR:Paris', 0.38],
+      ['FR:Lyon', 0.08],
+    ],
+  ],
+  [
+    'CA:Canada',
+    'NA:North America',
+    5,
+    [
+      ['CA:Toronto', 0.3],
+      ['CA:Vancouver', 0.16],
+    ],
+  ],
   ['BR:Brazil', 'SA:South America', 4.5, [['BR:São Paulo', 0.34]]],
   ['NL:Netherlands', 'EU:Europe', 3.5, [['NL:Amsterdam', 0.4]]],
   ['JP:Japan', 'AS:Asia', 3, [['JP:Tokyo', 0.48]]],
-  ['AU:Australia', 'OC:Oceania', 3, [['AU:Sydney', 0.36], ['AU:Melbourne', 0.3]]],
-  ['ES:Spain', 'EU:Europe', 2.5, [['ES:Madrid', 0.3], ['ES:Barcelona', 0.25]]],
+  [
+    'AU:Australia',
+    'OC:Oceania',
+    3,
+    [
+      ['AU:Sydney', 0.36],
+      ['AU:Melbourne', 0.3],
+    ],
+  ],
+  [
+    'ES:Spain',
+    'EU:Europe',
+    2.5,
+    [
+      ['ES:Madrid', 0.3],
+      ['ES:Barcelona', 0.25],
+    ],
+  ],
   ['IT:Italy', 'EU:Europe', 2.2, [['IT:Milan', 0.3]]],
   ['PL:Poland', 'EU:Europe', 2, [['PL:Warsaw', 0.35]]],
   ['SE:Sweden', 'EU:Europe', 1.5, [['SE:Stockholm', 0.45]]],
@@ -64,10 +174,32 @@ const COUNTRIES: readonly (readonly [string, string, number, readonly (readonly 
   ['NG:Nigeria', 'AF:Africa', 1, [['NG:Lagos', 0.5]]],
 ];
 const REFERRERS: readonly string[] = [
-  'google.com', 'bing.com', 'duckduckgo.com', 't.co', 'news.ycombinator.com', 'reddit.com', 'linkedin.com',
-  'facebook.com', 'github.com', 'youtube.com', 'producthunt.com', 'medium.com', 'stackoverflow.com',
-  'yahoo.com', 'yandex.ru', 'baidu.com', 'instagram.com', 'dev.to', 'substack.com', 'pinterest.com',
-  'lobste.rs', 'mastodon.social', 'feedly.com', 'search.brave.com', 'ecosia.org', 'wikipedia.org',
+  'google.com',
+  'bing.com',
+  'duckduckgo.com',
+  't.co',
+  'news.ycombinator.com',
+  'reddit.com',
+  'linkedin.com',
+  'facebook.com',
+  'github.com',
+  'youtube.com',
+  'producthunt.com',
+  'medium.com',
+  'stackoverflow.com',
+  'yahoo.com',
+  'yandex.ru',
+  'baidu.com',
+  'instagram.com',
+  'dev.to',
+  'substack.com',
+  'pinterest.com',
+  'lobste.rs',
+  'mastodon.social',
+  'feedly.com',
+  'search.brave.com',
+  'ecosia.org',
+  'wikipedia.org',
 ];
 
 /** Days of statistics a seeded website has, ending "today": enough to compare a period with the same dates a year earlier. */
@@ -165,7 +297,11 @@ export function generateTraffic(
   const languages = splitOf('language', LANGUAGES, 0.4);
   const pages = splitOf('page', zipf(profile.pages, 1.1), 0.3);
   const referrers = splitOf('referrer', zipf(REFERRERS, 1.3), 0.3);
-  const countries = splitOf('country', COUNTRIES.map(([country, , weight]) => [country, weight] as const), 0.4);
+  const countries = splitOf(
+    'country',
+    COUNTRIES.map(([country, , weight]) => [country, weight] as const),
+    0.4,
+  );
   const continents = COUNTRIES.map(([, continent]) => builder('continent').column(continent));
   const cities = COUNTRIES.map(([, , , list]) => list.map(([city, share]) => ({ column: builder('city').column(city), share })));
   const referredShare = 0.45 + random() * 0.2;

@@ -18,8 +18,7 @@ export const isHandled = (fault: ScriptedFault): fault is HandledFault => HANDLE
 
 export const DEFAULT_KNOBS: SandboxKnobs = { latencyMs: 0, jitterMs: 0, faultRate: 0, rateLimit: null };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isNonNegative = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
 
 /** Checks a partial knobs object; throws a TypeError naming the first bad field. */

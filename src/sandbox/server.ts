@@ -139,7 +139,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       '/__sandbox/health': {
         GET: () => reply(200, { status: 'ok', today: formatYmd(store.today), statsFrom: formatYmd(store.firstDay) }),
       },
-      '/__sandbox/log': { GET: () => reply(200, log), DELETE: () => (log.reset(), reply(204)) },
+      '/__sandbox/log': {
+        GET: () => reply(200, log),
+        DELETE: () => {
+          log.reset();
+          return reply(204);
+        },
+      },
       '/__sandbox/knobs': {
         GET: () => reply(200, knobs),
         PUT: async () => reply(200, setKnobs(parseJson(await readBody(req)) as Partial<SandboxKnobs>)),

@@ -42,7 +42,7 @@ function normalised(input: Input, field: string, trim = true): unknown {
   return text === '' ? null : text;
 }
 
-const has = (input: Input, field: string): boolean => Object.prototype.hasOwnProperty.call(input, field);
+const has = (input: Input, field: string): boolean => Object.hasOwn(input, field);
 
 function parseFlag(value: unknown): Flag | undefined {
   if (value === true || value === 1 || value === '1' || value === 'true') return 1;
@@ -191,13 +191,19 @@ export function validateUpdate(input: Input, hasStoredPassword: boolean, dialect
     if (password !== undefined) changes.password = password;
   }
   if (changes.privacy === 2 && rawPassword === null && !hasStoredPassword) errors.add('password', PASSWORD_REQUIRED);
-  for (const [field, key] of [['email', 'email'], ['exclude_bots', 'excludeBots']] as const) {
+  for (const [field, key] of [
+    ['email', 'email'],
+    ['exclude_bots', 'excludeBots'],
+  ] as const) {
     const raw = normalised(input, field);
     if (raw === null) continue;
     const flag = readFlag(errors, field, raw);
     if (flag !== undefined) changes[key] = flag;
   }
-  for (const [field, key] of [['exclude_params', 'excludeParams'], ['exclude_ips', 'excludeIps']] as const) {
+  for (const [field, key] of [
+    ['exclude_params', 'excludeParams'],
+    ['exclude_ips', 'excludeIps'],
+  ] as const) {
     if (!has(input, field)) continue;
     const text = readOptionalText(errors, input, field);
     if (text !== undefined) changes[key] = text;
@@ -226,13 +232,7 @@ export function postedValues(input: Input): Partial<Record<EchoedField, unknown>
 
 type Query = Readonly<Record<string, string>>;
 
-function readChoice<T extends string | number>(
-  errors: Collector,
-  query: Query,
-  field: string,
-  choices: readonly T[],
-  fallback: T,
-): T {
+function readChoice<T extends string | number>(errors: Collector, query: Query, field: string, choices: readonly T[], fallback: T): T {
   const raw = normalised(query, field);
   if (raw === null) return fallback;
   const match = choices.find((choice) => String(choice) === raw);

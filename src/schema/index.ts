@@ -6,7 +6,9 @@ import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.js';
 import './scalars.js';
 import './website.js';
-import './stats.js';
+import './stat.js';
 import './series.js';
+import './website-connection.js';
+import './node.js';
 
 export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });

@@ -16,7 +16,7 @@ export const SortDirectionEnum = builder.enumType('SortDirection', {
 export const PageInfoRef = builder.objectRef<Page<unknown>>('PageInfo').implement({
   description: 'Where a page sits in a paginated list.',
   fields: (t) => ({
-    page: t.exposeInt('page', { description: 'This page\'s number, from 1.' }),
+    page: t.exposeInt('page', { description: "This page's number, from 1." }),
     perPage: t.exposeInt('perPage', { description: 'Items per page.' }),
     lastPage: t.exposeInt('lastPage', { description: 'Number of the last page (1 for an empty list).' }),
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'Whether a later page has items.' }),

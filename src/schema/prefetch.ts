@@ -12,17 +12,10 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
-import { isIncluded } from '../graphql/directives.js';
-import type { GatewayContext } from '../graphql/context.js';
-import type { Page, Stat, StatsQuery } from '../domain.js';
-import { statsQuery, type StatArgs } from './stats.js';
-
-/** What the look-ahead worked out for one Website.stats field of one website. */
-export interface LookedAhead {
-  websiteId: string;
-  query: StatsQuery;
-  page: Promise<Page<Stat>>;
-}
+import type { StatsQuery } from '../domain.js';
+import type { GatewayContext, LookedAhead } from './context.js';
+import { isIncluded } from './directives.js';
+import { statsQuery, type StatArgs } from './stat.js';
 
 /** Arguments written in the document without variables: the same at every run of it (yoga reuses parsed documents). */
 const literalArguments = new WeakMap<FieldNode, StatArgs>();
@@ -45,7 +38,7 @@ function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, var
 export function prefetchWebsiteStats(
   info: GraphQLResolveInfo,
   websiteId: string,
-  { loaders, clock, lookahead }: Pick<GatewayContext, 'loaders' | 'clock' | 'lookahead'>,
+  { source, clock, lookahead }: Pick<GatewayContext, 'source' | 'clock' | 'lookahead'>,
 ): void {
   const websiteType = info.schema.getType('Website');
   const statsField = isObjectType(websiteType) ? websiteType.getFields().stats : undefined;
@@ -59,7 +52,7 @@ export function prefetchWebsiteStats(
       if (!isIncluded(node, info.variableValues)) continue;
       if (node.kind === Kind.FIELD) {
         if (node.name.value !== 'stats') continue;
-        let query;
+        let query: StatsQuery;
         try {
           query = statsQuery(websiteId, argumentsOf(statsField, node, info.variableValues), clock);
         } catch {
@@ -67,7 +60,7 @@ export function prefetchWebsiteStats(
         }
         // Errors surface when Website.stats awaits the same cached promise; here they are only
         // caught so that an unknown website does not also raise an unhandled rejection.
-        const page = loaders.statPage.load(query);
+        const page = source.statPage(query);
         page.catch(() => undefined);
         lookahead.set(node, { websiteId, query, page });
       } else if (node.kind === Kind.INLINE_FRAGMENT) {
@@ -85,7 +78,11 @@ export function prefetchWebsiteStats(
  * What the look-ahead worked out for this Website.stats field, if it did (same field node, same
  * website: a field under a list of websites runs once per website with one node).
  */
-export function lookedAhead({ lookahead }: Pick<GatewayContext, 'lookahead'>, info: GraphQLResolveInfo, websiteId: string): LookedAhead | undefined {
+export function lookedAhead(
+  { lookahead }: Pick<GatewayContext, 'lookahead'>,
+  info: GraphQLResolveInfo,
+  websiteId: string,
+): LookedAhead | undefined {
   const found = info.fieldNodes.length === 1 ? lookahead.get(info.fieldNodes[0]!) : undefined;
   return found?.websiteId === websiteId ? found : undefined;
 }

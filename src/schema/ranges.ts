@@ -1,7 +1,7 @@
 // Date ranges: every range argument is either `from` + `to` or a `period` ("last 30 days"), resolved
 // at request time in the install's time zone; the range used is reported back (`range { from to }`).
+import type { Clock } from '../analytics/calendar.js';
 import { PERIODS, resolvePeriod, type DateRange, type Period } from '../analytics/periods.js';
-import type { Clock } from '../graphql/context.js';
 import { builder } from './builder.js';
 import { assertNoProblems, dateProblem, dateRangeProblem, problemsOf, type Problem } from './validate.js';
 
@@ -19,7 +19,7 @@ const periodDescriptions: Record<Period, string> = {
 };
 
 export const PeriodEnum = builder.enumType('Period', {
-  description: 'A date range relative to today, in the install\'s time zone (UPSTREAM_TIMEZONE), resolved when the request runs.',
+  description: "A date range relative to today, in the install's time zone (UPSTREAM_TIMEZONE), resolved when the request runs.",
   values: Object.fromEntries(PERIODS.map((period) => [period, { value: period, description: periodDescriptions[period] }])) as {
     [P in Period]: { value: P; description: string };
   },

@@ -3,12 +3,21 @@
 // fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
 import { daysBetween } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
-import { bucket, comparedRange, relativeChange, total, zeroFill, type Comparison, type Interval, type SeriesPoint } from '../analytics/series.js';
+import {
+  bucket,
+  comparedRange,
+  relativeChange,
+  total,
+  zeroFill,
+  type Comparison,
+  type Interval,
+  type SeriesPoint,
+} from '../analytics/series.js';
 import type { StatName } from '../domain.js';
-import type { GatewayContext } from '../graphql/context.js';
+import { pagesOf, type PageBound } from '../upstream/source.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
+import type { GatewayContext } from './context.js';
 import { DateRangeRef, rangeArgs, rangeProblems, resolveRange, type RangeInput } from './ranges.js';
-import { everyRow, pagesOf, type PageBound } from './stats.js';
 import { WebsiteRef } from './website.js';
 
 type Metric = 'VISITORS' | 'PAGEVIEWS';
@@ -17,13 +26,16 @@ const DAILY_STAT: Record<Metric, StatName> = { VISITORS: 'visitor', PAGEVIEWS: '
 const SeriesMetricEnum = builder.enumType('SeriesMetric', {
   description: 'What a series counts.',
   values: {
-    VISITORS: { value: 'VISITORS', description: 'Visitors per day (the VISITOR statistic); summed, they are visitor-days, not unique visitors.' },
+    VISITORS: {
+      value: 'VISITORS',
+      description: 'Visitors per day (the VISITOR statistic); summed, they are visitor-days, not unique visitors.',
+    },
     PAGEVIEWS: { value: 'PAGEVIEWS', description: 'Pageviews per day (the PAGEVIEW statistic).' },
   } as const,
 });
 
 const IntervalEnum = builder.enumType('Interval', {
-  description: 'The size of a series\' buckets.',
+  description: "The size of a series' buckets.",
   values: {
     DAY: { value: 'DAY', description: 'One point a day.' },
     WEEK: { value: 'WEEK', description: 'ISO weeks, Monday to Sunday.' },
@@ -50,7 +62,10 @@ function dailyBound(range: DateRange): PageBound {
 
 /** Every day of `range` for a metric: every page of the install's daily rows, zero-filled. */
 async function dailyPoints(ctx: GatewayContext, websiteId: string, metric: Metric, range: DateRange): Promise<SeriesPoint[]> {
-  const rows = await everyRow(ctx, { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' }, dailyBound(range));
+  const rows = await ctx.source.everyStatRow(
+    { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' },
+    dailyBound(range),
+  );
   return zeroFill(rows, range);
 }
 
@@ -77,8 +92,8 @@ interface SeriesShape {
 const SeriesPointRef = builder.objectRef<SeriesPoint>('SeriesPoint').implement({
   description: 'One bucket of a series.',
   fields: (t) => ({
-    date: t.expose('date', { type: 'Date', description: 'The bucket\'s first day inside the range.' }),
-    count: t.exposeInt('count', { description: 'The sum over the bucket\'s days (0 for days without data).' }),
+    date: t.expose('date', { type: 'Date', description: "The bucket's first day inside the range." }),
+    count: t.exposeInt('count', { description: "The sum over the bucket's days (0 for days without data)." }),
   }),
 });
 
@@ -87,13 +102,23 @@ const SeriesRef = builder.objectRef<SeriesShape>('Series').implement({
   fields: (t) => ({
     metric: t.expose('metric', { type: SeriesMetricEnum, description: 'What is counted.' }),
     interval: t.expose('interval', { type: IntervalEnum, description: 'The size of the buckets.' }),
-    range: t.field({ type: DateRangeRef, description: 'The days covered.', complexity: NO_UPSTREAM_CALL, resolve: (series) => series.range }),
+    range: t.field({
+      type: DateRangeRef,
+      description: 'The days covered.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (series) => series.range,
+    }),
     total: t.int({
       description: 'The sum over the range (for VISITORS: visitor-days, not unique visitors).',
       complexity: NO_UPSTREAM_CALL,
       resolve: (series) => total(series.points),
     }),
-    points: t.field({ type: [SeriesPointRef], description: 'The buckets, oldest first.', complexity: NO_UPSTREAM_CALL, resolve: (series) => series.points }),
+    points: t.field({
+      type: [SeriesPointRef],
+      description: 'The buckets, oldest first.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (series) => series.points,
+    }),
   }),
 });
 
@@ -106,7 +131,12 @@ interface Totals {
 const TotalsRef = builder.objectRef<Totals>('Totals').implement({
   description: 'Visitors and pageviews summed over a range.',
   fields: (t) => ({
-    range: t.field({ type: DateRangeRef, description: 'The days covered.', complexity: NO_UPSTREAM_CALL, resolve: (totals) => totals.range }),
+    range: t.field({
+      type: DateRangeRef,
+      description: 'The days covered.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (totals) => totals.range,
+    }),
     visitors: t.exposeInt('visitors', { description: 'Daily visitors summed: visitor-days, not unique visitors.' }),
     pageviews: t.exposeInt('pageviews', { description: 'Pageviews.' }),
   }),
@@ -120,7 +150,12 @@ interface SummaryShape {
 const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
   description: 'Totals of a range and, when asked, of the range it is compared with.',
   fields: (t) => ({
-    current: t.field({ type: TotalsRef, description: 'The range asked for.', complexity: NO_UPSTREAM_CALL, resolve: (summary) => summary.current }),
+    current: t.field({
+      type: TotalsRef,
+      description: 'The range asked for.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (summary) => summary.current,
+    }),
     previous: t.field({
       type: TotalsRef,
       nullable: true,
@@ -179,7 +214,10 @@ builder.objectFields(WebsiteRef, (t) => ({
       ...rangeArgs,
       compare: t.arg({ type: ComparisonEnum, description: 'What to compare with; none by default.' }),
     },
-    complexity: (args, ctx) => ({ field: 2 * (pagesFor(args, ctx) + (args.compare ? pagesFor(args, ctx, args.compare) : 0)), multiplier: 1 }),
+    complexity: (args, ctx) => ({
+      field: 2 * (pagesFor(args, ctx) + (args.compare ? pagesFor(args, ctx, args.compare) : 0)),
+      multiplier: 1,
+    }),
     extensions: { argumentProblems: rangeProblems },
     resolve: async (website, args, ctx) => {
       const range = resolveRange(args, ctx.clock);

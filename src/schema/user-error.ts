@@ -1,7 +1,7 @@
 // UserError: why a mutation did not happen, or what of it an install ignored, in terms a form can
 // show next to the right control. Refusals the caller can fix go here; everything else (auth, rate
 // limit, outage) stays a GraphQL error, since no form field can fix it.
-import { isGatewayError } from '../errors.js';
+import { isInputRefused } from '../upstream/errors.js';
 import { builder } from './builder.js';
 import type { Problem } from './validate.js';
 
@@ -31,13 +31,11 @@ export const userErrors = (problems: Problem[]): UserError[] =>
 
 /** Upstream refusals that belong to the caller's input (422, unknown id) as userErrors; others are rethrown. */
 export function refusal(error: unknown): UserError[] {
-  if (isGatewayError(error, 'NOT_FOUND')) return [{ field: ['id'], message: error.message, code: 'NOT_FOUND' }];
-  if (isGatewayError(error, 'BAD_USER_INPUT') && error.details.fieldErrors) {
-    const fieldErrors = Object.entries(error.details.fieldErrors);
-    if (fieldErrors.length === 0) return [{ field: null, message: error.message, code: 'BAD_USER_INPUT' }];
-    return fieldErrors.flatMap(([field, messages]) =>
-      messages.map((message) => ({ field: ['input', field], message, code: 'BAD_USER_INPUT' as const })),
-    );
-  }
-  throw error;
+  if (!isInputRefused(error)) throw error;
+  if (error.code === 'NOT_FOUND') return [{ field: ['id'], message: error.message, code: 'NOT_FOUND' }];
+  const fieldErrors = Object.entries(error.details.fieldErrors ?? {});
+  if (fieldErrors.length === 0) return [{ field: null, message: error.message, code: 'BAD_USER_INPUT' }];
+  return fieldErrors.flatMap(([field, messages]) =>
+    messages.map((message) => ({ field: ['input', field], message, code: 'BAD_USER_INPUT' as const })),
+  );
 }

@@ -116,9 +116,7 @@ export function normalizeDomain(input: string): string | null {
   if (IPV4.test(domain)) return domain;
   const labels = domain.split('.');
   const tld = labels[labels.length - 1] ?? '';
-  return labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label)) && /^[a-z][a-z0-9-]*$/.test(tld)
-    ? domain
-    : null;
+  return labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label)) && /^[a-z][a-z0-9-]*$/.test(tld) ? domain : null;
 }
 
 function listProblems(name: 'excludeParams' | 'excludeIps', entries: string[] | undefined): Problem[] {
@@ -146,7 +144,10 @@ export function websiteWriteProblems(write: WebsiteWrite, creating: boolean): Pr
   }
   // The password is never repeated in a message (messages reach logs and screens): its length is.
   if (write.password !== undefined && (write.password.length < 1 || write.password.length > LIMITS.password)) {
-    problems.push({ field: ['input', 'password'], message: `password must be 1 to ${LIMITS.password} characters, got ${write.password.length}.` });
+    problems.push({
+      field: ['input', 'password'],
+      message: `password must be 1 to ${LIMITS.password} characters, got ${write.password.length}.`,
+    });
   }
   // On create every install requires it. On update the install decides: its rule is `sometimes`, so a
   // website that already has a password keeps it, and one without is refused there (a 422 on password).

@@ -3,14 +3,13 @@
 import type { InputShapeFromFields } from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
-import { GatewayError } from '../errors.js';
-import type { GatewayContext } from '../graphql/context.js';
-import { otherRefusedWrite } from '../graphql/plugins/use-argument-checks.js';
-import { destroyWebsite, patchWebsite, storeWebsite } from '../upstream/api.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { otherRefusedWrite } from './argument-checks.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
+import type { GatewayContext } from './context.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { lookedAhead, prefetchWebsiteStats } from './prefetch.js';
-import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stats.js';
+import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stat.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
   assertNoProblems,
@@ -24,11 +23,11 @@ import {
 } from './validate.js';
 
 export const PrivacyEnum = builder.enumType('Privacy', {
-  description: 'Who may see a website\'s statistics page.',
+  description: "Who may see a website's statistics page.",
   values: {
     PUBLIC: { value: 'PUBLIC', description: 'Anyone with the link.' },
     PRIVATE: { value: 'PRIVATE', description: 'Only the owner, when signed in.' },
-    PASSWORD: { value: 'PASSWORD', description: 'Anyone who knows the website\'s password.' },
+    PASSWORD: { value: 'PASSWORD', description: "Anyone who knows the website's password." },
   } as const,
 });
 
@@ -40,10 +39,25 @@ export const WebsiteSortFieldEnum = builder.enumType('WebsiteSortField', {
   } as const,
 });
 
+/**
+ * A website of the caller's as node(id:) and nodes(ids:) read it (node.ts): as website(id:) does, its
+ * statistics started together with it, but another user's website, or none, is null, as Relay expects.
+ */
+export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website | null> {
+  prefetchWebsiteStats(info, id, ctx);
+  try {
+    return await ctx.source.website(id);
+  } catch (error) {
+    if (isGatewayError(error, 'NOT_FOUND')) return null;
+    throw error;
+  }
+}
+
 export const WebsiteRef = builder.objectRef<Website>('Website').implement({
-  description: 'A website tracked by the analytics service, owned by the API key\'s user.',
+  description: "A website tracked by the analytics service, owned by the API key's user.",
+  interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The website\'s id in the analytics service.' }),
+    id: t.exposeID('id', { description: "The website's id in the analytics service, also its id as a Node." }),
     domain: t.exposeString('domain', { description: 'Domain name (or IPv4 address), lower case, without scheme or "www.".' }),
     privacy: t.expose('privacy', { type: PrivacyEnum, description: 'Who may see the statistics page.' }),
     passwordProtected: t.exposeBoolean('passwordProtected', {
@@ -75,7 +89,7 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
         const ahead = lookedAhead(ctx, info, website.id);
         if (ahead) return toStatList(await ahead.page, ahead.query);
         const query = statsQuery(website.id, args, ctx.clock);
-        return toStatList(await ctx.loaders.statPage.load(query), query);
+        return toStatList(await ctx.source.statPage(query), query);
       },
     }),
   }),
@@ -83,16 +97,23 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
 
 export const WebsiteListRef = listType('WebsiteList', WebsiteRef, 'websites');
 
-const websitesArgs = builder.args((t) => ({
+/** What filters and orders a list of websites: Query.websites's and Query.websitesConnection's. */
+export const websiteListArgs = builder.args((t) => ({
   search: t.string({ description: 'Only websites whose domain contains this text.' }),
   favorite: t.boolean({
     description: 'Only favorites (true) or only non-favorites (false). UNSUPPORTED on an install without favorites.',
   }),
   sortBy: t.field({ type: WebsiteSortFieldEnum, defaultValue: 'id', description: 'What to sort by.' }),
   sort: t.field({ type: SortDirectionEnum, defaultValue: 'desc', description: 'Sort direction.' }),
-  perPage: t.int({ defaultValue: 10, description: 'Websites per page: 10, 25, 50 or 100.' }),
-  page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
 }));
+
+const websitesArgs = {
+  ...websiteListArgs,
+  ...builder.args((t) => ({
+    perPage: t.int({ defaultValue: 10, description: 'Websites per page: 10, 25, 50 or 100.' }),
+    page: t.int({ defaultValue: 1, description: 'Page number, from 1.' }),
+  })),
+};
 
 /** The checks of an `id` argument: Query.website's and Mutation.deleteWebsite's. */
 const idArgumentProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
@@ -113,12 +134,12 @@ export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>
 builder.queryField('websites', (t) =>
   t.field({
     type: WebsiteListRef,
-    description: 'The caller\'s websites, one page at a time.',
+    description: "The caller's websites, one page at a time.",
     args: websitesArgs,
     // Fields under the list run once per website: the page size multiplies their cost.
     complexity: (args) => ({ field: 1, multiplier: typeof args.perPage === 'number' && args.perPage > 0 ? args.perPage : 10 }),
     extensions: { argumentProblems: listArgumentsProblems },
-    resolve: (_root, args, ctx) => ctx.loaders.websitePage.load(websiteListQuery(args)),
+    resolve: (_root, args, ctx) => ctx.source.websitePage(websiteListQuery(args)),
   }),
 );
 
@@ -127,12 +148,12 @@ builder.queryField('website', (t) =>
     type: WebsiteRef,
     nullable: true,
     description: 'One website by id; null with a NOT_FOUND error when the caller has no such website.',
-    args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
+    args: { id: t.arg.id({ required: true, description: "The website's id." }) },
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: idArgumentProblems },
     resolve: (_root, { id }, ctx, info) => {
       assertNoProblems(idArgumentProblems({ id }));
-      const website = ctx.loaders.website.load(id);
+      const website = ctx.source.website(id);
       prefetchWebsiteStats(info, id, ctx);
       return website;
     },
@@ -179,7 +200,10 @@ const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').im
 const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteWebsitePayload').implement({
   description: 'The result of deleting a website.',
   fields: (t) => ({
-    deletedId: t.exposeID('deletedId', { nullable: true, description: 'The id of the deleted website, or null when userErrors says why not.' }),
+    deletedId: t.exposeID('deletedId', {
+      nullable: true,
+      description: 'The id of the deleted website, or null when userErrors says why not.',
+    }),
     userErrors: t.field({
       type: [UserErrorRef],
       description: 'Empty on success.',
@@ -200,7 +224,8 @@ const writeFields = {
 } as const;
 
 const CreateWebsiteInput = builder.inputType('CreateWebsiteInput', {
-  description: 'A new website. Fields left out take the service\'s defaults: privacy PUBLIC, emailReports false, excludeBots true, no exclusions.',
+  description:
+    "A new website. Fields left out take the service's defaults: privacy PUBLIC, emailReports false, excludeBots true, no exclusions.",
   fields: (t) => ({
     domain: t.string({ required: true, description: 'Domain name or IPv4 address; a scheme and "www." are stripped.' }),
     privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
@@ -286,24 +311,16 @@ function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
 }
 
 /**
- * A write's payload: the website as stored (which answers later reads of it in this request), with
- * any field the install ignored, or why it did not happen.
+ * A write's payload: the website as stored (the source has it answer later reads of it in this
+ * request, and dropped what the write made stale), with any field the install ignored, or why it did
+ * not happen.
  */
-async function payloadOf(
-  ctx: GatewayContext,
-  websiteId: string | null,
-  write: () => Promise<Website>,
-  ignored: (website: Website) => UserError[] = () => [],
-): Promise<WebsitePayload> {
+async function payloadOf(write: () => Promise<Website>, ignored: (website: Website) => UserError[] = () => []): Promise<WebsitePayload> {
   try {
     const website = await write();
-    ctx.loaders.prime(website);
     return { website, userErrors: ignored(website) };
   } catch (error) {
     return { website: null, userErrors: refusal(error) };
-  } finally {
-    // Whatever the outcome (a write that failed may have been applied), cached reads of it go.
-    await ctx.cache.written(websiteId);
   }
 }
 
@@ -319,7 +336,7 @@ builder.mutationField('createWebsite', (t) =>
       if (refused) return { website: null, userErrors: refused };
       const write = toWrite(args.input);
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
-      return payloadOf(ctx, null, () => storeWebsite(ctx.send, write));
+      return payloadOf(() => ctx.source.createWebsite(write));
     },
   }),
 );
@@ -327,9 +344,9 @@ builder.mutationField('createWebsite', (t) =>
 builder.mutationField('updateWebsite', (t) =>
   t.field({
     type: WebsitePayloadRef,
-    description: 'Change a website\'s settings (HTTP PATCH of the given fields only).',
+    description: "Change a website's settings (HTTP PATCH of the given fields only).",
     args: {
-      id: t.arg.id({ required: true, description: 'The website\'s id.' }),
+      id: t.arg.id({ required: true, description: "The website's id." }),
       input: t.arg({ type: UpdateWebsiteInput, required: true, description: 'The fields to change.' }),
     },
     complexity: ONE_UPSTREAM_CALL,
@@ -339,7 +356,10 @@ builder.mutationField('updateWebsite', (t) =>
       if (refused) return { website: null, userErrors: refused };
       const { id } = args;
       const write = toWrite(args.input);
-      return payloadOf(ctx, id, () => patchWebsite(ctx.send, id, write), (website) => ignoredFields(write, website));
+      return payloadOf(
+        () => ctx.source.updateWebsite(id, write),
+        (website) => ignoredFields(write, website),
+      );
     },
   }),
 );
@@ -348,7 +368,7 @@ builder.mutationField('deleteWebsite', (t) =>
   t.field({
     type: DeleteWebsitePayloadRef,
     description: 'Delete a website and all its statistics.',
-    args: { id: t.arg.id({ required: true, description: 'The website\'s id.' }) },
+    args: { id: t.arg.id({ required: true, description: "The website's id." }) },
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: idArgumentProblems },
     resolve: async (_root, args, ctx, info) => {
@@ -356,8 +376,7 @@ builder.mutationField('deleteWebsite', (t) =>
       if (refused) return { deletedId: null, userErrors: refused };
       const { id } = args;
       try {
-        const deletion = await destroyWebsite(ctx.send, id).finally(() => ctx.cache.written(id));
-        ctx.loaders.website.clear(id);
+        const deletion = await ctx.source.deleteWebsite(id);
         if (!deletion.deleted) {
           throw new GatewayError('UPSTREAM_ERROR', `The analytics service did not delete website ${id}.`);
         }

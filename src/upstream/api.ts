@@ -4,13 +4,8 @@ import type { Deletion, Page, Privacy, Stat, StatsQuery, Website, WebsiteListQue
 import { GatewayError } from '../errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './client.js';
 import type { StatNames } from './dialect.js';
-import {
-  WireDecodeError,
-  decodeDeletion,
-  decodeStatPage,
-  decodeWebsiteEnvelope,
-  decodeWebsitePage,
-} from './wire.js';
+import { WireDecodeError, answeredForAnother, appliedButUnread, unreadableAnswer, wasWriteApplied } from './errors.js';
+import { decodeDeletion, decodeStatPage, decodeWebsiteEnvelope, decodeWebsitePage } from './wire.js';
 
 /** An upstream call already bound to the caller's key, cancellation and deadline. */
 export type Send = (request: Omit<UpstreamRequest, 'authorization' | 'signal' | 'deadline'>) => Promise<UpstreamResponse>;
@@ -73,11 +68,7 @@ function decoded<T>(decode: () => T): T {
   try {
     return decode();
   } catch (error) {
-    if (error instanceof WireDecodeError) {
-      // The detail names a path in the upstream body, which helps an operator and leaks no data.
-      throw new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service sent an unexpected answer (${error.message}).`);
-    }
-    throw error;
+    throw error instanceof WireDecodeError ? unreadableAnswer(error) : error;
   }
 }
 
@@ -136,7 +127,8 @@ const notFound = (id: string): string => `No website with id ${id}.`;
 export async function fetchWebsite(send: Send, id: string): Promise<Website> {
   const body = await call(send, { method: 'GET', path: `/websites/${id}`, notFoundMessage: notFound(id) });
   const website = decoded(() => decodeWebsiteEnvelope(body));
-  if (website.id !== id) throw new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service answered website ${id} with website ${website.id}.`);
+  if (website.id !== id)
+    throw new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service answered website ${id} with website ${website.id}.`);
   return website;
 }
 
@@ -167,41 +159,17 @@ export function fetchStatPage(send: Send, names: StatNames, query: StatsQuery): 
   });
 }
 
-/** The upstream answered 2xx, so the write happened, but its body could not be read whole. */
-function answeredOk(error: unknown): boolean {
-  const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;
-  return status !== undefined && status >= 200 && status < 300;
-}
-
-/**
- * A write of website `id` answered 2xx for another website: something was changed, and nothing says it
- * was the website asked for (it may have been the other one), so its outcome is unknown.
- */
-function answeredForAnother(write: 'update' | 'deletion', id: string, answeredId: string): GatewayError {
-  const done = write === 'update' ? 'changed' : 'deleted';
-  return new GatewayError(
-    'UPSTREAM_BAD_RESPONSE',
-    `The analytics service answered the ${write} of website ${id} with website ${answeredId}: whether website ${id} was ${done} is unknown; read it again before going on.`,
-    { outcome: 'UNKNOWN' },
-  );
-}
-
 /**
  * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: when the
  * body cannot be read whole, the website is read back (one GET), and only if that fails too is the
  * caller told, with outcome APPLIED, that the write happened. A write of website `id` must answer it.
  */
-async function writeWebsite(
-  send: Send,
-  request: Parameters<Send>[0],
-  readBack: () => Promise<Website>,
-  id?: string,
-): Promise<Website> {
+async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: () => Promise<Website>, id?: string): Promise<Website> {
   let body: unknown;
   try {
     body = await call(send, request);
   } catch (error) {
-    if (!answeredOk(error)) throw error;
+    if (!wasWriteApplied(error)) throw error;
     return readBackApplied(readBack);
   }
   let website: Website;
@@ -219,11 +187,7 @@ async function readBackApplied(readBack: () => Promise<Website>): Promise<Websit
   try {
     return await readBack();
   } catch {
-    throw new GatewayError(
-      'UPSTREAM_BAD_RESPONSE',
-      'The change was applied, but the analytics service\'s answer could not be read, nor the website read back: reload it before changing it again.',
-      { outcome: 'APPLIED' },
-    );
+    throw appliedButUnread();
   }
 }
 
@@ -253,7 +217,7 @@ export async function destroyWebsite(send: Send, id: string): Promise<Deletion> 
   try {
     body = await call(send, { method: 'DELETE', path: `/websites/${id}`, notFoundMessage: notFound(id) });
   } catch (error) {
-    if (answeredOk(error)) return { id, deleted: true };
+    if (wasWriteApplied(error)) return { id, deleted: true };
     throw error;
   }
   const deletion = decoded(() => decodeDeletion(body, id));

@@ -40,6 +40,7 @@ export interface CacheStore {
 }
 
 /** Characters a one-byte V8 string cannot hold: a text with any of them takes two bytes a character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is Latin-1 from its first character, U+0000.
 const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 /** A record's own objects, its entry in the map and its key's header. */
 const RECORD_OVERHEAD_BYTES = 200;

@@ -16,27 +16,36 @@
 //   requests they came from.
 // - Nothing read before a write or a revocation is stored after it: the store checks the key's
 //   counters as the request read them, in the same step as the write (cache-store.ts), on any gateway.
-// - A page of statistics is stored only once the same request read its website with the same key.
+// - An entry with an owner check (a page of statistics: the same request's read of its website with
+//   the same key) is stored only once that succeeded.
 // - A store that fails or is slow never fails a request: the read goes to the upstream.
-import { createHmac } from 'node:crypto';
-import { dayIn } from '../analytics/calendar.js';
-import type { Page, Stat, StatsQuery, Website, WebsiteListQuery } from '../domain.js';
-import { GatewayError } from '../errors.js';
+// The cache knows nothing of what it holds: a read comes with its kind, its key (keys.ts), its
+// lifetime and what drops it (source.ts says which, for each read).
 import type { CacheRecord, CacheStore, CounterGuard } from './cache-store.js';
-import { statsQueryKey, websiteListKey } from './loaders.js';
+import { isKeyRevoked, mayAnswerStale } from './errors.js';
+import { keyIdOf, storeNames } from './keys.js';
 
-export interface CacheOptions {
-  store: CacheStore;
-  /** Lifetime of statistics whose range ends before today (CACHE_TTL_SETTLED_S). */
+/** The lifetimes and bounds of cached answers; config.ts reads them from the environment in seconds. */
+export interface CacheLifetimes {
+  /** Lifetime of what never changes again: statistics whose range ends before today (CACHE_TTL_SETTLED_S; default a day). */
   settledMs: number;
-  /** Lifetime of everything else (CACHE_TTL_RECENT_S). */
+  /** Lifetime of everything else (CACHE_TTL_RECENT_S; default 60 s). */
   recentMs: number;
-  /** How long past its lifetime an entry may answer when the upstream cannot (CACHE_MAX_STALE_S). */
+  /** How long past its lifetime an entry may answer when the upstream cannot (CACHE_MAX_STALE_S; default 10 min). */
   maxStaleMs: number;
-  /** How recently the upstream must have accepted a key for its cached answers to be given (KEY_RECHECK_S). */
+  /** How recently the upstream must have accepted a key for its cached answers to be given (KEY_RECHECK_S; default 60 s). */
   keyRecheckMs: number;
-  /** The install's time zone, for "today" (UPSTREAM_TIMEZONE). */
-  timeZone: string;
+}
+
+export const CACHE_LIFETIME_DEFAULTS: Readonly<CacheLifetimes> = {
+  settledMs: 86_400_000,
+  recentMs: 60_000,
+  maxStaleMs: 600_000,
+  keyRecheckMs: 60_000,
+};
+
+export interface CacheOptions extends CacheLifetimes {
+  store: CacheStore;
   now?: () => number;
   /** Told when the store fails (the read then goes to the upstream). */
   onStoreError?: (operation: string, error: unknown) => void;
@@ -56,17 +65,36 @@ export interface CacheUsage {
   freshForS: number | null;
 }
 
+/** One read through the cache: what it is, how long its answer stays true, and what drops it sooner. */
+export interface CachedRead {
+  /** What is read (keys.ts's ENTRY_KINDS) and its key (keys.ts): the entry's name, with the API key's. */
+  kind: string;
+  key: string;
+  /** `settled`: it never changes again (CacheLifetimes.settledMs); `recent`: it may (recentMs). */
+  lifetime: 'settled' | 'recent';
+  /**
+   * What writes made with the key do to it. `any`: every write drops it (a list: its name holds the
+   * key's writes counter, which a write moves on). `own`: a write of it drops it (`written`), and it
+   * is not stored once any write has happened since its read began (one object, which a list's answer
+   * may also have changed). `none`: only a revocation drops it before its lifetime ends.
+   */
+  droppedByWrites: 'any' | 'own' | 'none';
+  /**
+   * Stored only once this succeeds: a page of statistics, once the same request's read of its website
+   * did, since some installs serve any website's statistics to any key.
+   */
+  owned?: () => Promise<unknown>;
+}
+
 /** The reads a request makes, through the cache. */
 export interface RequestCache {
-  website(id: string, fetch: () => Promise<Website>): Promise<Website>;
-  websitePage(query: WebsiteListQuery, fetch: () => Promise<Page<Website>>): Promise<Page<Website>>;
   /**
-   * `owned` is this request's read of the page's website: the page is stored only once that read
-   * succeeded, since some installs serve any website's statistics to any key.
+   * `fetch` through the cache. `entry` says what it reads; it is called only when there is a cache to
+   * keep it in (not with CACHE=off, nor for a request without a key), which spares its key's making.
    */
-  statPage(query: StatsQuery, fetch: () => Promise<Page<Stat>>, owned: () => Promise<unknown>): Promise<Page<Stat>>;
-  /** After a write to a website: drop it and the key's lists. */
-  written(websiteId: string | null): Promise<void>;
+  read<T>(entry: () => CachedRead, fetch: () => Promise<T>): Promise<T>;
+  /** After a write with the key: drop `entry` (the object written, if there is one) and every entry dropped by any write. */
+  written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
   /** The install answered a write made with this key with a success (reads through the cache count by themselves). */
   answered(): void;
   readonly usage: CacheUsage;
@@ -76,15 +104,6 @@ export interface RequestCache {
    */
   readonly keyAccepted: boolean;
 }
-
-/** Failures during which a stale entry answers instead (for a key the install accepted lately). */
-function isOutage(error: unknown): boolean {
-  if (!(error instanceof GatewayError)) return false;
-  if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
-  return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
-}
-
-const isRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
 
 /** A request's view of its key in the store: read once, before its first upstream read. */
 interface Scope {
@@ -97,17 +116,6 @@ interface Scope {
   guard: CounterGuard;
   /** The same and the key's lists counter, which every write moves on: for websites and lists. */
   listsGuard: CounterGuard;
-}
-
-/** One kind of entry, as `read` caches it. */
-interface Entry {
-  kind: string;
-  key: string;
-  lifetimeMs: number;
-  /** Websites and lists: a write drops them. */
-  droppedByWrites: boolean;
-  /** Stored only once this succeeds (a page of statistics: its website's read). */
-  owned?: () => Promise<unknown>;
 }
 
 /** What a key's re-check found, given to every request that waited on it. */
@@ -149,7 +157,8 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
    * gets a generation: a stream of unknown keys answered 401 leaves nothing behind in the store.
    */
   async function dropEntriesOf(keyId: string): Promise<void> {
-    if (await safely('marked', () => store.marked(`has:${keyId}`))) await safely('bump', () => store.bump(`gen:${keyId}`));
+    if (await safely('marked', () => store.marked(storeNames.hasEntries(keyId))))
+      await safely('bump', () => store.bump(storeNames.generation(keyId)));
   }
 
   function forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache {
@@ -178,8 +187,15 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     };
 
     const scopeWith = (keyId: string, generation: number, lists: number): Scope => {
-      const guard = { [`gen:${keyId}`]: generation };
-      return { keyId, generation, prefix: `c:${keyId}:${generation}`, lists, guard, listsGuard: { ...guard, [`lists:${keyId}`]: lists } };
+      const guard = { [storeNames.generation(keyId)]: generation };
+      return {
+        keyId,
+        generation,
+        prefix: storeNames.entries(keyId, generation),
+        lists,
+        guard,
+        listsGuard: { ...guard, [storeNames.writes(keyId)]: lists },
+      };
     };
 
     // The key's id and counters, read once per request, before its first upstream read.
@@ -189,10 +205,10 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         if (authorization === null) return null;
         const secret = await ask('secret', () => store.secret());
         if (secret === undefined) return null;
-        const keyId = createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
+        const keyId = keyIdOf(secret, authorization);
         const [generation, lists] = await Promise.all([
-          ask('counter', () => store.counter(`gen:${keyId}`)),
-          ask('counter', () => store.counter(`lists:${keyId}`)),
+          ask('counter', () => store.counter(storeNames.generation(keyId))),
+          ask('counter', () => store.counter(storeNames.writes(keyId))),
         ]);
         if (generation === undefined || lists === undefined) return null;
         return scopeWith(keyId, generation, lists);
@@ -206,7 +222,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
      */
     const acceptedLately = async (keyId: string, lookup: typeof ask = ask): Promise<boolean> => {
       if (keyAccepted) return true;
-      seenMark ??= lookup('marked', () => store.marked(`seen:${keyId}`)).then((marked) => marked === true);
+      seenMark ??= lookup('marked', () => store.marked(storeNames.seen(keyId))).then((marked) => marked === true);
       if (await seenMark) keyAccepted = true;
       return keyAccepted;
     };
@@ -215,11 +231,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     async function recheck(keyId: string): Promise<Verdict> {
       try {
         await validate();
-        void safely('mark', () => store.mark(`seen:${keyId}`, options.keyRecheckMs));
+        void safely('mark', () => store.mark(storeNames.seen(keyId), options.keyRecheckMs));
         return { accepted: true };
       } catch (error) {
         if (left()) return { accepted: false, error, abandoned: true };
-        if (isRevoked(error)) await dropEntriesOf(keyId);
+        if (isKeyRevoked(error)) await dropEntriesOf(keyId);
         return { accepted: false, error, abandoned: false };
       }
     }
@@ -265,11 +281,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         }
       }
       // Said before the record is there: what a 401 or a write must drop, for as long as any record can live.
-      await safely('mark', () => store.mark(`has:${scoped.keyId}`, options.settledMs + options.maxStaleMs));
+      await safely('mark', () => store.mark(storeNames.hasEntries(scoped.keyId), options.settledMs + options.maxStaleMs));
       await safely('set', () => store.set(fullKey, record, guard));
     }
 
-    async function read<T>(entry: Entry, fetch: () => Promise<T>): Promise<T> {
+    async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
       const scoped = await scopeOf();
       if (scoped === null) {
         usage.misses++; // no key, or no store: straight to the upstream
@@ -277,8 +293,10 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         keyAccepted = true;
         return value;
       }
-      const { lifetimeMs } = entry;
-      const fullKey = `${scoped.prefix}:${entry.kind}:${entry.key}`;
+      const entry = entryOf();
+      const lifetimeMs = entry.lifetime === 'settled' ? options.settledMs : options.recentMs;
+      const kind = entry.droppedByWrites === 'any' ? `${entry.kind}${scoped.lists}` : entry.kind;
+      const fullKey = storeNames.entry(scoped.prefix, kind, entry.key);
       const cached = await ask('get', () => store.get(fullKey));
       if (cached !== undefined && cached.freshUntil > now()) {
         await ensureAccepted(scoped.keyId);
@@ -306,9 +324,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
             // Not when a write in this process dropped this call meanwhile (`written`): its answer may
             // be from before the write. A write through another gateway is the store's guard's to catch.
             if (inFlight.get(fullKey) === own) {
-              void keep(scoped, fullKey, record, entry.droppedByWrites ? scoped.listsGuard : scoped.guard, entry.owned);
+              void keep(scoped, fullKey, record, entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard, entry.owned);
             }
-            void safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs));
+            void safely('mark', () => store.mark(storeNames.seen(scoped.keyId), options.keyRecheckMs));
             return record;
           })().finally(() => {
             if (inFlight.get(fullKey) === own) inFlight.delete(fullKey);
@@ -325,10 +343,16 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
           return record.value as T;
         } catch (error) {
           if (coalesced && !left() && isAbandoned(error)) continue;
-          if (isRevoked(error)) await dropEntriesOf(scoped.keyId);
+          if (isKeyRevoked(error)) await dropEntriesOf(scoped.keyId);
           // Stale only for a key the install accepted within KEY_RECHECK_S: an outage says nothing
           // of the key, and a longer one must not serve a revoked key for ever.
-          if (cached !== undefined && !left() && isOutage(error) && cached.staleUntil > now() && (await acceptedLately(scoped.keyId, safely))) {
+          if (
+            cached !== undefined &&
+            !left() &&
+            mayAnswerStale(error) &&
+            cached.staleUntil > now() &&
+            (await acceptedLately(scoped.keyId, safely))
+          ) {
             usage.stale++;
             usage.freshForS = 0;
             return cached.value as T;
@@ -344,32 +368,25 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       get keyAccepted() {
         return keyAccepted;
       },
-      website: (id, fetch) => read({ kind: 'w', key: id, lifetimeMs: options.recentMs, droppedByWrites: true }, fetch),
-      websitePage: async (query, fetch) => {
-        const scoped = await scopeOf();
-        return read({ kind: `l${scoped?.lists ?? ''}`, key: websiteListKey(query), lifetimeMs: options.recentMs, droppedByWrites: true }, fetch);
-      },
-      statPage: (query, fetch, owned) => {
-        const settled = query.to < dayIn(options.timeZone, now());
-        const lifetimeMs = settled ? options.settledMs : options.recentMs;
-        return read({ kind: 's', key: statsQueryKey(query), lifetimeMs, droppedByWrites: false, owned }, fetch);
-      },
+      read,
       answered() {
         keyAccepted = true;
-        void scopeOf().then((scoped) => scoped && safely('mark', () => store.mark(`seen:${scoped.keyId}`, options.keyRecheckMs)));
+        void scopeOf().then((scoped) => scoped && safely('mark', () => store.mark(storeNames.seen(scoped.keyId), options.keyRecheckMs)));
       },
-      async written(websiteId) {
+      async written(entry) {
         const scoped = await scopeOf();
         if (scoped === null) return;
-        // A read of the website in flight may answer from before the write: later reads do not join it.
-        if (websiteId !== null) inFlight.delete(`${scoped.prefix}:w:${websiteId}`);
+        const written = entry === null ? null : storeNames.entry(scoped.prefix, entry.kind, entry.key);
+        // A read of the object in flight may answer from before the write: later reads do not join it.
+        if (written !== null) inFlight.delete(written);
         // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
         // is in flight here, or the install accepted the key (a read of it may be in flight on another
         // gateway): either may be about to store what it read before the write.
-        if (!keyAccepted && inFlight.size === 0 && !(await safely('marked', () => store.marked(`has:${scoped.keyId}`)))) return;
+        if (!keyAccepted && inFlight.size === 0 && !(await safely('marked', () => store.marked(storeNames.hasEntries(scoped.keyId)))))
+          return;
         const [, lists] = await Promise.all([
-          websiteId === null ? undefined : safely('delete', () => store.delete(`${scoped.prefix}:w:${websiteId}`)),
-          safely('bump', () => store.bump(`lists:${scoped.keyId}`)),
+          written === null ? undefined : safely('delete', () => store.delete(written)),
+          safely('bump', () => store.bump(storeNames.writes(scoped.keyId))),
         ]);
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
         // generation it read before; if the store could not bump it, it reads from the upstream.
@@ -397,9 +414,7 @@ export const NO_CACHE: ResponseCache = {
       get keyAccepted() {
         return keyAccepted;
       },
-      website: (_id, fetch) => miss(fetch),
-      websitePage: (_query, fetch) => miss(fetch),
-      statPage: (_query, fetch) => miss(fetch),
+      read: (_entry, fetch) => miss(fetch),
       written: async () => undefined,
       answered() {
         keyAccepted = true;

@@ -1,14 +1,14 @@
 // Everything HTTP about the upstream lives here: the undici pool, timeouts, the response size cap,
-// retries of idempotent reads, and turning a status or a socket error into a GatewayError (one
-// exchange on the wire, body caps and the caller's signal included: exchange.ts).
+// the circuit breaker and retries of idempotent reads (one exchange on the wire, body caps and the
+// caller's signal included: exchange.ts; what a status or a socket error becomes: errors.ts).
 // Callers get a parsed JSON body for a 2xx, or a GatewayError; never an upstream error page.
 import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
-import type { UpstreamConfig } from '../config.js';
 import type { RateLimit } from '../domain.js';
-import { GatewayError, type ErrorExtensions } from '../errors.js';
-import { BodyTooLargeError, exchange, type BodyPlan, type Exchange } from './exchange.js';
+import { GatewayError } from '../errors.js';
+import { BodyTooLargeError, errorCode, isRetryable, opensBreaker, statusError, timeoutError, transportError } from './errors.js';
+import { exchange, type BodyPlan, type Exchange } from './exchange.js';
 import { decodeErrorBody } from './wire.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -45,7 +45,33 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-export interface UpstreamClientOptions extends Omit<UpstreamConfig, 'url' | 'statNames'> {
+/** How the client reaches the install; config.ts reads each from the environment (README: Configuration). */
+export interface UpstreamTransportOptions {
+  /** TCP/TLS connect timeout (UPSTREAM_CONNECT_TIMEOUT_MS; default 5 s). */
+  connectTimeoutMs: number;
+  /** Time to the response headers, and the longest pause between body chunks (UPSTREAM_TIMEOUT_MS; default 10 s). */
+  timeoutMs: number;
+  /** Keep-alive sockets to the upstream origin (UPSTREAM_CONNECTIONS; default 128). */
+  connections: number;
+  /** Attempts of an idempotent read, the first one included (UPSTREAM_MAX_ATTEMPTS; default 3). */
+  maxAttempts: number;
+  /** Larger answers are refused (UPSTREAM_MAX_RESPONSE_BYTES; default 4 MiB). */
+  maxResponseBytes: number;
+  /** How long an open circuit breaker fails fast before it lets a trial call through (UPSTREAM_BREAKER_RESET_MS; default 5 s). */
+  breakerResetMs: number;
+}
+
+export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = {
+  connectTimeoutMs: 5_000,
+  timeoutMs: 10_000,
+  connections: 128,
+  maxAttempts: 3,
+  maxResponseBytes: 4 * 1024 * 1024,
+  breakerResetMs: 5_000,
+};
+
+export interface UpstreamClientOptions extends UpstreamTransportOptions {
+  /** Origin plus optional path prefix of the analytics install, without `/api/v1`. */
   url: string;
   /** Tests inject undici's MockAgent here; production uses a keep-alive Pool. */
   dispatcher?: Dispatcher;
@@ -53,20 +79,6 @@ export interface UpstreamClientOptions extends Omit<UpstreamConfig, 'url' | 'sta
   onAttempt?: (request: UpstreamRequest) => void;
 }
 
-const RETRYABLE_STATUS = new Set([502, 503, 504]);
-/** Socket-level failures where a read may simply be sent again. */
-const CONNECTION_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
@@ -125,7 +137,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         }
         // A write answered 2xx has happened, whatever becomes of its body: say so with the status.
         if (request.method !== 'GET') {
-          throw new GatewayError('UPSTREAM_BAD_RESPONSE', 'The analytics service\'s answer broke off.', { upstreamStatus: status });
+          throw new GatewayError('UPSTREAM_BAD_RESPONSE', "The analytics service's answer broke off.", { upstreamStatus: status });
         }
         throw transportError(failure, request);
       }
@@ -134,8 +146,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
     // Error bodies are read only for 4xx (validation messages); 5xx pages are discarded unread,
     // since they may hold HTML, stack traces or SQL that must never reach a caller.
-    const errorBody = text === null ? null : parseJsonOrNull(text);
-    throw statusError(status, headerValue(headers['retry-after']), errorBody, request);
+    const errorBody = status === 422 && text !== null ? decodeErrorBody(parseJsonOrNull(text)) : NO_ERROR_BODY;
+    const retryAfterS = status === 429 ? parseRetryAfter(headerValue(headers['retry-after'])) : null;
+    throw statusError(status, { retryAfterS, ...errorBody }, request);
   }
 
   // When the upstream is down, fail fast for a while instead of piling up sockets and waiting on
@@ -149,7 +162,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     rollingCountTimeout: 10_000,
     // Latency percentiles are computed on every call and nothing here reads them.
     rollingPercentilesEnabled: false,
-    errorFilter: (error: unknown) => !isOutage(error),
+    errorFilter: (error: unknown) => !opensBreaker(error),
   });
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
@@ -185,19 +198,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 }
 
-/** Failures that say the upstream itself is unwell (not the caller's input, not the caller leaving). */
-function isOutage(error: unknown): boolean {
-  if (!(error instanceof GatewayError) || error instanceof ClientGoneError) return false;
-  if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') return true;
-  return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
-}
-
-/** The caller went away; its pending call was aborted. */
-class ClientGoneError extends GatewayError {}
-
 /** How long to wait before the next attempt, or null when the error is final. */
 function retryDelay(error: unknown, attemptNo: number, maxAttempts: number, deadline: number): number | null {
-  if (attemptNo >= maxAttempts || !(error instanceof UpstreamAttemptError)) return null;
+  if (attemptNo >= maxAttempts || !isRetryable(error)) return null;
   let wait: number;
   if (error.retryAfterMs !== undefined) {
     wait = error.retryAfterMs;
@@ -208,15 +211,6 @@ function retryDelay(error: unknown, attemptNo: number, maxAttempts: number, dead
   }
   // Only retry when there is time left for the wait and a fair try after it.
   return Date.now() + wait + 10 < deadline ? wait : null;
-}
-
-/** A GatewayError that a read may retry: connection failures, 502/503/504, 429 with Retry-After. */
-class UpstreamAttemptError extends GatewayError {
-  retryAfterMs: number | undefined;
-  constructor(code: ConstructorParameters<typeof GatewayError>[0], message: string, details: ErrorExtensions, retryAfterMs?: number) {
-    super(code, message, details);
-    this.retryAfterMs = retryAfterMs;
-  }
 }
 
 function requestHeaders(request: UpstreamRequest): Record<string, string> {
@@ -265,6 +259,9 @@ function parseJson(text: string, status: number): unknown {
   }
 }
 
+/** What a 4xx other than a 422 says: nothing the caller is shown. */
+const NO_ERROR_BODY = { message: null, fieldErrors: {} };
+
 function parseJsonOrNull(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
@@ -291,77 +288,4 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   if (/^\d+$/.test(value.trim())) return Number(value.trim());
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
-}
-
-function statusError(status: number, retryAfter: string | undefined, body: unknown, request: UpstreamRequest): GatewayError {
-  const upstreamStatus = status;
-  switch (status) {
-    case 401:
-      return new GatewayError('UNAUTHENTICATED', 'The analytics service rejected the API key.', { upstreamStatus });
-    case 403:
-      return new GatewayError('FORBIDDEN', 'The API key may not access this resource.', { upstreamStatus });
-    case 404:
-      return new GatewayError('NOT_FOUND', request.notFoundMessage ?? 'Not found.', { upstreamStatus });
-    case 422: {
-      const decoded = decodeErrorBody(body);
-      const messages = Object.values(decoded.fieldErrors).flat();
-      const message = messages.length > 0 ? messages.join(' ') : (decoded.message ?? 'The analytics service refused the input.');
-      return new GatewayError('BAD_USER_INPUT', message, { upstreamStatus, fieldErrors: decoded.fieldErrors });
-    }
-    case 429: {
-      const seconds = parseRetryAfter(retryAfter) ?? 60;
-      return new UpstreamAttemptError(
-        'RATE_LIMITED',
-        `The analytics service is rate limiting this API key; retry in ${seconds} s.`,
-        { upstreamStatus, retryAfter: seconds },
-        seconds * 1000,
-      );
-    }
-  }
-  if (RETRYABLE_STATUS.has(status)) {
-    return new UpstreamAttemptError('UPSTREAM_ERROR', `The analytics service failed (HTTP ${status}).`, { upstreamStatus });
-  }
-  return new GatewayError('UPSTREAM_ERROR', `The analytics service failed (HTTP ${status}).`, { upstreamStatus });
-}
-
-function timeoutError(request: UpstreamRequest): GatewayError {
-  if (request.method === 'GET') {
-    return new GatewayError('UPSTREAM_TIMEOUT', 'The analytics service did not answer in time.');
-  }
-  return new GatewayError(
-    'UPSTREAM_TIMEOUT',
-    'The analytics service did not answer in time; the change may or may not have been applied: read it back before retrying.',
-    { outcome: 'UNKNOWN' },
-  );
-}
-
-function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  // An aborted call rejects with a DOMException, which has a name (AbortError, TimeoutError) and no code.
-  const name = (error as { name?: unknown }).name;
-  return typeof name === 'string' ? name : undefined;
-}
-
-function transportError(error: unknown, request: UpstreamRequest): GatewayError {
-  if (error instanceof GatewayError) return error;
-  const code = errorCode(error);
-  if (request.signal?.aborted) return new ClientGoneError('UPSTREAM_UNAVAILABLE', 'The request was cancelled by the client.');
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'TimeoutError' || code === 'UND_ERR_ABORTED' || code === 'AbortError') {
-    return timeoutError(request);
-  }
-  const sent = code !== 'ECONNREFUSED' && code !== 'ENOTFOUND' && code !== 'EAI_AGAIN' && code !== 'UND_ERR_CONNECT_TIMEOUT';
-  if (request.method !== 'GET' && sent) {
-    return new GatewayError(
-      'UPSTREAM_UNAVAILABLE',
-      'The connection to the analytics service broke after the change was sent; it may or may not have been applied: read it back before retrying.',
-      { outcome: 'UNKNOWN' },
-    );
-  }
-  if (code !== undefined && CONNECTION_ERRORS.has(code)) {
-    const message = sent ? 'The connection to the analytics service broke.' : 'The analytics service cannot be reached.';
-    return new UpstreamAttemptError('UPSTREAM_UNAVAILABLE', message, {});
-  }
-  return new GatewayError('UPSTREAM_BAD_RESPONSE', 'The analytics service sent a response that could not be read.');
 }

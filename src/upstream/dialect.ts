@@ -4,7 +4,7 @@
 // learns it again when the install refuses it later (upgraded or rolled back while the gateway
 // runs), or pins them from configuration.
 import type { StatName } from '../domain.js';
-import { GatewayError } from '../errors.js';
+import { isStatNameRefused, unsupportedStat } from './errors.js';
 
 /** `auto`: learn from the install's answers. `contract`/`legacy`: use that family's names only. */
 export type StatNaming = 'auto' | 'contract' | 'legacy';
@@ -38,15 +38,6 @@ export function wireNameCandidates(name: StatName, naming: StatNaming): string[]
   return [...new Set(families.filter((wire): wire is string => wire !== undefined))];
 }
 
-export function unsupportedStat(name: StatName): GatewayError {
-  return new GatewayError('UNSUPPORTED', `This analytics install has no statistic ${name.toUpperCase()}.`);
-}
-
-/** The install answered that it has no statistic by that name (a 422 on `name`). */
-function isNameRefused(error: unknown): boolean {
-  return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;
-}
-
 export interface StatNames {
   /**
    * Runs `read` with the statistic's wire name. While the name is not known yet, a refusal of the
@@ -78,7 +69,7 @@ export function createStatNames(naming: StatNaming): StatNames {
           known.set(name, wireName);
           return result;
         } catch (error) {
-          if (!isNameRefused(error)) throw error; // says nothing about the name: learn another time
+          if (!isStatNameRefused(error)) throw error; // says nothing about the name: learn another time
         }
       }
       known.set(name, null);
@@ -101,7 +92,7 @@ export function createStatNames(naming: StatNaming): StatNames {
       try {
         return await read(wireName);
       } catch (error) {
-        if (!isNameRefused(error)) throw error;
+        if (!isStatNameRefused(error)) throw error;
         // The install refused a name it accepted before: it was upgraded or rolled back. Reads that
         // were already on their way with the old name are refused too; the first of them to get
         // here learns again (the other name only), the others wait for it and read once with what

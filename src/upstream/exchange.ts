@@ -7,6 +7,7 @@
 // was promoted and collected by full collections: it was the largest share of what the gateway
 // promoted (figures in BENCHMARKS.md). Here a call is one handler object and its chunks.
 import type { Dispatcher } from 'undici';
+import { BodyTooLargeError, DeadlinePassedError } from './errors.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -24,14 +25,6 @@ export interface Exchange {
   text: string | null;
   /** Why the body could not be read, once the status and headers had arrived; null when it was (or was not asked for). */
   failure: unknown;
-}
-
-/** The body is over the plan's limit (by its Content-Length, or as it arrived). */
-export class BodyTooLargeError extends Error {}
-
-/** The deadline passed while the body was arriving; the code undici gives its own body timeout. */
-export class DeadlinePassedError extends Error {
-  code = 'UND_ERR_BODY_TIMEOUT';
 }
 
 type Controller = Dispatcher.DispatchController;

@@ -1,13 +1,7 @@
 // Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types.
 // Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
 import type { Deletion, Page, PageRequest, Privacy, Stat, UpstreamErrorBody, Website } from '../domain.js';
-
-export class WireDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WireDecodeError';
-  }
-}
+import { WireDecodeError } from './errors.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -48,8 +42,7 @@ function readOptionalObject(value: unknown, path: string): JsonObject | undefine
 const INTEGER_STRING = /^\d+(?:\.0+)?$/;
 
 function readInteger(value: unknown, path: string, minimum: 0 | 1): number {
-  const parsed =
-    typeof value === 'number' ? value : typeof value === 'string' && INTEGER_STRING.test(value) ? Number(value) : NaN;
+  const parsed = typeof value === 'number' ? value : typeof value === 'string' && INTEGER_STRING.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(parsed) || parsed < minimum) {
     fail(path, minimum === 0 ? 'a non-negative integer' : 'a positive integer', value);
   }
@@ -77,8 +70,7 @@ function readFlag(value: unknown, path: string): boolean {
   }
 }
 
-const readOptionalFlag = (value: unknown, path: string): boolean =>
-  value === undefined ? false : readFlag(value, path);
+const readOptionalFlag = (value: unknown, path: string): boolean => (value === undefined ? false : readFlag(value, path));
 
 /** A field some installs never send: absent is null ("not reported"), never a made-up value. */
 function readReported<T>(value: unknown, path: string, read: (value: unknown, path: string) => T): T | null {
@@ -111,9 +103,7 @@ function readLines(value: unknown, path: string): string[] {
   if (typeof value === 'string') {
     text = value;
   } else if (Array.isArray(value)) {
-    text = value
-      .map((line, index) => (typeof line === 'string' ? line : fail(itemPath(path, index), 'a string', line)))
-      .join('\n');
+    text = value.map((line, index) => (typeof line === 'string' ? line : fail(itemPath(path, index), 'a string', line))).join('\n');
   } else {
     return fail(path, 'a newline-separated string or a list of strings', value);
   }

@@ -36,7 +36,7 @@ describe('resolvePeriod', () => {
     expect(resolvePeriod('LAST_365_DAYS', 'UTC', at('2028-12-31T00:00:00Z'))).toEqual({ from: '2028-01-02', to: '2028-12-31' });
   });
 
-  it('in the install\'s time zone, east and west of UTC', () => {
+  it("in the install's time zone, east and west of UTC", () => {
     const instant = at('2026-03-31T23:30:00Z');
     expect(resolvePeriod('TODAY', 'UTC', instant)).toEqual({ from: '2026-03-31', to: '2026-03-31' });
     expect(resolvePeriod('TODAY', 'Asia/Tokyo', instant)).toEqual({ from: '2026-04-01', to: '2026-04-01' });
@@ -82,9 +82,11 @@ describe('dayIn', () => {
   });
 
   it('zones with offsets go through Intl, one formatter per zone', () => {
-    for (const name of ['Europe/Paris', 'America/Los_Angeles', 'Asia/Kolkata', 'Etc/GMT+5', 'Pacific/Kiritimati']) expect(isUtcZone(name), name).toBe(false);
+    for (const name of ['Europe/Paris', 'America/Los_Angeles', 'Asia/Kolkata', 'Etc/GMT+5', 'Pacific/Kiritimati'])
+      expect(isUtcZone(name), name).toBe(false);
     const Real = Intl.DateTimeFormat;
     const built: (string | undefined)[] = [];
+    // biome-ignore lint/complexity/useArrowFunction: a constructor stand-in (called with `new`), which an arrow function cannot be.
     vi.spyOn(Intl, 'DateTimeFormat').mockImplementation(function (locales?: string | string[], options?: Intl.DateTimeFormatOptions) {
       built.push(options?.timeZone);
       return new Real(locales, options);

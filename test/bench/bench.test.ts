@@ -1,7 +1,7 @@
 // A tiny run of the benchmark harness (one scenario, about a second per client), so it never rots.
 // It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
 import { describe, expect, it } from 'vitest';
-import { cachingPasses, defaultPasses, floorPass, formatReport, runBench } from '../../src/bench/index.js';
+import { cachingPasses, defaultPasses, floorPass, formatReport, runBench } from '../../bench/index.js';
 
 describe('benchmark harness', () => {
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
@@ -33,7 +33,9 @@ describe('benchmark harness', () => {
 
     const markdown = formatReport(report);
     expect(markdown).toContain('### 2. Dashboard: one website with six statistics');
-    expect(markdown).toMatch(/\| gateway \(GraphQL\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| [\d.]+× \| [\d.]+× \|/);
+    expect(markdown).toMatch(
+      /\| gateway \(GraphQL\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| [\d.]+× \| [\d.]+× \|/,
+    );
     expect(markdown).toContain('| REST, sequential |');
     expect(markdown).toContain('| REST, parallel |');
     expect(markdown).toContain('## Targets');
@@ -42,7 +44,14 @@ describe('benchmark harness', () => {
   it('measures a previous build right after the gateway in a scenario pass: its row, its peak RSS, this build ÷ previous build', async () => {
     // The "previous build" is this build itself (dist/main.js): the same calls, ratios near 1.
     const passes = defaultPasses({ passes: ['overhead'], scenarios: ['dashboard'] });
-    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.3, repeat: 1, baselines: false, passes, previousScript: 'dist/main.js' });
+    const report = await runBench({
+      durationSeconds: 1,
+      warmupSeconds: 0.3,
+      repeat: 1,
+      baselines: false,
+      passes,
+      previousScript: 'dist/main.js',
+    });
 
     expect(report.previousScript).toBe('dist/main.js');
     const pass = report.passes[0];
@@ -55,7 +64,16 @@ describe('benchmark harness', () => {
     expect(previous?.measurement.upstreamCallsPerRequest).toBe(7);
     const m = previous?.measurement;
     const ratios = previous?.ratios;
-    for (const figure of [m?.requestsPerSecond, m?.p50, m?.cpuMsPerRequest, m?.peakRssMb, pass?.previousPeakRssMb, ratios?.requestsPerSecond, ratios?.p50, ratios?.cpuMsPerRequest]) {
+    for (const figure of [
+      m?.requestsPerSecond,
+      m?.p50,
+      m?.cpuMsPerRequest,
+      m?.peakRssMb,
+      pass?.previousPeakRssMb,
+      ratios?.requestsPerSecond,
+      ratios?.p50,
+      ratios?.cpuMsPerRequest,
+    ]) {
       expect(Number.isFinite(figure)).toBe(true);
       expect(figure).toBeGreaterThan(0);
     }
@@ -72,7 +90,9 @@ describe('benchmark harness', () => {
     );
     expect(markdown).toContain('the previous build made the same REST calls as the gateway');
     expect(markdown).toMatch(/\nGateway peak RSS so far \(VmHWM\) after this pass: [\d.]+ MB; previous build's: [\d.]+ MB\.\n/);
-    expect(markdown).toMatch(/\nThis build ÷ previous build .*\n\n\| scenario \| req\/s \| p50 \| CPU ms\/req \|\n\|---\|---:\|---:\|---:\|\n\| 2\. dashboard \| \d+\.\d\d \| \d+\.\d\d \| \d+\.\d\d \|\n/);
+    expect(markdown).toMatch(
+      /\nThis build ÷ previous build .*\n\n\| scenario \| req\/s \| p50 \| CPU ms\/req \|\n\|---\|---:\|---:\|---:\|\n\| 2\. dashboard \| \d+\.\d\d \| \d+\.\d\d \| \d+\.\d\d \|\n/,
+    );
     // The targets stay about this build.
     expect(markdown.slice(markdown.indexOf('## Targets'))).not.toMatch(/previous/i);
 
@@ -80,7 +100,10 @@ describe('benchmark harness', () => {
     const { previousScript: _script, ...withoutPrevious } = report;
     const plain = formatReport({
       ...withoutPrevious,
-      passes: report.passes.map(({ previousPeakRssMb: _peak, ...rest }) => ({ ...rest, results: rest.results.map(({ previous: _previous, ...r }) => r) })),
+      passes: report.passes.map(({ previousPeakRssMb: _peak, ...rest }) => ({
+        ...rest,
+        results: rest.results.map(({ previous: _previous, ...r }) => r),
+      })),
     });
     expect(plain).not.toMatch(/previous/i);
     expect(plain).toMatch(/\nGateway peak RSS so far \(VmHWM\) after this pass: [\d.]+ MB\.\n\n## Targets/);
@@ -151,7 +174,13 @@ describe('benchmark harness', () => {
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
     // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1.
-    const report = await runBench({ durationSeconds: 1, warmupSeconds: 0.2, repeat: 1, passes: [], ...floorPass(['floor'], { previousScript: 'dist/main.js' }) });
+    const report = await runBench({
+      durationSeconds: 1,
+      warmupSeconds: 0.2,
+      repeat: 1,
+      passes: [],
+      ...floorPass(['floor'], { previousScript: 'dist/main.js' }),
+    });
 
     const floor = report.floor;
     expect(floor?.notes).toEqual([]);
@@ -171,7 +200,12 @@ describe('benchmark harness', () => {
         expect(figure).toBeGreaterThan(0);
       }
     }
-    const ratios = [previous?.requestsPerSecondRatio, previous?.cpuRatio, previous?.gatewayRequestsPerSecondRatio, previous?.gatewayCpuRatio];
+    const ratios = [
+      previous?.requestsPerSecondRatio,
+      previous?.cpuRatio,
+      previous?.gatewayRequestsPerSecondRatio,
+      previous?.gatewayCpuRatio,
+    ];
     for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio, ...ratios]) {
       expect(Number.isFinite(ratio)).toBe(true);
       expect(ratio).toBeGreaterThan(0);
@@ -183,16 +217,26 @@ describe('benchmark harness', () => {
     expect(json.floor?.previous?.runs).toHaveLength(3);
 
     const markdown = formatReport(report);
-    expect(markdown).toContain('## Pass "floor": the gateway against a minimal gateway on the same stack, 0 ms sandbox latency, 20 connections');
+    expect(markdown).toContain(
+      '## Pass "floor": the gateway against a minimal gateway on the same stack, 0 ms sandbox latency, 20 connections',
+    );
     expect(markdown).toMatch(/\| gateway \(CACHE=off\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
     expect(markdown).toMatch(/\| floor \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \|/);
     // The previous build: the third row, its ratios to the floor, and this build against it.
-    expect(markdown).toMatch(/\| floor \|.*\n\| previous \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| (\d+, ){2}\d+ \| ([\d.]+, ){2}[\d.]+ \|\n/);
-    expect(markdown).toContain('All three answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the previous build, 7 through the floor.');
+    expect(markdown).toMatch(
+      /\| floor \|.*\n\| previous \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \| [\d.]+ \| [\d.]+ \| (\d+, ){2}\d+ \| ([\d.]+, ){2}[\d.]+ \|\n/,
+    );
+    expect(markdown).toContain(
+      'All three answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the previous build, 7 through the floor.',
+    );
     expect(markdown).toMatch(/\nPrevious ÷ floor: req\/s \d+\.\d\d; CPU ms\/req \d+\.\d\d\.\n/);
-    expect(markdown).toMatch(/\nGateway ÷ previous \(this build against the previous one, same run\): req\/s \d+\.\d\d; CPU ms\/req \d+\.\d\d\.\n/);
+    expect(markdown).toMatch(
+      /\nGateway ÷ previous \(this build against the previous one, same run\): req\/s \d+\.\d\d; CPU ms\/req \d+\.\d\d\.\n/,
+    );
     // The ratios and their targets, printed whether met or not.
-    expect(markdown).toMatch(/Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 0\.85: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 1\.2: (met|not met)\)\./);
+    expect(markdown).toMatch(
+      /Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 0\.85: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 1\.2: (met|not met)\)\./,
+    );
     expect(markdown).toMatch(/\| gateway req\/s ÷ floor req\/s ≥ 0\.85 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
     expect(markdown).toMatch(/\| gateway CPU ms\/req ÷ floor CPU ms\/req ≤ 1\.2 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
     // A run of the floor pass alone judges only its targets, and those stay about gateway ÷ floor.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ATTACK_KINDS, type RequestAttackReport } from '../../src/bench/attacks.js';
-import { soak } from '../../src/bench/soak.js';
+import { ATTACK_KINDS, type RequestAttackReport } from '../../bench/attacks.js';
+import { soak } from '../../bench/soak.js';
 
 describe('load with faults', () => {
   it('20,000 requests at 50 at once, 10% upstream faults, two keys: healthy, well-formed, no leak, memory back', async () => {

@@ -165,9 +165,7 @@ describe('Apollo Client 4 with its defaults', () => {
     expect(website.referrers.pageInfo.hasNextPage).toEqual(expect.any(Boolean));
     expect(sent.map((request) => request.method)).toEqual([method]);
     // Only what Apollo sends by itself: no CSRF header, no preflight-forcing header.
-    expect(Object.keys(present(sent[0], 'the request').headers).sort()).toEqual(
-      ['accept', 'authorization', 'content-type'].sort(),
-    );
+    expect(Object.keys(present(sent[0], 'the request').headers).sort()).toEqual(['accept', 'authorization', 'content-type'].sort());
     expect(stack.sandbox.log.count).toBe(6); // the website and its five statistics
   });
 

@@ -203,9 +203,11 @@ describe('client-preset (persistedDocuments, Date and DateTime as string)', () =
 
   it('the generated code and a strict usage of it type-check (tsc -p, strict)', async () => {
     const tsc = join(root, 'node_modules/typescript/bin/tsc');
-    const { stdout } = await promisify(execFile)(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]).catch((error: { stdout?: string }) => {
-      throw new Error(`tsc found errors:\n${error.stdout ?? String(error)}`);
-    });
+    const { stdout } = await promisify(execFile)(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]).catch(
+      (error: { stdout?: string }) => {
+        throw new Error(`tsc found errors:\n${error.stdout ?? String(error)}`);
+      },
+    );
     expect(stdout).toBe('');
   }, 60_000);
 

@@ -84,7 +84,10 @@ function eventStreamParts(body: string): Part[] {
     .filter((block) => block.trim() !== '' && !block.startsWith(':'))
     .map((block) => {
       const lines = block.split('\n');
-      const event = lines.find((line) => line.startsWith('event:'))?.slice('event:'.length).trim();
+      const event = lines
+        .find((line) => line.startsWith('event:'))
+        ?.slice('event:'.length)
+        .trim();
       const data = lines
         .filter((line) => line.startsWith('data:'))
         .map((line) => line.slice('data:'.length).trim())
@@ -147,8 +150,11 @@ describe('the dashboard with its statistics deferred, read raw', () => {
     expect(assemble(parts)).toEqual(await whole(DASHBOARD));
   });
 
-  it("multipart/mixed as Apollo asks for it (deferSpec=20220824)", async () => {
-    const answer = await post(DEFERRED_DASHBOARD, 'multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9');
+  it('multipart/mixed as Apollo asks for it (deferSpec=20220824)', async () => {
+    const answer = await post(
+      DEFERRED_DASHBOARD,
+      'multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9',
+    );
     expect(answer.contentType).toMatch(/^multipart\/mixed/);
     expectDashboardParts(multipartParts(answer.contentType, answer.body));
   });

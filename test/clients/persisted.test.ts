@@ -124,23 +124,26 @@ function shapeOf(request: SentRequest): string {
 describe('automatic persisted queries (fetch)', () => {
   const stack = useStack();
 
-  it.each(METHODS)('%s: hash only -> PersistedQueryNotFound with no upstream call; document + hash -> runs; hash only -> runs', async (method, send) => {
-    const query = `query Apq${method} { websites { totalCount } }`;
-    const hash = sha256(query);
+  it.each(METHODS)(
+    '%s: hash only -> PersistedQueryNotFound with no upstream call; document + hash -> runs; hash only -> runs',
+    async (method, send) => {
+      const query = `query Apq${method} { websites { totalCount } }`;
+      const hash = sha256(query);
 
-    const unknown = await send(stack, { extensions: persisted(hash) });
-    expectNotFound(unknown);
-    expect(firstError(unknown).extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
-    expect(stack.sandbox.log.count).toBe(0);
+      const unknown = await send(stack, { extensions: persisted(hash) });
+      expectNotFound(unknown);
+      expect(firstError(unknown).extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect(stack.sandbox.log.count).toBe(0);
 
-    const registered = await send<TotalCountData>(stack, { query, extensions: persisted(hash) });
-    expect(dataOf(registered).websites.totalCount).toBe(7);
-    expect(stack.sandbox.log.count).toBe(1);
+      const registered = await send<TotalCountData>(stack, { query, extensions: persisted(hash) });
+      expect(dataOf(registered).websites.totalCount).toBe(7);
+      expect(stack.sandbox.log.count).toBe(1);
 
-    const byHash = await send<TotalCountData>(stack, { extensions: persisted(hash) });
-    expect(dataOf(byHash).websites.totalCount).toBe(7);
-    expect(stack.sandbox.log.count).toBe(2);
-  });
+      const byHash = await send<TotalCountData>(stack, { extensions: persisted(hash) });
+      expect(dataOf(byHash).websites.totalCount).toBe(7);
+      expect(stack.sandbox.log.count).toBe(2);
+    },
+  );
 
   it('a document registered over POST runs by hash over GET, with other variables', async () => {
     const query = 'query ApqVariables($id: ID!) { website(id: $id) { id domain } }';
@@ -188,7 +191,9 @@ describe('APQ registrations are kept only for a key the install accepted', () =>
     }
     // With a good key but no upstream call (nothing said the install accepts it): not kept either.
     const typename = 'query KeptTypename { __typename }';
-    expect(dataOf(await post<{ __typename: string }>(stack, { query: typename, extensions: persisted(sha256(typename)) })).__typename).toBe('Query');
+    expect(dataOf(await post<{ __typename: string }>(stack, { query: typename, extensions: persisted(sha256(typename)) })).__typename).toBe(
+      'Query',
+    );
     expectNotFound(await post(stack, { extensions: persisted(sha256(typename)) }));
   });
 
@@ -269,19 +274,22 @@ describe("Apollo Client 4's persisted-query link", () => {
     ['POST', false, ['POST hash only', 'POST document + hash'], ['POST hash only']],
     // After a miss, the link sends the document over POST (it may be too long for a URL).
     ['GET', true, ['GET hash only', 'POST document + hash'], ['GET hash only']],
-  ])('%s: a first client registers its query after PersistedQueryNotFound, a second one runs it by hash', async (name, useGET, firstShapes, secondShapes) => {
-    const query = gql(WEBSITE_QUERY(`Apollo${name}`));
-    const sent = recordRequests(() => stack.endpoint);
-    const first = await apollo(useGET).query<WebsiteData>({ query, variables: { id: '4' } });
-    expect(first.data?.website).toEqual({ __typename: 'Website', id: '4', domain: 'docs.acme-analytics.com' });
-    expect(sent.map(shapeOf)).toEqual(firstShapes);
-    expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites/4']);
+  ])(
+    '%s: a first client registers its query after PersistedQueryNotFound, a second one runs it by hash',
+    async (name, useGET, firstShapes, secondShapes) => {
+      const query = gql(WEBSITE_QUERY(`Apollo${name}`));
+      const sent = recordRequests(() => stack.endpoint);
+      const first = await apollo(useGET).query<WebsiteData>({ query, variables: { id: '4' } });
+      expect(first.data?.website).toEqual({ __typename: 'Website', id: '4', domain: 'docs.acme-analytics.com' });
+      expect(sent.map(shapeOf)).toEqual(firstShapes);
+      expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites/4']);
 
-    sent.length = 0;
-    const second = await apollo(useGET).query<WebsiteData>({ query, variables: { id: '5' } });
-    expect(second.data?.website).toEqual({ __typename: 'Website', id: '5', domain: 'northwind-outfitters.com' });
-    expect(sent.map(shapeOf)).toEqual(secondShapes);
-  });
+      sent.length = 0;
+      const second = await apollo(useGET).query<WebsiteData>({ query, variables: { id: '5' } });
+      expect(second.data?.website).toEqual({ __typename: 'Website', id: '5', domain: 'northwind-outfitters.com' });
+      expect(sent.map(shapeOf)).toEqual(secondShapes);
+    },
+  );
 });
 
 describe("urql's persistedExchange", () => {
@@ -291,29 +299,32 @@ describe("urql's persistedExchange", () => {
     ['omitted (urql: GET within the URL limit)', undefined, 'GET'],
     ['true', true, 'GET'],
     ['false', false, 'POST'],
-  ] as const)('preferGetForPersistedQueries %s: hash only, PersistedQueryNotFound, document + hash; then a new client runs it by hash', async (_name, preferGet, method) => {
-    const options = preferGet === undefined ? {} : { preferGetForPersistedQueries: preferGet };
-    const client = () =>
-      new Client({
-        url: stack.endpoint,
-        exchanges: [cacheExchange, persistedExchange(options), fetchExchange],
-        fetchOptions: { headers: { authorization } },
-      });
-    const query = WEBSITE_QUERY(`Urql${method}${preferGet === undefined ? 'Default' : String(preferGet)}`);
-    const sent = recordRequests(() => stack.endpoint);
+  ] as const)(
+    'preferGetForPersistedQueries %s: hash only, PersistedQueryNotFound, document + hash; then a new client runs it by hash',
+    async (_name, preferGet, method) => {
+      const options = preferGet === undefined ? {} : { preferGetForPersistedQueries: preferGet };
+      const client = () =>
+        new Client({
+          url: stack.endpoint,
+          exchanges: [cacheExchange, persistedExchange(options), fetchExchange],
+          fetchOptions: { headers: { authorization } },
+        });
+      const query = WEBSITE_QUERY(`Urql${method}${preferGet === undefined ? 'Default' : String(preferGet)}`);
+      const sent = recordRequests(() => stack.endpoint);
 
-    const first = await client().query<WebsiteData>(query, { id: '7' }).toPromise();
-    expect(first.error).toBeUndefined();
-    expect(first.data?.website).toMatchObject({ id: '7', domain: 'tailspin-travel.com' });
-    expect(sent.map(shapeOf)).toEqual([`${method} hash only`, `${method} document + hash`]);
-    expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites/7']);
+      const first = await client().query<WebsiteData>(query, { id: '7' }).toPromise();
+      expect(first.error).toBeUndefined();
+      expect(first.data?.website).toMatchObject({ id: '7', domain: 'tailspin-travel.com' });
+      expect(sent.map(shapeOf)).toEqual([`${method} hash only`, `${method} document + hash`]);
+      expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites/7']);
 
-    sent.length = 0;
-    const second = await client().query<WebsiteData>(query, { id: '8' }).toPromise();
-    expect(second.error).toBeUndefined();
-    expect(second.data?.website).toMatchObject({ id: '8', domain: 'status.acme-analytics.com' });
-    expect(sent.map(shapeOf)).toEqual([`${method} hash only`]);
-  });
+      sent.length = 0;
+      const second = await client().query<WebsiteData>(query, { id: '8' }).toPromise();
+      expect(second.error).toBeUndefined();
+      expect(second.data?.website).toMatchObject({ id: '8', domain: 'status.acme-analytics.com' });
+      expect(sent.map(shapeOf)).toEqual([`${method} hash only`]);
+    },
+  );
 });
 
 // --- Trusted documents ------------------------------------------------------------------------

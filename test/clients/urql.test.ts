@@ -151,10 +151,7 @@ describe('urql 6 with its defaults', () => {
     expect(payload.query.websites.totalCount).toBe(payload.query.websites.nodes.length);
     expect(sent).toHaveLength(1);
     // The list is read after the write, not alongside it.
-    expect(restCalls(stack.sandbox)).toEqual([
-      'POST /api/v1/websites',
-      'GET /api/v1/websites?page=1&per_page=100&sort=asc&sort_by=domain',
-    ]);
+    expect(restCalls(stack.sandbox)).toEqual(['POST /api/v1/websites', 'GET /api/v1/websites?page=1&per_page=100&sort=asc&sort_by=domain']);
 
     // The same through deleteWebsite: the list it answers no longer has the website.
     stack.sandbox.log.reset();
@@ -182,7 +179,9 @@ describe('urql 6 with its defaults', () => {
 // scenario run after another that warned would print nothing and prove nothing. Each scenario
 // gets its own instance of the module (the same file under another URL); @urql/core stays shared.
 const graphcacheUrl = pathToFileURL(
-  createRequire(import.meta.url).resolve('@urql/exchange-graphcache').replace(/\.js$/, '.mjs'),
+  createRequire(import.meta.url)
+    .resolve('@urql/exchange-graphcache')
+    .replace(/\.js$/, '.mjs'),
 ).href;
 let graphcacheInstances = 0;
 async function freshGraphcache(): Promise<typeof import('@urql/exchange-graphcache')> {
@@ -207,7 +206,9 @@ function captureConsole(): Printed {
 const typesWithoutKeys = (warnings: string[]): string[] =>
   [
     ...new Set(
-      warnings.filter((warning) => warning.startsWith('Invalid key')).map((warning) => /custom `keys` config for `(\w+)`/.exec(warning)?.[1] ?? warning),
+      warnings
+        .filter((warning) => warning.startsWith('Invalid key'))
+        .map((warning) => /custom `keys` config for `(\w+)`/.exec(warning)?.[1] ?? warning),
     ),
   ].sort();
 
@@ -236,7 +237,9 @@ describe('urql 6 with graphcache', () => {
     const [operation] = parse(DASHBOARD).definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
     const [website] = operation?.selectionSet.selections ?? [];
     const selected = website?.kind === Kind.FIELD ? (website.selectionSet?.selections ?? []) : [];
-    expect(selected.flatMap((selection) => (selection.kind === Kind.FIELD && !selection.alias ? [selection.name.value] : []))).toContain('id');
+    expect(selected.flatMap((selection) => (selection.kind === Kind.FIELD && !selection.alias ? [selection.name.value] : []))).toContain(
+      'id',
+    );
   });
 
   it('without keys config, the README queries print "Invalid key" for StatList, Stat, WebsiteList and DateRange', async () => {

@@ -6,11 +6,18 @@ describe('isAllowedOrigin', () => {
   const prod = { corsOrigins: ['https://app.example.com'], production: true };
 
   it('allows pages served from this machine outside production, on any port', () => {
-    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://localhost']) expect(isAllowedOrigin(origin, dev)).toBe(true);
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://localhost'])
+      expect(isAllowedOrigin(origin, dev)).toBe(true);
   });
 
   it('refuses look-alikes and other sites', () => {
-    for (const origin of ['https://localhost:5173', 'http://localhost.evil.example', 'http://127.0.0.1.evil.example', 'https://evil.example', 'null']) {
+    for (const origin of [
+      'https://localhost:5173',
+      'http://localhost.evil.example',
+      'http://127.0.0.1.evil.example',
+      'https://evil.example',
+      'null',
+    ]) {
       expect(isAllowedOrigin(origin, dev), origin).toBe(false);
     }
   });

@@ -111,7 +111,10 @@ describe('admission control', () => {
   it('turns away a request at its REQUEST_DEADLINE_MS in line, while the slot is still held', async () => {
     stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '600' } });
     // Each holds the slot for less than the deadline, so neither times out upstream.
-    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 400 }, { kind: 'delay', ms: 500 }]);
+    stack.sandbox.scriptFaults([
+      { kind: 'delay', ms: 400 },
+      { kind: 'delay', ms: 500 },
+    ]);
     const first = ask(); // holds the slot until ~400 ms
     await until(() => stack.sandbox.log.inFlight === 1);
     const second = ask(); // waits ~400 ms, then holds the slot until ~900 ms

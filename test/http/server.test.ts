@@ -3,7 +3,7 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway } from '../../src/http/server.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
 import { testConfig } from '../fixture.js';
 
 let gateway: Gateway;
@@ -49,7 +49,7 @@ describe('requests that do not parse', () => {
     expect(await sendRaw('NOT HTTP AT ALL\r\n\r\n')).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
 
-  it('headers over node\'s size limit get a 431', async () => {
+  it("headers over node's size limit get a 431", async () => {
     const answer = await sendRaw(`GET /graphql HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(answer).toBe('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
   });

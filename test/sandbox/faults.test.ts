@@ -20,7 +20,10 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 describe('status faults', () => {
   it('answers the scripted statuses in order, then normally again', async () => {
-    sandbox.scriptFaults([{ kind: 'status', status: 502 }, { kind: 'status', status: 503 }]);
+    sandbox.scriptFaults([
+      { kind: 'status', status: 502 },
+      { kind: 'status', status: 503 },
+    ]);
     const first = await call(sandbox, '/api/v1/websites');
     expect(first.status).toBe(502);
     expect(first.body).toEqual({ message: 'Bad Gateway' });
@@ -79,7 +82,12 @@ describe('broken answers', () => {
 
   it('hang: close() ends hanging requests instead of waiting for them', async () => {
     sandbox.scriptFaults([{ kind: 'hang' }, { kind: 'hang' }]);
-    const pending = [raw(), raw()].map((request) => request.then(() => 'answered', () => 'failed'));
+    const pending = [raw(), raw()].map((request) =>
+      request.then(
+        () => 'answered',
+        () => 'failed',
+      ),
+    );
     await settle();
     expect(sandbox.log.inFlight).toBe(2);
     const started = performance.now();
@@ -155,7 +163,7 @@ describe('lies (and less) in real answers', () => {
     expect((await call(sandbox, STATS)).body).toEqual(real.body);
   });
 
-  it('pageCount: the older install\'s plain paginator claims it in its numbers, URLs and buttons', async () => {
+  it("pageCount: the older install's plain paginator claims it in its numbers, URLs and buttons", async () => {
     const legacy = await startSandbox({ port: 0, today: TODAY, dialect: 'legacy' });
     try {
       const real = await call<WirePlainPage<unknown>>(legacy, LEGACY_STATS);
@@ -179,7 +187,10 @@ describe('lies (and less) in real answers', () => {
   });
 
   it('pageCount: the websites list lies too; an answer that is not a page goes out unchanged, the fault used up', async () => {
-    sandbox.scriptFaults([{ kind: 'pageCount', lastPage: 7 }, { kind: 'pageCount', lastPage: 7 }]);
+    sandbox.scriptFaults([
+      { kind: 'pageCount', lastPage: 7 },
+      { kind: 'pageCount', lastPage: 7 },
+    ]);
     const list = await call<WirePage<WireWebsite>>(sandbox, '/api/v1/websites?per_page=10');
     expect(list.body.meta).toMatchObject({ last_page: 7, total: 70, current_page: 1 });
     expect(list.body.data.length).toBeLessThan(10);
@@ -205,13 +216,17 @@ describe('lies (and less) in real answers', () => {
 
   it('pageCount and websiteId are told whatever faultRate says, with the key checked', async () => {
     sandbox.setKnobs({ faultRate: 1 });
-    sandbox.scriptFaults([{ kind: 'pageCount', lastPage: 5 }, { kind: 'websiteId', id: 4 }, { kind: 'websiteId', id: 4 }]);
+    sandbox.scriptFaults([
+      { kind: 'pageCount', lastPage: 5 },
+      { kind: 'websiteId', id: 4 },
+      { kind: 'websiteId', id: 4 },
+    ]);
     expect((await call<WirePage<unknown>>(sandbox, STATS)).body.meta.last_page).toBe(5);
     expect((await call<{ data: WireWebsite }>(sandbox, '/api/v1/websites/1')).body.data.id).toBe(4);
     expect((await call(sandbox, '/api/v1/websites/1', { key: null })).status).toBe(401);
   });
 
-  it('websiteId: a website\'s answer names another id; the rest of the record is the one asked for', async () => {
+  it("websiteId: a website's answer names another id; the rest of the record is the one asked for", async () => {
     const real = await call<{ data: WireWebsite }>(sandbox, '/api/v1/websites/1');
     sandbox.scriptFaults([{ kind: 'websiteId', id: 2 }]);
     const lying = await call<{ data: WireWebsite; status: number }>(sandbox, '/api/v1/websites/1');
@@ -227,7 +242,10 @@ describe('lies (and less) in real answers', () => {
     expect((await call<{ data: WireWebsite }>(sandbox, '/api/v1/websites/1')).body.data).toMatchObject({ id: 1, privacy: 1 });
     expect((await call<{ data: WireWebsite }>(sandbox, '/api/v1/websites/2')).body.data.privacy).toBe(0);
 
-    sandbox.scriptFaults([{ kind: 'websiteId', id: 2 }, { kind: 'websiteId', id: 2 }]);
+    sandbox.scriptFaults([
+      { kind: 'websiteId', id: 2 },
+      { kind: 'websiteId', id: 2 },
+    ]);
     const deleted = await call(sandbox, '/api/v1/websites/4', { method: 'DELETE' });
     expect(deleted.body).toEqual({ id: 2, object: 'website', deleted: true, status: 200 });
     expect((await call(sandbox, '/api/v1/websites/4')).status).toBe(404); // used up, unchanged: a 404 names no website

@@ -12,7 +12,6 @@ export type { StatRow } from '../../src/sandbox/stat-series.js';
 export type { LegacyWireWebsite } from '../../src/sandbox/store.js';
 export type { PlainPaginatedBody as WirePlainPage } from '../../src/sandbox/pagination.js';
 
-
 export interface ErrorBody {
   message: string | Record<string, string[]>;
   status?: number;
@@ -49,7 +48,7 @@ export async function call<T = unknown>(sandbox: Sandbox | string, path: string,
   }
   const response = await fetch(base + path, { method: options.method ?? 'GET', headers, body });
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {

@@ -42,7 +42,19 @@ describe('domains', () => {
     for (const good of ['example.com', 'a.b.c.example.io', 'xn--bcher-kva.example', 'my-site.dev', '192.0.2.1', '255.255.255.255']) {
       expect(isValidDomain(good), good).toBe(true);
     }
-    for (const bad of ['localhost', 'example', '-bad.com', 'bad-.com', 'exa mple.com', '256.1.1.1', '1.2.3', 'example.com:80', 'example..com', 'ex_ample.com', '']) {
+    for (const bad of [
+      'localhost',
+      'example',
+      '-bad.com',
+      'bad-.com',
+      'exa mple.com',
+      '256.1.1.1',
+      '1.2.3',
+      'example.com:80',
+      'example..com',
+      'ex_ample.com',
+      '',
+    ]) {
       expect(isValidDomain(bad), bad).toBe(false);
     }
   });
@@ -53,7 +65,15 @@ describe('paginate', () => {
   it('slices and describes a middle page', () => {
     const page = paginate(items, 2, 10, 'http://h/api/v1/websites');
     expect(page.data).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
-    expect(page.meta).toEqual({ current_page: 2, from: 11, last_page: 3, path: 'http://h/api/v1/websites', per_page: 10, to: 20, total: 23 });
+    expect(page.meta).toEqual({
+      current_page: 2,
+      from: 11,
+      last_page: 3,
+      path: 'http://h/api/v1/websites',
+      per_page: 10,
+      to: 20,
+      total: 23,
+    });
     expect(page.links).toEqual({
       first: 'http://h/api/v1/websites?page=1',
       last: 'http://h/api/v1/websites?page=3',
@@ -63,7 +83,15 @@ describe('paginate', () => {
   });
 
   it('keeps last_page at 1 for an empty list', () => {
-    expect(paginate([], 1, 10, 'p').meta).toEqual({ current_page: 1, from: null, last_page: 1, path: 'p', per_page: 10, to: null, total: 0 });
+    expect(paginate([], 1, 10, 'p').meta).toEqual({
+      current_page: 1,
+      from: null,
+      last_page: 1,
+      path: 'p',
+      per_page: 10,
+      to: null,
+      total: 0,
+    });
   });
 
   it('reads page leniently, like Laravel', () => {
@@ -94,8 +122,14 @@ describe('StatSeries', () => {
     builder.column('b').splice(0, 5, 0, 0, 10, 0, 0);
     const series = builder.build();
     const rows = (fromDay: number, toDay: number) => series.rows({ fromDay, toDay, sortBy: 'count', sort: 'desc' });
-    expect(rows(100, 104)).toEqual([{ value: 'a', count: 15 }, { value: 'b', count: 10 }]);
-    expect(rows(101, 102)).toEqual([{ value: 'b', count: 10 }, { value: 'a', count: 5 }]);
+    expect(rows(100, 104)).toEqual([
+      { value: 'a', count: 15 },
+      { value: 'b', count: 10 },
+    ]);
+    expect(rows(101, 102)).toEqual([
+      { value: 'b', count: 10 },
+      { value: 'a', count: 5 },
+    ]);
     expect(rows(103, 200)).toEqual([{ value: 'a', count: 9 }]); // b has nothing there
     expect(rows(0, 99)).toEqual([]);
     expect(series.rows({ fromDay: 0, toDay: 999, sortBy: 'value', sort: 'desc', search: 'B' })).toEqual([{ value: 'b', count: 10 }]);
@@ -108,7 +142,12 @@ describe('daily series', () => {
     const counts = dates.map((_, d) => (d % 7 === 3 ? 0 : (d * 37) % 5)); // many ties, some empty days
     const series = dailySeries(20_000, dates, counts);
     const byValue = (a: StatRow, b: StatRow) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
-    for (const [fromDay, toDay] of [[19_990, 20_100], [20_010, 20_030], [20_059, 20_059], [20_100, 20_200]] as const) {
+    for (const [fromDay, toDay] of [
+      [19_990, 20_100],
+      [20_010, 20_030],
+      [20_059, 20_059],
+      [20_100, 20_200],
+    ] as const) {
       for (const sortBy of ['count', 'value'] as const) {
         for (const sort of ['asc', 'desc'] as const) {
           for (const search of [undefined, '-02-', '1']) {
@@ -116,7 +155,9 @@ describe('daily series', () => {
             const sign = sort === 'asc' ? 1 : -1;
             const expected = dates
               .map((value, d) => ({ value, count: counts[d] as number, day: 20_000 + d }))
-              .filter((row) => row.count > 0 && row.day >= fromDay && row.day <= toDay && (search === undefined || row.value.includes(search)))
+              .filter(
+                (row) => row.count > 0 && row.day >= fromDay && row.day <= toDay && (search === undefined || row.value.includes(search)),
+              )
               .map(({ value, count }) => ({ value, count }))
               .sort((a, b) => (sortBy === 'value' ? sign * byValue(a, b) : sign * (a.count - b.count) || byValue(a, b)));
             expect(series.rows(range), JSON.stringify(range)).toEqual(expected);
@@ -155,7 +196,10 @@ describe('demo traffic', () => {
     for (const [name, stat] of series) expect(stat.rows({ fromDay: firstDay, toDay: createdDay - 1, ...all }), name).toEqual([]);
     expect(series.get('visitor')?.rows({ fromDay: firstDay, toDay: today, ...all })).toHaveLength(31);
     const day = { fromDay: createdDay, toDay: createdDay, ...all };
-    for (const [hours, daily] of [['visitors_hours', 'visitor'], ['pageviews_hours', 'pageview']] as const) {
+    for (const [hours, daily] of [
+      ['visitors_hours', 'visitor'],
+      ['pageviews_hours', 'pageview'],
+    ] as const) {
       const rows = series.get(hours)?.rows(day) ?? [];
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((row) => row.value >= '15' && HOURS.includes(row.value))).toBe(true);

@@ -25,8 +25,10 @@ describe.each(DIALECTS)('privacy 2 and the password, %s dialect', (dialect) => {
     password: boolean;
   }
   const show = async (id: number) => (await call<{ data: Website }>(sandbox, `/api/v1/websites/${id}`)).body.data;
-  const update = (id: number, form: Record<string, string>) => call<{ data: Website } | ErrorBody>(sandbox, `/api/v1/websites/${id}`, { method: 'PATCH', form });
-  const store = (form: Record<string, string>) => call<{ data: Website } | ErrorBody>(sandbox, '/api/v1/websites', { method: 'POST', form });
+  const update = (id: number, form: Record<string, string>) =>
+    call<{ data: Website } | ErrorBody>(sandbox, `/api/v1/websites/${id}`, { method: 'PATCH', form });
+  const store = (form: Record<string, string>) =>
+    call<{ data: Website } | ErrorBody>(sandbox, '/api/v1/websites', { method: 'POST', form });
 
   it('an update to privacy 2 without a password: a website that has one keeps it', async () => {
     const created = await store({ domain: 'protected.example.com', privacy: '2', password: 's3cret' });
@@ -60,7 +62,13 @@ describe.each(DIALECTS)('privacy 2 and the password, %s dialect', (dialect) => {
   it('the rules themselves', () => {
     expect(validateUpdate({ privacy: '2' }, true, dialect)).toEqual({ ok: true, value: { privacy: 2 } });
     expect(validateUpdate({ privacy: '2' }, false, dialect)).toEqual({ ok: false, errors: PASSWORD_REQUIRED.message });
-    expect(validateUpdate({ privacy: '2', password: ' spaced ' }, false, dialect)).toEqual({ ok: true, value: { privacy: 2, password: ' spaced ' } });
-    expect(validateStore({ domain: 'a.example.com', privacy: '2' }, () => false, dialect)).toEqual({ ok: false, errors: PASSWORD_REQUIRED.message });
+    expect(validateUpdate({ privacy: '2', password: ' spaced ' }, false, dialect)).toEqual({
+      ok: true,
+      value: { privacy: 2, password: ' spaced ' },
+    });
+    expect(validateStore({ domain: 'a.example.com', privacy: '2' }, () => false, dialect)).toEqual({
+      ok: false,
+      errors: PASSWORD_REQUIRED.message,
+    });
   });
 });

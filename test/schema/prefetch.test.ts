@@ -2,7 +2,7 @@
 // fragments that each spread the next one twice would otherwise be walked 2^n times.
 import { Kind, parse, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode, type FieldNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import type { GatewayContext } from '../../src/graphql/context.js';
+import type { GatewayContext } from '../../src/schema/context.js';
 import { prefetchWebsiteStats } from '../../src/schema/prefetch.js';
 import { schema } from '../../src/schema/index.js';
 import type { Page, Stat, StatsQuery } from '../../src/domain.js';
@@ -17,8 +17,8 @@ function chain(levels: number): string {
 }
 
 /** The look-ahead run on the document's `website` field, counting how often fragments are read. */
-function lookAhead(source: string) {
-  const document = parse(source);
+function lookAhead(text: string) {
+  const document = parse(text);
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
@@ -30,7 +30,12 @@ function lookAhead(source: string) {
     },
   });
   const loads: StatsQuery[] = [];
-  const loaders = { statPage: { load: (query: StatsQuery) => (loads.push(query), Promise.resolve({} as Page<Stat>)) } };
+  const source = {
+    statPage: (query: StatsQuery) => {
+      loads.push(query);
+      return Promise.resolve({} as Page<Stat>);
+    },
+  };
   const info = {
     schema,
     fieldNodes: [operation.selectionSet.selections[0] as FieldNode],
@@ -39,7 +44,7 @@ function lookAhead(source: string) {
   } as unknown as GraphQLResolveInfo;
   const lookahead: GatewayContext['lookahead'] = new Map();
   prefetchWebsiteStats(info, '1', {
-    loaders: loaders as unknown as GatewayContext['loaders'],
+    source: source as unknown as GatewayContext['source'],
     clock: { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' },
     lookahead,
   });

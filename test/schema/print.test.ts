@@ -39,8 +39,16 @@ type Query {
   stats(websiteId: ID!, name: StatName!, from: Date, to: Date, period: Period, search: String,
         sortBy: StatSortField = COUNT, sort: SortDirection = DESC,
         perPage: Int = 10, page: Int = 1): StatList!
+  websitesConnection(first: Int, after: String, last: Int, before: String, search: String, favorite: Boolean,
+                     sortBy: WebsiteSortField = CREATED_AT, sort: SortDirection = DESC): WebsiteConnection!
+  node(id: ID!): Node
+  nodes(ids: [ID!]!): [Node]!
 }
-type Website {
+interface Node { id: ID! }
+type WebsiteConnection { edges: [WebsiteEdge!]!  pageInfo: ConnectionPageInfo!  totalCount: Int! }
+type WebsiteEdge { cursor: String!  node: Website! }
+type ConnectionPageInfo { hasNextPage: Boolean!  hasPreviousPage: Boolean!  startCursor: String  endCursor: String }
+type Website implements Node {
   id: ID!  domain: String!  privacy: Privacy!  passwordProtected: Boolean!
   emailReports: Boolean!  excludeBots: Boolean!  excludeParams: [String!]  excludeIps: [String!]
   favorite: Boolean  createdAt: DateTime  updatedAt: DateTime

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { statsQuery } from '../../src/schema/stats.js';
+import { statsQuery } from '../../src/schema/stat.js';
 import { websiteListQuery } from '../../src/schema/website.js';
 import { rangeProblems, resolveRange } from '../../src/schema/ranges.js';
 import { listArgumentsProblems, normalizeDomain, parseCalendarDate, shown, websiteWriteProblems } from '../../src/schema/validate.js';
 import { toWebsiteForm } from '../../src/upstream/api.js';
-import { statsQueryKey, websiteListKey } from '../../src/upstream/loaders.js';
+import { statsQueryKey, websiteListKey } from '../../src/upstream/keys.js';
 
 /** Ranges here are given as from/to; the clock would only resolve periods. */
 const CLOCK = { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' };
@@ -13,9 +13,8 @@ describe('parseCalendarDate', () => {
   it.each(['2026-02-28', '2024-02-29', '1970-01-01', '2026-12-31'])('accepts %s', (date) => {
     expect(parseCalendarDate(date)).toBe(date);
   });
-  it.each(['2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-1-01', '20260101', '2026-01-01T00:00', ''])(
-    'rejects %j',
-    (date) => expect(parseCalendarDate(date)).toBeNull(),
+  it.each(['2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '2026-1-01', '20260101', '2026-01-01T00:00', ''])('rejects %j', (date) =>
+    expect(parseCalendarDate(date)).toBeNull(),
   );
 });
 
@@ -27,17 +26,30 @@ describe('normalizeDomain', () => {
     ['  my-site.io  ', 'my-site.io'],
     ['192.168.0.1', '192.168.0.1'],
   ])('%j -> %j', (input, output) => expect(normalizeDomain(input)).toBe(output));
-  it.each(['', 'localhost', 'not a domain', '-bad.com', 'bad-.com', 'a..com', '999.1.1.1x', 'exa_mple.com', `${'a'.repeat(64)}.com`, 'example.123'])(
-    'rejects %j',
-    (input) => expect(normalizeDomain(input)).toBeNull(),
-  );
+  it.each([
+    '',
+    'localhost',
+    'not a domain',
+    '-bad.com',
+    'bad-.com',
+    'a..com',
+    '999.1.1.1x',
+    'exa_mple.com',
+    `${'a'.repeat(64)}.com`,
+    'example.123',
+  ])('rejects %j', (input) => expect(normalizeDomain(input)).toBeNull());
 });
 
 describe('arguments', () => {
   const base = { name: 'page' as const, from: '2026-03-01', to: '2026-03-15' };
   it('applies defaults, also for explicit nulls', () => {
     expect(statsQuery('7', { ...base, sortBy: null, sort: null, perPage: null, page: null, search: null }, CLOCK)).toEqual({
-      websiteId: '7', ...base, sortBy: 'count', sort: 'desc', perPage: 10, page: 1,
+      websiteId: '7',
+      ...base,
+      sortBy: 'count',
+      sort: 'desc',
+      perPage: 10,
+      page: 1,
     });
     expect(websiteListQuery({})).toEqual({ sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
   });
@@ -76,8 +88,26 @@ describe('arguments', () => {
 describe('website writes', () => {
   it('encodes a full write as the upstream form', () => {
     expect(
-      toWebsiteForm({ domain: 'a.com', privacy: 'PRIVATE', password: 'p', emailReports: false, excludeBots: true, excludeParams: [], excludeIps: ['1.1.1.1', '2.2.2.2'], favorite: false }),
-    ).toEqual({ domain: 'a.com', privacy: '1', password: 'p', email: '0', exclude_bots: '1', exclude_params: '', exclude_ips: '1.1.1.1\n2.2.2.2', favorite: '0' });
+      toWebsiteForm({
+        domain: 'a.com',
+        privacy: 'PRIVATE',
+        password: 'p',
+        emailReports: false,
+        excludeBots: true,
+        excludeParams: [],
+        excludeIps: ['1.1.1.1', '2.2.2.2'],
+        favorite: false,
+      }),
+    ).toEqual({
+      domain: 'a.com',
+      privacy: '1',
+      password: 'p',
+      email: '0',
+      exclude_bots: '1',
+      exclude_params: '',
+      exclude_ips: '1.1.1.1\n2.2.2.2',
+      favorite: '0',
+    });
     expect(toWebsiteForm({})).toEqual({});
   });
   it('checks create-only rules only on create: privacy PASSWORD without a password is left to the install on update', () => {
@@ -95,7 +125,10 @@ describe('website writes', () => {
       'excludeParams may hold at most 1000 entries, got 1001.',
     );
     expect(websiteWriteProblems({ excludeParams: ['ok', 'two\nlines'] }, false)).toEqual([
-      { field: ['input', 'excludeParams', '1'], message: 'excludeParams[1] must be a non-empty single line of at most 255 characters, got "two\\nlines".' },
+      {
+        field: ['input', 'excludeParams', '1'],
+        message: 'excludeParams[1] must be a non-empty single line of at most 255 characters, got "two\\nlines".',
+      },
     ]);
     expect(websiteWriteProblems({ domain: 'not a domain' }, true)[0]?.message).toContain('Got "not a domain".');
   });
@@ -103,8 +136,16 @@ describe('website writes', () => {
 
 describe('range arguments', () => {
   it.each([
-    [{ period: 'LAST_7_DAYS', from: '2026-03-01', to: '2026-03-02' }, 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with from 2026-03-01 and to 2026-03-02.'],
-    [{ period: 'LAST_7_DAYS', to: '2026-03-02' }, 'period', 'Give either period or from and to, not both: got period LAST_7_DAYS with to 2026-03-02.'],
+    [
+      { period: 'LAST_7_DAYS', from: '2026-03-01', to: '2026-03-02' },
+      'period',
+      'Give either period or from and to, not both: got period LAST_7_DAYS with from 2026-03-01 and to 2026-03-02.',
+    ],
+    [
+      { period: 'LAST_7_DAYS', to: '2026-03-02' },
+      'period',
+      'Give either period or from and to, not both: got period LAST_7_DAYS with to 2026-03-02.',
+    ],
     [{}, 'from', 'Give a period, or from and to: got none of them.'],
     [{ from: '2026-03-01', period: null }, 'to', 'Give both from and to (or a period): got from 2026-03-01 and no to.'],
     [{ to: '2026-03-01' }, 'from', 'Give both from and to (or a period): got to 2026-03-01 and no from.'],

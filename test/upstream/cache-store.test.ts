@@ -1,7 +1,7 @@
 // MemoryCacheStore on its own: an LRU bounded by what its records cost in V8's heap (each held as its
 // JSON text), records gone past their stale lifetime, sets guarded by counters, counters, marks with a
 // lifetime, and a per-process secret.
-// (The Redis store has its own suite: test/upstream/redis.test.ts.)
+// (The Redis store has its own suite: test/upstream/cache-store.redis.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { MemoryCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
 
@@ -34,6 +34,7 @@ const OVERHEAD = 200;
  */
 function costOf(key: string, value: unknown): number {
   const text = JSON.stringify(value);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is Latin-1 from its first character, U+0000.
   return key.length + (/[^\u0000-\u00ff]/.test(text) ? 2 : 1) * text.length + OVERHEAD;
 }
 

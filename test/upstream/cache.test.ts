@@ -10,7 +10,6 @@ import type { ScriptedFault, SandboxOptions } from '../../src/sandbox/types.js';
 import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
 import {
   CREATE_WEBSITE,
-  DELETE_WEBSITE,
   KEY_1,
   KEY_2,
   TODAY,
@@ -265,7 +264,10 @@ describe('writes drop what they touched, at once', () => {
     const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' });
     const before = await warm(stack);
     const emailReports = !present(before.website, 'website 2').emailReports;
-    const update = await ask<{ updateWebsite: { website: WebsiteData | null } }>(stack, UPDATE_WEBSITE, { id: '2', input: { emailReports } });
+    const update = await ask<{ updateWebsite: { website: WebsiteData | null } }>(stack, UPDATE_WEBSITE, {
+      id: '2',
+      input: { emailReports },
+    });
     expect(dataOf(update.response).updateWebsite.website?.emailReports).toBe(emailReports);
     expect(cacheControl(update.response)).toBe('no-store');
 
@@ -354,7 +356,8 @@ describe('writes drop what they touched, at once', () => {
     stack.sandbox.log.reset();
     stack.sandbox.scriptFaults([{ kind: 'delay', ms: 300 }]);
     const slow = stack.gql<EmailReports>(read);
-    for (let waited = 0; stack.sandbox.log.count === 0 && waited < 2_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let waited = 0; stack.sandbox.log.count === 0 && waited < 2_000; waited += 5)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     expect(restCalls(stack.sandbox)).toEqual([WEBSITE_CALL('2')]);
 
     const update = await stack.gql<{ updateWebsite: { website: WebsiteData | null } }>(UPDATE_WEBSITE, {
@@ -371,7 +374,7 @@ describe('writes drop what they touched, at once', () => {
     expect(dataOf(after.response).website?.emailReports).toBe(!before);
   });
 
-  it('a write by one key leaves the other key\'s entries alone', async () => {
+  it("a write by one key leaves the other key's entries alone", async () => {
     const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' });
     const other = '{ websites { totalCount } }';
     await ask(stack, other, {}, KEY_2);
@@ -422,7 +425,7 @@ describe('revocation', () => {
     expect(other.cache).toEqual({ hits: 1, misses: 0, stale: 0 });
   });
 
-  it('a 401 on a cache miss drops the key\'s other entries too', async () => {
+  it("a 401 on a cache miss drops the key's other entries too", async () => {
     const { stack } = await cachedStack({ KEY_RECHECK_S: '3600', UPSTREAM_MAX_ATTEMPTS: '1' });
     await ask(stack, WEBSITE('1'));
     stack.sandbox.scriptFaults([{ kind: 'status', status: 401 }]);
@@ -547,7 +550,12 @@ describe('revocation holds in every path', () => {
   });
 
   it('during an outage a revoked key gets no cached answer, fresh or stale, once KEY_RECHECK_S has passed', async () => {
-    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '60', CACHE_MAX_STALE_S: '600', UPSTREAM_MAX_ATTEMPTS: '1' });
+    const { stack, clock } = await cachedStack({
+      KEY_RECHECK_S: '5',
+      CACHE_TTL_RECENT_S: '60',
+      CACHE_MAX_STALE_S: '600',
+      UPSTREAM_MAX_ATTEMPTS: '1',
+    });
     const first = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
     clock.advance(30);
     dataOf((await ask<IdDomain>(stack, WEBSITE('2'))).response); // the key accepted at 30 s
@@ -595,28 +603,31 @@ describe('stale when the upstream cannot answer', () => {
     ['502', { kind: 'status', status: 502 }, 'UPSTREAM_ERROR'],
     ['500 (an HTML page)', { kind: 'html500' }, 'UPSTREAM_ERROR'],
     ['a timeout', { kind: 'hang' }, 'UPSTREAM_TIMEOUT'],
-  ])('on %s: an entry up to CACHE_MAX_STALE_S past its lifetime answers, flagged stale; past that the error', async (_name, fault, code) => {
-    const { stack, clock } = await cachedStack(env);
-    const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+  ])(
+    'on %s: an entry up to CACHE_MAX_STALE_S past its lifetime answers, flagged stale; past that the error',
+    async (_name, fault, code) => {
+      const { stack, clock } = await cachedStack(env);
+      const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
 
-    clock.advance(60 + 300 - 1); // expired 299 s ago
-    stack.sandbox.scriptFaults([fault]);
-    const stale = await ask<IdDomain>(stack, WEBSITE('1'));
-    expect(stale.calls).toEqual([WEBSITE_CALL('1')]); // it was asked, and could not answer
-    expect(dataOf(stale.response)).toEqual(answer);
-    expect(stale.response.extensions?.stale).toBe(true);
-    expect(stale.cache).toEqual({ hits: 0, misses: 0, stale: 1 });
-    expect(cacheControl(stale.response)).toBe('private, max-age=0');
+      clock.advance(60 + 300 - 1); // expired 299 s ago
+      stack.sandbox.scriptFaults([fault]);
+      const stale = await ask<IdDomain>(stack, WEBSITE('1'));
+      expect(stale.calls).toEqual([WEBSITE_CALL('1')]); // it was asked, and could not answer
+      expect(dataOf(stale.response)).toEqual(answer);
+      expect(stale.response.extensions?.stale).toBe(true);
+      expect(stale.cache).toEqual({ hits: 0, misses: 0, stale: 1 });
+      expect(cacheControl(stale.response)).toBe('private, max-age=0');
 
-    clock.advance(2); // expired 301 s ago
-    stack.sandbox.scriptFaults([fault]);
-    const failed = await ask<IdDomain>(stack, WEBSITE('1'));
-    expect(failed.response.data?.website).toBeNull();
-    expect(firstError(failed.response).extensions?.code).toBe(code);
-    expect(failed.response.extensions?.stale).toBeUndefined();
-    expect(failed.cache).toEqual({ hits: 0, misses: 1, stale: 0 });
-    expect(cacheControl(failed.response)).toBe('no-store');
-  });
+      clock.advance(2); // expired 301 s ago
+      stack.sandbox.scriptFaults([fault]);
+      const failed = await ask<IdDomain>(stack, WEBSITE('1'));
+      expect(failed.response.data?.website).toBeNull();
+      expect(firstError(failed.response).extensions?.code).toBe(code);
+      expect(failed.response.extensions?.stale).toBeUndefined();
+      expect(failed.cache).toEqual({ hits: 0, misses: 1, stale: 0 });
+      expect(cacheControl(failed.response)).toBe('no-store');
+    },
+  );
 
   it('a fresh answer is not flagged stale, and a stale one is not kept fresh: the next read asks again', async () => {
     const { stack, clock } = await cachedStack(env);
@@ -687,25 +698,28 @@ describe("statistics of a website the key cannot read are never cached under it 
   it.each([
     ['stats(websiteId:)', BY_ID],
     ['Website.stats (looked ahead, with the website)', UNDER_WEBSITE],
-  ])("%s: KEY_2 asking for KEY_1's website is NOT_FOUND each time, in one round trip, and no statistics are stored", async (_name, query) => {
-    const setSpy = vi.spyOn(MemoryCacheStore.prototype, 'set');
-    const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' }, { sandbox: { dialect: 'legacy', latencyMs: 50 } });
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      const foreign = await ask(stack, query('1'), {}, KEY_2);
-      expect(firstError(foreign.response).extensions?.code).toBe('NOT_FOUND');
-      expect(JSON.stringify(foreign.response.data ?? null)).not.toContain('totalCount');
-      // Both read together (the install answered the statistics), every time: nothing came from the cache.
-      expect([...foreign.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
-      expect(stack.sandbox.log.maxInFlight).toBe(2);
-    }
-    expect(await storedStats(setSpy)).toEqual([]);
+  ])(
+    "%s: KEY_2 asking for KEY_1's website is NOT_FOUND each time, in one round trip, and no statistics are stored",
+    async (_name, query) => {
+      const setSpy = vi.spyOn(MemoryCacheStore.prototype, 'set');
+      const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' }, { sandbox: { dialect: 'legacy', latencyMs: 50 } });
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const foreign = await ask(stack, query('1'), {}, KEY_2);
+        expect(firstError(foreign.response).extensions?.code).toBe('NOT_FOUND');
+        expect(JSON.stringify(foreign.response.data ?? null)).not.toContain('totalCount');
+        // Both read together (the install answered the statistics), every time: nothing came from the cache.
+        expect([...foreign.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
+        expect(stack.sandbox.log.maxInFlight).toBe(2);
+      }
+      expect(await storedStats(setSpy)).toEqual([]);
 
-    // The owner's statistics are stored (and answer the next request) as before.
-    const own = await ask(stack, query('1'), {}, KEY_1);
-    expect([...own.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
-    expect(await storedStats(setSpy)).toHaveLength(1);
-    expect((await ask(stack, query('1'), {}, KEY_1)).calls).toEqual([]);
-  });
+      // The owner's statistics are stored (and answer the next request) as before.
+      const own = await ask(stack, query('1'), {}, KEY_1);
+      expect([...own.calls].sort()).toEqual([COUNTRY_CALL('1'), WEBSITE_CALL('1')].sort());
+      expect(await storedStats(setSpy)).toHaveLength(1);
+      expect((await ask(stack, query('1'), {}, KEY_1)).calls).toEqual([]);
+    },
+  );
 });
 
 describe('coalescing across requests', () => {
@@ -735,7 +749,8 @@ describe('coalescing across requests', () => {
       body: JSON.stringify({ query: WEBSITE('1') }),
       signal: controller.signal,
     }).catch((error: unknown) => error);
-    for (let waited = 0; stack.sandbox.log.count === 0 && waited < 2_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (let waited = 0; stack.sandbox.log.count === 0 && waited < 2_000; waited += 5)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const staying = stack.gql<IdDomain>(WEBSITE('1'));
     await new Promise((resolve) => setTimeout(resolve, 50));
     controller.abort();
@@ -828,7 +843,11 @@ describe('HTTP caching', () => {
     expect(cacheControl(unauthenticated.response)).toBe('no-store');
 
     // From an allowed origin (CORS): Origin is named once.
-    const cors = await postGraphQL(stack.endpoint, { query: WEBSITE('1') }, { authorization: `Bearer ${KEY_1}`, origin: 'http://localhost:5173' });
+    const cors = await postGraphQL(
+      stack.endpoint,
+      { query: WEBSITE('1') },
+      { authorization: `Bearer ${KEY_1}`, origin: 'http://localhost:5173' },
+    );
     expect(cors.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(cacheControl(cors)).toBe('private, max-age=40');
     expect(varyOf(cors).filter((name) => name === 'origin')).toHaveLength(1);

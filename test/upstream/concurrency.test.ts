@@ -74,9 +74,11 @@ describe('concurrencyLimit', () => {
 
   it('a task that throws before returning a promise rejects and frees its slot', async () => {
     const limit = concurrencyLimit(1);
-    await expect(limit(() => {
-      throw new Error('at once');
-    })).rejects.toThrow('at once');
+    await expect(
+      limit(() => {
+        throw new Error('at once');
+      }),
+    ).rejects.toThrow('at once');
     await expect(limit(async () => 'next')).resolves.toBe('next');
   });
 

@@ -98,7 +98,7 @@ describe('createStatNames', () => {
     expect(legacy.asked).toEqual(['pageview', 'pageviews', 'pageviews', 'pageviews', 'pageviews']);
   });
 
-  it('pinned to legacy: the older name first time, without trying the contract\'s', async () => {
+  it("pinned to legacy: the older name first time, without trying the contract's", async () => {
     const names = createStatNames('legacy');
     const legacy = install(['resolution']);
     expect(await names.read('screen_resolution', legacy.read)).toBe('rows of resolution');

@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BodyTooLargeError, DeadlinePassedError, exchange, type BodyPlan } from '../../src/upstream/exchange.js';
+import { BodyTooLargeError, DeadlinePassedError } from '../../src/upstream/errors.js';
+import { exchange, type BodyPlan } from '../../src/upstream/exchange.js';
 
 interface Upstream {
   pool: Pool;
@@ -133,7 +134,7 @@ describe('exchange', () => {
     expect(took).toBeLessThan(1_000);
   });
 
-  it('a body broken off after the headers is the response\'s failure; the status stands', async () => {
+  it("a body broken off after the headers is the response's failure; the status stands", async () => {
     const up = await upstream((_req, res) => {
       res.writeHead(200, { 'content-length': '100' });
       res.write('{"data":');
@@ -185,7 +186,7 @@ describe('exchange', () => {
     expect(await get(up, '/hints')).toMatchObject({ status: 200, text: '{"ok":true}', failure: null });
   });
 
-  describe('the caller\'s signal', () => {
+  describe("the caller's signal", () => {
     it('already aborted: nothing is sent', async () => {
       const up = await upstream((_req, res) => res.end('{}'));
       const reason = new Error('gone');
@@ -245,7 +246,9 @@ describe('exchange', () => {
           throw new Error('no dispatcher here');
         },
       } as unknown as Dispatcher;
-      await expect(exchange(broken, { origin: 'http://127.0.0.1:9', path: '/', method: 'GET' }, () => READ, signal)).rejects.toThrow('no dispatcher here');
+      await expect(exchange(broken, { origin: 'http://127.0.0.1:9', path: '/', method: 'GET' }, () => READ, signal)).rejects.toThrow(
+        'no dispatcher here',
+      );
       expect(counts).toEqual({ added: 1, removed: 1 });
     });
 

@@ -2,8 +2,8 @@
 // every tolerated variation gives an exact domain value, every rejection a WireDecodeError naming the path.
 import { describe, expect, it } from 'vitest';
 import type { Deletion, Page, PageRequest, Stat, UpstreamErrorBody, Website } from '../../src/domain.js';
+import { WireDecodeError } from '../../src/upstream/errors.js';
 import {
-  WireDecodeError,
   decodeDeletion,
   decodeErrorBody,
   decodeStatPage,
@@ -203,9 +203,7 @@ describe('decodeWebsite', () => {
     });
 
     it('shows at most 40 characters of an upstream string', () => {
-      expect(wireError(() => decodeWebsite(wire({ id: 'x'.repeat(40) })))).toBe(
-        `id: expected a positive integer, got "${'x'.repeat(40)}"`,
-      );
+      expect(wireError(() => decodeWebsite(wire({ id: 'x'.repeat(40) })))).toBe(`id: expected a positive integer, got "${'x'.repeat(40)}"`);
       expect(wireError(() => decodeWebsite(wire({ id: `${'y'.repeat(40)}TAIL` })))).toBe(
         `id: expected a positive integer, got "${'y'.repeat(40)}…"`,
       );
@@ -489,12 +487,8 @@ describe('decodeWebsite', () => {
     });
 
     it('names the first unreadable field in field order', () => {
-      expect(wireError(() => decodeWebsite(wire({ domain: '', email: 5 })))).toBe(
-        'domain: expected a non-empty string, got ""',
-      );
-      expect(wireError(() => decodeWebsite(wire({ email: 5, exclude_ips: 5 })))).toBe(
-        'email: expected a flag (0/1 or true/false), got 5',
-      );
+      expect(wireError(() => decodeWebsite(wire({ domain: '', email: 5 })))).toBe('domain: expected a non-empty string, got ""');
+      expect(wireError(() => decodeWebsite(wire({ email: 5, exclude_ips: 5 })))).toBe('email: expected a flag (0/1 or true/false), got 5');
     });
   });
 });
@@ -559,10 +553,7 @@ describe('decodeWebsiteEnvelope', () => {
     [{ data: wire({ email: undefined }) }, 'data.email: expected a flag (0/1 or true/false), got nothing'],
     [{ data: wire({ exclude_bots: 2 }) }, 'data.exclude_bots: expected a flag (0/1 or true/false), got 2'],
     [{ data: wire({ favorite: 'yes' }) }, 'data.favorite: expected a flag (0/1 or true/false), got "yes"'],
-    [
-      { data: wire({ exclude_params: 7 }) },
-      'data.exclude_params: expected a newline-separated string or a list of strings, got 7',
-    ],
+    [{ data: wire({ exclude_params: 7 }) }, 'data.exclude_params: expected a newline-separated string or a list of strings, got 7'],
     [{ data: wire({ exclude_ips: ['a', 1] }) }, 'data.exclude_ips[1]: expected a string, got 1'],
     [wire({ id: 0 }), 'id: expected a positive integer, got 0'],
     [{ status: 200 }, 'id: expected a positive integer, got nothing'],
@@ -724,13 +715,25 @@ describe('decodeStatPage', () => {
     it.each<[string, unknown, string]>([
       [
         'a bad count in the second row',
-        { data: [{ value: 'a', count: 1 }, { value: 'b', count: 'x' }] },
+        {
+          data: [
+            { value: 'a', count: 1 },
+            { value: 'b', count: 'x' },
+          ],
+        },
         'data[1].count: expected a non-negative integer, got "x"',
       ],
       ['a row that is not an object', { data: [...statRows(2), 'row'] }, 'data[2]: expected an object, got "row"'],
       ['a null row', { data: [null] }, 'data[0]: expected an object, got null'],
       ['a row that is an array', { data: [['a', 1]] }, 'data[0]: expected an object, got an array'],
-      ['a bad row in a bare array', [{ value: 'a', count: 1 }, { value: 'b', count: -2 }], 'body[1].count: expected a non-negative integer, got -2'],
+      [
+        'a bad row in a bare array',
+        [
+          { value: 'a', count: 1 },
+          { value: 'b', count: -2 },
+        ],
+        'body[1].count: expected a non-negative integer, got -2',
+      ],
       ['a bad value in a bare array', [{ count: 1 }], 'body[0].value: expected a string or a number, got nothing'],
       [
         'a bad row before a bad meta',
@@ -786,7 +789,15 @@ describe('decodeStatPage', () => {
       },
       {
         name: 'plain paginator, last page, numbers as strings',
-        body: { current_page: '3', data: statRows(7), last_page: '3', per_page: '10', total: '27', next_page_url: null, links: PLAIN_LINKS },
+        body: {
+          current_page: '3',
+          data: statRows(7),
+          last_page: '3',
+          per_page: '10',
+          total: '27',
+          next_page_url: null,
+          links: PLAIN_LINKS,
+        },
         requested: { page: 3, perPage: 10 },
         rows: 7,
         expected: { totalCount: 27, page: 3, perPage: 10, lastPage: 3, hasNextPage: false },
@@ -1137,7 +1148,11 @@ describe('decodeStatPage', () => {
       ['links as a string', { data: [], links: 'x' }, 'links: expected an object, got "x"'],
       ['plain paginator current_page 0', { data: [], current_page: 0 }, 'current_page: expected a positive integer, got 0'],
       ['plain paginator total "many"', { data: [], current_page: 1, total: 'many' }, 'total: expected a non-negative integer, got "many"'],
-      ['plain paginator next_page_url 2', { data: [], current_page: 1, next_page_url: 2 }, 'next_page_url: expected a URL string or null, got 2'],
+      [
+        'plain paginator next_page_url 2',
+        { data: [], current_page: 1, next_page_url: 2 },
+        'next_page_url: expected a URL string or null, got 2',
+      ],
       ['meta.current_page 0', { data: [], meta: { current_page: 0 } }, 'meta.current_page: expected a positive integer, got 0'],
       ['meta.current_page "0"', { data: [], meta: { current_page: '0' } }, 'meta.current_page: expected a positive integer, got "0"'],
       ['meta.current_page "two"', { data: [], meta: { current_page: 'two' } }, 'meta.current_page: expected a positive integer, got "two"'],
@@ -1266,11 +1281,7 @@ describe('decodeErrorBody', () => {
       { message: { domain: ['a', 'b'], name: ['n'] }, errors: { privacy: ['p'], domain: ['b', 'c'] } },
       { message: null, fieldErrors: { domain: ['a', 'b', 'c'], name: ['n'], privacy: ['p'] } },
     ],
-    [
-      'duplicates within one field',
-      { errors: { domain: ['taken', 'taken'] } },
-      { message: null, fieldErrors: { domain: ['taken'] } },
-    ],
+    ['duplicates within one field', { errors: { domain: ['taken', 'taken'] } }, { message: null, fieldErrors: { domain: ['taken'] } }],
     [
       'non-string and blank messages are dropped',
       { errors: { domain: ['ok', 5, null, true, {}, [], '', '   '] } },

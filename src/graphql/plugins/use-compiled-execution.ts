@@ -32,8 +32,8 @@ import {
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { GatewayContext } from '../context.js';
-import { usesDirective } from '../directives.js';
+import type { GatewayContext } from '../../schema/context.js';
+import { usesDirective } from '../../schema/directives.js';
 import { documentBytes } from '../document-cache.js';
 import { expandedFieldCount } from './use-field-limit.js';
 
@@ -44,6 +44,7 @@ export interface CompiledExecutionOptions {
   maxBytes?: number;
 }
 
+export const DEFAULT_JIT_ON_RUN = 2;
 export const DEFAULT_COMPILED_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Heap of compiled code per selected field, and of what every compiled operation has (measured ~0.9 KB and ~10 KB). */
@@ -120,7 +121,10 @@ function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult
   return { errors, ...rest };
 }
 
-export function useCompiledExecution({ onRun = 2, maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES }: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
+export function useCompiledExecution({
+  onRun = DEFAULT_JIT_ON_RUN,
+  maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES,
+}: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
   if (onRun === 0) return {};
   const compiledByDocument = new WeakMap<DocumentNode, Map<string | undefined, Entry>>();
   // Holds the compiled entries (strongly) within the budget; an entry pushed out is counted again.

@@ -16,8 +16,8 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../context.js';
-import { isIncluded, usesDirective } from '../directives.js';
+import type { GatewayContext } from '../../schema/context.js';
+import { isIncluded, usesDirective } from '../../schema/directives.js';
 
 export interface CostLimitOptions {
   /** Most upstream calls one operation may be able to make (MAX_COST; default 100). */
@@ -44,11 +44,7 @@ export function isConditional(document: DocumentNode): boolean {
  * leave out with these variables. Made once per operation when the document has no @skip/@include
  * (yoga hands the same parsed document to repeated requests): pruning is most of the count's work.
  */
-function measuredDocument(
-  document: DocumentNode,
-  operation: OperationDefinitionNode,
-  variables: Record<string, unknown>,
-): DocumentNode {
+function measuredDocument(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): DocumentNode {
   const conditional = isConditional(document);
   const known = conditional ? undefined : measuredOperations.get(operation);
   if (known) return known;

@@ -64,9 +64,12 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
           onReject: [
             reportRefusal(
               (found) =>
-                new GraphQLError(`This operation nests fields ${found} deep; the limit is ${depth} (MAX_DEPTH). Select less deeply, or split it.`, {
-                  extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depthLimit: depth, depth: found },
-                }),
+                new GraphQLError(
+                  `This operation nests fields ${found} deep; the limit is ${depth} (MAX_DEPTH). Select less deeply, or split it.`,
+                  {
+                    extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depthLimit: depth, depth: found },
+                  },
+                ),
             ),
           ],
         }),
@@ -79,9 +82,12 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
           onReject: [
             reportRefusal(
               (found) =>
-                new GraphQLError(`This operation uses ${found} aliases; the limit is ${aliases} (MAX_ALIASES). Split it into several requests.`, {
-                  extensions: { code: 'ALIAS_LIMIT_EXCEEDED', aliasLimit: aliases, aliases: found },
-                }),
+                new GraphQLError(
+                  `This operation uses ${found} aliases; the limit is ${aliases} (MAX_ALIASES). Split it into several requests.`,
+                  {
+                    extensions: { code: 'ALIAS_LIMIT_EXCEEDED', aliasLimit: aliases, aliases: found },
+                  },
+                ),
             ),
           ],
         }),
@@ -94,9 +100,12 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
           onReject: [
             reportRefusal(
               (found) =>
-                new GraphQLError(`This operation uses ${found} directives; the limit is ${directives} (MAX_DIRECTIVES). Split it into several requests.`, {
-                  extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED', directiveLimit: directives, directives: found },
-                }),
+                new GraphQLError(
+                  `This operation uses ${found} directives; the limit is ${directives} (MAX_DIRECTIVES). Split it into several requests.`,
+                  {
+                    extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED', directiveLimit: directives, directives: found },
+                  },
+                ),
             ),
           ],
         }),

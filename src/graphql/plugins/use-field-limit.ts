@@ -4,13 +4,7 @@
 // compiler, look-aheads, any walk that follows fragments) would pay for all of them, so the expanded
 // size is what gets bounded. The count itself visits each fragment once (its count is remembered),
 // so it costs no more than reading the document.
-import {
-  GraphQLError,
-  Kind,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 export interface FieldLimitOptions {
@@ -74,7 +68,9 @@ export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: FieldLimitOptions
       if (count === undefined) counts.set(documentAST, (count = expandedFieldCount(documentAST)));
       if (count <= limit) return;
       // Past 2^53 the figure is no longer exact: say "more than" instead of a made-up number.
-      const found = Number.isSafeInteger(count) ? count.toLocaleString('en-US') : `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}`;
+      const found = Number.isSafeInteger(count)
+        ? count.toLocaleString('en-US')
+        : `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}`;
       setResult([
         new GraphQLError(
           `This document selects ${found} fields once its fragments are expanded; the limit is ${limit} (MAX_FIELDS). ` +

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from '../../schema/context.js';
 import { appendVary, ifNoneMatchHas } from '../http-headers.js';
 
 export interface HttpCachingOptions {

@@ -30,7 +30,9 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
     );
   }
   const held =
-    names.length === 1 && names[0] === undefined ? 'its one operation has no name: send no "operationName"' : `its operations are ${listed.join(', ')}`;
+    names.length === 1 && names[0] === undefined
+      ? 'its one operation has no name: send no "operationName"'
+      : `its operations are ${listed.join(', ')}`;
   return new GraphQLError(`This document holds no operation named "${operationName}"; ${held}.`, {
     extensions: { code: 'OPERATION_NOT_FOUND', operations: listed, http },
   });

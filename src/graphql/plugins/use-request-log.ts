@@ -2,7 +2,7 @@
 // from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../context.js';
+import type { GatewayContext } from '../../schema/context.js';
 
 export interface RequestLogLine {
   operation: string | null;

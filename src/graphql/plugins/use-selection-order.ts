@@ -23,6 +23,7 @@ import {
   TypeMetaFieldDef,
   getNamedType,
   getOperationAST,
+  isAbstractType,
   getVariableValues,
   isObjectType,
   type DocumentNode,
@@ -85,14 +86,23 @@ function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionN
 
 const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The named type of the field `nodes` select on `parent`, introspection's root fields included. */
+/**
+ * The named type of the field `nodes` select on `parent`, introspection's root fields included. An
+ * interface or union with a single object type (`Node`: only `Website`) is that type: every answer
+ * there is one. With several, an answer does not say which it is (unless it selects `__typename`),
+ * so its fields stay as the executor put them.
+ */
 function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: FieldNode[]): GraphQLNamedType | undefined {
   const name = nodes[0]?.name.value;
   if (name === undefined) return undefined;
   if (parent === schema.getQueryType() && name === SchemaMetaFieldDef.name) return getNamedType(SchemaMetaFieldDef.type);
   if (parent === schema.getQueryType() && name === TypeMetaFieldDef.name) return getNamedType(TypeMetaFieldDef.type);
   const field = parent.getFields()[name];
-  return field === undefined ? undefined : getNamedType(field.type);
+  if (field === undefined) return undefined;
+  const named = getNamedType(field.type);
+  if (!isAbstractType(named)) return named;
+  const possible = schema.getPossibleTypes(named);
+  return possible.length === 1 ? possible[0] : named;
 }
 
 /** Orders one execution's answers: the operation, its fragments and its coerced variables. */
@@ -167,8 +177,7 @@ export class SelectionOrder {
   private shapeOf(type: GraphQLObjectType, fields: Fields): Shape {
     return Array.from(fields, ([key, nodes]) => {
       const named = fieldType(this.schema, type, nodes);
-      // Only object types have fields to order; the schema has no interfaces or unions, whose runtime
-      // type an answer would not say.
+      // Only object types have fields to order (fieldType: an abstract type with one object type is it).
       return { key, nodes, type: named !== undefined && isObjectType(named) ? named : null, shape: undefined };
     });
   }

@@ -4,7 +4,7 @@
 // the final part. An answer given before anything ran (a document that does not parse, a limit or a
 // validation rule refusing it, a missing operation name) says so with zeros.
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext, Usage } from '../context.js';
+import type { GatewayContext, Usage } from '../../schema/context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
 export interface UsageExtensionsOptions {
@@ -14,7 +14,10 @@ export interface UsageExtensionsOptions {
   contextOf?: (request: Request) => GatewayContext | undefined;
 }
 
-export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT, contextOf = () => undefined }: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
+export function useUsageExtensions({
+  costLimit = DEFAULT_COST_LIMIT,
+  contextOf = () => undefined,
+}: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
   const figures = (usage: Usage | undefined): Record<string, unknown> => ({
     cost: { requested: usage?.cost ?? 0, limit: costLimit },
     upstreamCalls: usage?.upstreamCalls ?? 0,
@@ -32,7 +35,8 @@ export function useUsageExtensions({ costLimit = DEFAULT_COST_LIMIT, contextOf =
         // @defer/@stream: the figures are known once everything ran, so they go with the last part.
         return {
           onNext: ({ result: part, setResult: setPart }) => {
-            if ('hasNext' in part && part.hasNext === false) setPart({ ...part, extensions: { ...part.extensions, ...figures(args.contextValue.usage) } });
+            if ('hasNext' in part && part.hasNext === false)
+              setPart({ ...part, extensions: { ...part.extensions, ...figures(args.contextValue.usage) } });
           },
         };
       },

@@ -2,18 +2,8 @@
 // argument, written in the document or given as a variable, at the top level, inside a website, inside
 // a list of websites and in a fragment, one refused argument refuses the whole operation with no
 // upstream call and no partial data, its error naming where it is, the value and what is allowed.
-import { Kind, isObjectType, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { argumentRefusals } from '../../../src/graphql/plugins/use-argument-checks.js';
-import { schema } from '../../../src/schema/index.js';
-import {
-  CREATE_WEBSITE,
-  UPDATE_WEBSITE,
-  dataOf,
-  useStack,
-  type GraphQLResponse,
-  type WebsitePayloadData,
-} from '../../fixture.js';
+import { CREATE_WEBSITE, UPDATE_WEBSITE, dataOf, useStack, type GraphQLResponse, type WebsitePayloadData } from '../../fixture.js';
 
 const stack = useStack();
 
@@ -102,9 +92,16 @@ const PLACES = [
 ];
 
 /** The operation with `ARGS` replaced: written in the document, or as the variable $v. */
-function operation(document: string, refused: Refused, form: 'literal' | 'variable'): { query: string; variables: Record<string, unknown> } {
+function operation(
+  document: string,
+  refused: Refused,
+  form: 'literal' | 'variable',
+): { query: string; variables: Record<string, unknown> } {
   if (form === 'literal') return { query: document.replace('ARGS', refused.literal), variables: {} };
-  return { query: `query($v: ${refused.variable.type}) ${document.replace('ARGS', refused.variable.args)}`, variables: { v: refused.variable.value } };
+  return {
+    query: `query($v: ${refused.variable.type}) ${document.replace('ARGS', refused.variable.args)}`,
+    variables: { v: refused.variable.value },
+  };
 }
 
 /** Refused whole: no data at all, one error naming the field, the argument and the value, nothing sent upstream. */
@@ -143,7 +140,7 @@ const OTHER_ARGUMENTS: (Refused & { document: string; field: string })[] = [
     message: 'id must be a positive integer id, got "1 OR 1=1".',
   },
   {
-    kind: 'a statistic\'s website id',
+    kind: "a statistic's website id",
     document: '{ website(id: "1") { id } stats(ARGS, name: PAGE, period: TODAY) { totalCount } }',
     literal: 'websiteId: "0"',
     variable: { args: 'websiteId: $v', type: 'ID!', value: '0' },
@@ -203,12 +200,17 @@ describe('what the checks leave alone', () => {
       { skip: true },
     );
     expect(dataOf(response)).toEqual({ website: { id: '1' } });
-    const included = await stack.gql('query($skip: Boolean!) { website(id: "1") { id bad: stats(name: PAGE, period: TODAY, perPage: 7) @skip(if: $skip) { totalCount } } }', { skip: false });
+    const included = await stack.gql(
+      'query($skip: Boolean!) { website(id: "1") { id bad: stats(name: PAGE, period: TODAY, perPage: 7) @skip(if: $skip) { totalCount } } }',
+      { skip: false },
+    );
     expect(included.errors?.map((error) => error.extensions?.field)).toEqual(['website.bad']);
   });
 
   it('a deferred statistic is checked with the rest: no first part is sent', async () => {
-    const response = await stack.gql('{ website(id: "1") { id ... @defer { bad: stats(name: PAGE, period: TODAY, perPage: 7) { totalCount } } } }');
+    const response = await stack.gql(
+      '{ website(id: "1") { id ... @defer { bad: stats(name: PAGE, period: TODAY, perPage: 7) { totalCount } } } }',
+    );
     expectRefused(response, 'website.bad', 'perPage', 'perPage must be one of 10, 25, 50, 100, got 7.');
   });
 
@@ -226,7 +228,8 @@ describe('what the checks leave alone', () => {
   });
 
   it('an impossible date is refused by the Date scalar before execution, inside a website too: no partial data', async () => {
-    const document = '{ website(id: "1") { id ok: stats(name: PAGE, period: TODAY) { totalCount } bad: stats(name: PAGE, from: DATE, to: "2026-03-01") { totalCount } } }';
+    const document =
+      '{ website(id: "1") { id ok: stats(name: PAGE, period: TODAY) { totalCount } bad: stats(name: PAGE, from: DATE, to: "2026-03-01") { totalCount } } }';
     const literal = await stack.gql(document.replace('DATE', '"2026-02-30"'));
     const variable = await stack.gql(`query($d: Date) ${document.replace('DATE', '$d')}`, { d: '2026-02-30' });
     for (const response of [literal, variable]) {
@@ -248,24 +251,51 @@ describe('mutations: a refused argument is answered in the payload, and nothing 
   const SELECTION = 'website { id } userErrors { field message code }';
 
   it.each([
-    ['a domain', { domain: 'not a domain' }, ['input', 'domain'], 'domain must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped. Got "not a domain".'],
-    ['a password too long (its length only)', { domain: 'long-password.example.com', privacy: 'PASSWORD', password: 'p'.repeat(129) }, ['input', 'password'], 'password must be 1 to 128 characters, got 129.'],
-    ['a list too long', { domain: 'many-ips.example.com', excludeIps: Array.from({ length: 1001 }, (_, i) => `ip${i}`) }, ['input', 'excludeIps'], 'excludeIps may hold at most 1000 entries, got 1001.'],
-    ['a list entry of two lines', { domain: 'two-lines.example.com', excludeParams: ['utm_source', 'a\nb'] }, ['input', 'excludeParams', '1'], 'excludeParams[1] must be a non-empty single line of at most 255 characters, got "a\\nb".'],
-  ])('createWebsite with %s, as a variable and written in the document, in a fragment on Mutation', async (_kind, input, field, message) => {
-    const literalInput = JSON.stringify(input).replace(/"(\w+)":/g, '$1: ').replace(/"(PASSWORD)"/, '$1');
-    const answers = [
-      await stack.gql<CreateData>(CREATE_WEBSITE, { input }),
-      await stack.gql<CreateData>(`mutation { createWebsite(input: ${literalInput}) { ${SELECTION} } }`),
-      await stack.gql<CreateData>(`mutation { ...Create } fragment Create on Mutation { createWebsite(input: ${literalInput}) { ${SELECTION} } }`),
-    ];
-    for (const response of answers) {
-      expect(response.errors).toBeUndefined();
-      expect(dataOf(response).createWebsite).toEqual({ website: null, userErrors: [{ field, message, code: 'BAD_USER_INPUT' }] });
-      expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
-    }
-    expect(stack.sandbox.log.count).toBe(0);
-  });
+    [
+      'a domain',
+      { domain: 'not a domain' },
+      ['input', 'domain'],
+      'domain must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped. Got "not a domain".',
+    ],
+    [
+      'a password too long (its length only)',
+      { domain: 'long-password.example.com', privacy: 'PASSWORD', password: 'p'.repeat(129) },
+      ['input', 'password'],
+      'password must be 1 to 128 characters, got 129.',
+    ],
+    [
+      'a list too long',
+      { domain: 'many-ips.example.com', excludeIps: Array.from({ length: 1001 }, (_, i) => `ip${i}`) },
+      ['input', 'excludeIps'],
+      'excludeIps may hold at most 1000 entries, got 1001.',
+    ],
+    [
+      'a list entry of two lines',
+      { domain: 'two-lines.example.com', excludeParams: ['utm_source', 'a\nb'] },
+      ['input', 'excludeParams', '1'],
+      'excludeParams[1] must be a non-empty single line of at most 255 characters, got "a\\nb".',
+    ],
+  ])(
+    'createWebsite with %s, as a variable and written in the document, in a fragment on Mutation',
+    async (_kind, input, field, message) => {
+      const literalInput = JSON.stringify(input)
+        .replace(/"(\w+)":/g, '$1: ')
+        .replace(/"(PASSWORD)"/, '$1');
+      const answers = [
+        await stack.gql<CreateData>(CREATE_WEBSITE, { input }),
+        await stack.gql<CreateData>(`mutation { createWebsite(input: ${literalInput}) { ${SELECTION} } }`),
+        await stack.gql<CreateData>(
+          `mutation { ...Create } fragment Create on Mutation { createWebsite(input: ${literalInput}) { ${SELECTION} } }`,
+        ),
+      ];
+      for (const response of answers) {
+        expect(response.errors).toBeUndefined();
+        expect(dataOf(response).createWebsite).toEqual({ website: null, userErrors: [{ field, message, code: 'BAD_USER_INPUT' }] });
+        expect(response.extensions).toMatchObject({ upstreamCalls: 0 });
+      }
+      expect(stack.sandbox.log.count).toBe(0);
+    },
+  );
 
   it('updateWebsite with a malformed id, as a variable and written in the document', async () => {
     const answers = [
@@ -273,40 +303,11 @@ describe('mutations: a refused argument is answered in the payload, and nothing 
       await stack.gql<UpdateData>(`mutation { updateWebsite(id: "1e3", input: { favorite: true }) { ${SELECTION} } }`),
     ];
     for (const response of answers) {
-      expect(dataOf(response).updateWebsite.userErrors).toEqual([{ field: ['id'], message: 'id must be a positive integer id, got "1e3".', code: 'BAD_USER_INPUT' }]);
+      expect(dataOf(response).updateWebsite.userErrors).toEqual([
+        { field: ['id'], message: 'id must be a positive integer id, got "1e3".', code: 'BAD_USER_INPUT' },
+      ]);
     }
     expect(stack.sandbox.log.count).toBe(0);
-  });
-});
-
-describe('argumentRefusals', () => {
-  it('every field with arguments declares its checks', () => {
-    const unchecked: string[] = [];
-    for (const type of Object.values(schema.getTypeMap())) {
-      if (!isObjectType(type) || type.name.startsWith('__')) continue;
-      for (const field of Object.values(type.getFields())) {
-        if (field.args.length > 0 && field.extensions.argumentProblems === undefined) unchecked.push(`${type.name}.${field.name}`);
-      }
-    }
-    expect(unchecked).toEqual([]);
-  });
-
-  it('walks each fragment once: a chain of 40 fragments each spreading the next twice is one refusal, at once', () => {
-    const depth = 40;
-    const fragments = Array.from({ length: depth }, (_, i) =>
-      i === depth - 1
-        ? `fragment F${i} on Website { stats(name: PAGE, period: TODAY, perPage: 7) { totalCount } }`
-        : `fragment F${i} on Website { ...F${i + 1} ...F${i + 1} }`,
-    ).join('\n');
-    const document = parse(`{ website(id: "1") { ...F0 } }\n${fragments}`);
-    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
-    if (operation === undefined) throw new Error('no operation');
-    const byName = Object.fromEntries(
-      document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [])),
-    );
-    // Expanded, that is 2^39 statistics: a walk that followed every spread would never end.
-    const refusals = argumentRefusals({ schema, operation, fragments: byName, variables: {} });
-    expect(refusals.map((refusal) => [refusal.fieldPath.join('.'), refusal.problem.field.join('.')])).toEqual([['website.stats', 'perPage']]);
   });
 });
 
@@ -333,7 +334,9 @@ describe('one "today" per operation', () => {
       websites { nodes { stats(name: VISITOR, period: TODAY) { range { from to } } } }
     }`);
     const { website, websites } = dataOf(response);
-    const ranges = [website.a, website.b, website.series, website.summary.current, ...websites.nodes.map((node) => node.stats)].map(({ range }) => range);
+    const ranges = [website.a, website.b, website.series, website.summary.current, ...websites.nodes.map((node) => node.stats)].map(
+      ({ range }) => range,
+    );
     expect(ranges.length).toBeGreaterThan(5);
     expect(new Set(ranges.map((range) => `${range.from}..${range.to}`)).size).toBe(1);
   });

@@ -2,7 +2,7 @@
 // over the limit is refused before any resolver runs, so the context needs no upstream at all.
 import { createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import type { Usage } from '../../../src/graphql/context.js';
+import type { Usage } from '../../../src/schema/context.js';
 import { useCostLimit } from '../../../src/graphql/plugins/use-cost-limit.js';
 import { schema } from '../../../src/schema/index.js';
 
@@ -28,10 +28,15 @@ async function run(yoga: ReturnType<typeof yogaWithLimit>['yoga'], query: string
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ query, variables }),
   });
-  return (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
+  return (await response.json()) as {
+    data?: unknown;
+    errors?: { message: string; extensions?: Record<string, unknown> }[];
+    extensions?: Record<string, unknown>;
+  };
 }
 
-const SPARKLINES = 'query($n: Int) { websites(perPage: $n) { nodes { stats(name: VISITOR, from: "2026-01-01", to: "2026-01-31") { totalCount } } } }';
+const SPARKLINES =
+  'query($n: Int) { websites(perPage: $n) { nodes { stats(name: VISITOR, from: "2026-01-01", to: "2026-01-31") { totalCount } } } }';
 
 describe('useCostLimit', () => {
   it('refuses an operation over the limit before anything runs, with both figures', async () => {

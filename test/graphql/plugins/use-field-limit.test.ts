@@ -36,7 +36,11 @@ describe('expandedFieldCount', () => {
   });
 
   it('counts a cyclic or unknown spread as nothing (validation refuses both)', () => {
-    expect(expandedFieldCount(parse('{ website(id: "1") { ...A ...Missing } } fragment A on Website { id ...B } fragment B on Website { domain ...A }'))).toBe(3);
+    expect(
+      expandedFieldCount(
+        parse('{ website(id: "1") { ...A ...Missing } } fragment A on Website { id ...B } fragment B on Website { domain ...A }'),
+      ),
+    ).toBe(3);
   });
 });
 

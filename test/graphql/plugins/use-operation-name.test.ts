@@ -18,12 +18,14 @@ const TWO_QUERIES = 'query Count { websites { totalCount } } query Domain { webs
 describe('several operations and no operationName', () => {
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const writes = present(
-    [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] ?? '').find((block) => (block.match(/^mutation /gm) ?? []).length > 1),
-    'the README\'s block of several mutations',
+    [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)]
+      .map((match) => match[1] ?? '')
+      .find((block) => (block.match(/^mutation /gm) ?? []).length > 1),
+    "the README's block of several mutations",
   );
   const names = parse(writes).definitions.map((definition) => (definition as OperationDefinitionNode).name?.value);
 
-  it('the README\'s writes sent as they are: OPERATION_NAME_REQUIRED naming each operation and how to pick one', async () => {
+  it("the README's writes sent as they are: OPERATION_NAME_REQUIRED naming each operation and how to pick one", async () => {
     for (let request = 1; request <= 2; request++) {
       // The second comes from yoga's parse cache: refused all the same.
       const response = await post<unknown>({ query: writes });
@@ -39,7 +41,9 @@ describe('several operations and no operationName', () => {
   });
 
   it('over GET too', async () => {
-    const response = await fetch(`${stack.endpoint}?query=${encodeURIComponent(TWO_QUERIES)}`, { headers: { authorization: `Bearer ${KEY_1}` } });
+    const response = await fetch(`${stack.endpoint}?query=${encodeURIComponent(TWO_QUERIES)}`, {
+      headers: { authorization: `Bearer ${KEY_1}` },
+    });
     expect(response.status).toBe(400);
     const json = (await response.json()) as GraphQLResponse<unknown>;
     expect(firstError({ ...json, status: response.status, headers: response.headers }).extensions).toEqual({

@@ -26,9 +26,13 @@ describe('useRequestLog', () => {
 
   it('logs the error codes, and never the variables or the headers', async () => {
     const { lines, yoga } = logged();
-    await post(yoga, { query: 'query Q($name: String) { hello(name: $name) nope }', variables: { name: 's3cret' } }, {
-      authorization: 'Bearer key-123',
-    });
+    await post(
+      yoga,
+      { query: 'query Q($name: String) { hello(name: $name) nope }', variables: { name: 's3cret' } },
+      {
+        authorization: 'Bearer key-123',
+      },
+    );
     expect(lines[0]).toMatchObject({ outcome: 'error', errorCodes: ['GRAPHQL_VALIDATION_FAILED'] });
     const text = JSON.stringify(lines);
     expect(text).not.toContain('s3cret');

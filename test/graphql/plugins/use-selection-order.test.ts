@@ -131,7 +131,12 @@ function collect(sets: readonly SelectionSetNode[], fragments: Map<string, Fragm
 }
 
 /** Paths (`a.s1.nodes[]`) of the objects of `value` whose keys are not in the order `sets` select them. */
-function outOfOrder(value: unknown, sets: readonly SelectionSetNode[], fragments: Map<string, FragmentDefinitionNode>, path = ''): string[] {
+function outOfOrder(
+  value: unknown,
+  sets: readonly SelectionSetNode[],
+  fragments: Map<string, FragmentDefinitionNode>,
+  path = '',
+): string[] {
   if (Array.isArray(value)) return value.flatMap((item) => outOfOrder(item, sets, fragments, `${path}[]`));
   if (typeof value !== 'object' || value === null) return [];
   const selected = collect(sets, fragments);
@@ -145,14 +150,20 @@ function outOfOrder(value: unknown, sets: readonly SelectionSetNode[], fragments
 }
 
 /** The selection sets at `path` of an operation (list indexes skipped). */
-function setsAt(root: SelectionSetNode, path: readonly (string | number)[], fragments: Map<string, FragmentDefinitionNode>): SelectionSetNode[] {
+function setsAt(
+  root: SelectionSetNode,
+  path: readonly (string | number)[],
+  fragments: Map<string, FragmentDefinitionNode>,
+): SelectionSetNode[] {
   let sets: SelectionSetNode[] = [root];
   for (const key of path) if (typeof key === 'string') sets = collect(sets, fragments).get(key) ?? [];
   return sets;
 }
 
 function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
-  return new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  return new Map(
+    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
+  );
 }
 
 /** Where each part of an incremental answer is out of selection order: its initial data, its increments. */
@@ -160,8 +171,13 @@ function partsOutOfOrder(parts: Part[], operation: OperationDefinitionNode, frag
   return parts.flatMap((part, index) => [
     ...outOfOrder(part.data ?? null, [operation.selectionSet], fragments).map((path) => `part ${index}: ${path}`),
     ...(part.incremental ?? []).flatMap((entry) => {
-      const sets = entry.items === undefined ? setsAt(operation.selectionSet, entry.path, fragments) : setsAt(operation.selectionSet, entry.path.slice(0, -1), fragments);
-      return outOfOrder(entry.data ?? entry.items ?? null, sets, fragments).map((path) => `part ${index} at ${entry.path.join('.')}: ${path}`);
+      const sets =
+        entry.items === undefined
+          ? setsAt(operation.selectionSet, entry.path, fragments)
+          : setsAt(operation.selectionSet, entry.path.slice(0, -1), fragments);
+      return outOfOrder(entry.data ?? entry.items ?? null, sets, fragments).map(
+        (path) => `part ${index} at ${entry.path.join('.')}: ${path}`,
+      );
     }),
   ]);
 }
@@ -188,6 +204,14 @@ describe.each([
     }
   });
 
+  it('orders what an interface field answers (Node: its one object type, Website)', async () => {
+    const query = `{ node(id: "1") { ... on Website { visitors: stats(name: VISITOR, period: LAST_7_DAYS) { totalCount } domain } id } }`;
+    for (let run = 1; run <= 3; run++) {
+      const data = dataOf(await stack.gql<Json>(query));
+      expect(keyOrders(data).node, `run ${run}`).toEqual(['visitors', 'domain', 'id']);
+    }
+  });
+
   it('collects as graphql does: fragments where first spread, @skip/@include from variables, a field selected twice at its first place', async () => {
     for (let run = 1; run <= 2; run++) {
       const skipped = dataOf(await stack.gql<Json>(COLLECTED, { skip: true, with: true }));
@@ -206,7 +230,12 @@ describe.each([
     } websites { totalCount } }`;
     for (let run = 1; run <= 2; run++) {
       const [initial, ...later] = await incremental(stack, query);
-      expect(keyOrders(initial?.data), `run ${run}`).toEqual({ '': ['a', 'websites'], a: ['s1', 'favorite', 'domain'], 'a.s1': ['totalCount'], websites: ['totalCount'] });
+      expect(keyOrders(initial?.data), `run ${run}`).toEqual({
+        '': ['a', 'websites'],
+        a: ['s1', 'favorite', 'domain'],
+        'a.s1': ['totalCount'],
+        websites: ['totalCount'],
+      });
       const deferred = later.flatMap((part) => part.incremental ?? []);
       expect(deferred).toHaveLength(1);
       expect(deferred[0]?.path).toEqual(['a']);
@@ -224,8 +253,16 @@ describe.each([
     const query = `{ websites(perPage: 10, sortBy: DOMAIN, sort: ASC) { nodes @stream(initialCount: 1) {
       s: stats(name: PAGE, ${RANGE}) { totalCount } domain id } totalCount } }`;
     const parts = await incremental(stack, query);
-    expect(keyOrders(parts[0]?.data)).toEqual({ '': ['websites'], websites: ['nodes', 'totalCount'], 'websites.nodes[]': ['s', 'domain', 'id'], 'websites.nodes[].s': ['totalCount'] });
-    const items = parts.slice(1).flatMap((part) => part.incremental ?? []).flatMap((entry) => entry.items ?? []);
+    expect(keyOrders(parts[0]?.data)).toEqual({
+      '': ['websites'],
+      websites: ['nodes', 'totalCount'],
+      'websites.nodes[]': ['s', 'domain', 'id'],
+      'websites.nodes[].s': ['totalCount'],
+    });
+    const items = parts
+      .slice(1)
+      .flatMap((part) => part.incremental ?? [])
+      .flatMap((entry) => entry.items ?? []);
     expect(items.length).toBeGreaterThan(1);
     expect(keyOrders(items)).toEqual({ '[]': ['s', 'domain', 'id'], '[].s': ['totalCount'] });
   });
@@ -246,7 +283,7 @@ describe('answers read from the cache', () => {
   });
 });
 
-describe('the README\'s documents and the mixed one', () => {
+describe("the README's documents and the mixed one", () => {
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 
@@ -267,7 +304,13 @@ describe('the README\'s documents and the mixed one', () => {
             const paths = block.includes('@defer')
               ? partsOutOfOrder(await incremental(stack, block), operation, fragments)
               : outOfOrder(
-                  (await postGraphQL<Json>(stack.endpoint, { query: block, operationName: operation.name?.value }, { authorization: `Bearer ${KEY_1}` })).data ?? null,
+                  (
+                    await postGraphQL<Json>(
+                      stack.endpoint,
+                      { query: block, operationName: operation.name?.value },
+                      { authorization: `Bearer ${KEY_1}` },
+                    )
+                  ).data ?? null,
                   [operation.selectionSet],
                   fragments,
                 );

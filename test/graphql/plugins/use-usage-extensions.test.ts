@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayContext, Usage } from '../../../src/graphql/context.js';
+import type { GatewayContext, Usage } from '../../../src/schema/context.js';
 import { useUsageExtensions } from '../../../src/graphql/plugins/use-usage-extensions.js';
 import { post, tinyYoga } from './yoga.js';
 
@@ -8,7 +8,7 @@ const NOTHING_RAN = { cost: { requested: 0, limit: 42 }, upstreamCalls: 0, cache
 describe('useUsageExtensions', () => {
   const yoga = tinyYoga([useUsageExtensions({ costLimit: 42 })]);
 
-  it('reports the upstream calls, the cost and the install\'s rate limit', async () => {
+  it("reports the upstream calls, the cost and the install's rate limit", async () => {
     const { json } = await post(yoga, { query: '{ calls }' });
     expect(json.data).toEqual({ calls: 2 });
     expect(json.extensions).toEqual({
@@ -40,7 +40,7 @@ describe('useUsageExtensions', () => {
     expect(json.extensions).toEqual(NOTHING_RAN);
   });
 
-  it('reads the figures of an answer execution did not give from the request\'s context', async () => {
+  it("reads the figures of an answer execution did not give from the request's context", async () => {
     const usage: Usage = { upstreamCalls: 3, cost: 4, rateLimit: null, cache: { hits: 1, misses: 2, stale: 0, freshForS: null } };
     const withContext = tinyYoga([useUsageExtensions({ costLimit: 42, contextOf: () => ({ usage }) as GatewayContext })]);
     const { json } = await post(withContext, { query: '{ hello' });

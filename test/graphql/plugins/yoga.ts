@@ -1,7 +1,7 @@
 // In-process yoga for plugin tests: a tiny schema, the plugins under test, requests through
 // yoga.fetch (no socket, no upstream).
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import type { GatewayContext, Usage } from '../../../src/graphql/context.js';
+import type { GatewayContext, Usage } from '../../../src/schema/context.js';
 
 /** What a resolver of the tiny schema did to the request's usage, as the real resolvers would. */
 export interface TinyContext {
@@ -32,7 +32,9 @@ export function tinyYoga(plugins: Plugin<GatewayContext>[] | Plugin[]) {
       },
     }),
     logging: false,
-    context: (): TinyContext => ({ usage: { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } } }),
+    context: (): TinyContext => ({
+      usage: { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } },
+    }),
     plugins: plugins as Plugin[],
   });
 }
@@ -41,7 +43,10 @@ export async function post(
   yoga: ReturnType<typeof tinyYoga>,
   body: Record<string, unknown>,
   headers: Record<string, string> = {},
-): Promise<{ response: Response; json: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> } }> {
+): Promise<{
+  response: Response;
+  json: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
+}> {
   const response = await yoga.fetch('http://yoga.test/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

@@ -1,0 +1,217 @@
+// The sandbox and the gateway as child processes (as deployed: separate processes, real sockets),
+// and what Linux tells about a process: CPU time from /proc/<pid>/stat, memory from /proc/<pid>/status.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The project root: the nearest folder above this file with a package.json. This file runs as
+ * bench/*.ts (vitest) and as dist-bench/bench/*.js (npm run bench), one and two levels down.
+ */
+export const PROJECT_ROOT = projectRoot(fileURLToPath(new URL('.', import.meta.url)));
+
+function projectRoot(from: string): string {
+  for (let folder = from; ; folder = dirname(folder)) {
+    // With its trailing slash, as `new URL(script, root)` needs.
+    if (existsSync(join(folder, 'package.json'))) return join(folder, '/');
+    if (dirname(folder) === folder) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+export interface ChildServer {
+  pid: number;
+  /** What the process printed as its address. */
+  url: string;
+  /** SIGTERM (the servers exit cleanly on it, which also writes a --cpu-prof profile), SIGKILL after 10 s. */
+  stop(): Promise<void>;
+}
+
+export interface SpawnServerOptions {
+  /** Script path relative to the project root, e.g. dist/main.js. */
+  script: string;
+  env: Record<string, string>;
+  /** First capture group: the URL the process prints once it listens. */
+  ready: RegExp;
+  nodeArgs?: readonly string[];
+  timeoutMs?: number;
+  /** Working directory (where --cpu-prof writes when no --cpu-prof-dir is given). */
+  cwd?: string;
+}
+
+export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
+  const script = fileURLToPath(new URL(options.script, `file://${PROJECT_ROOT}`));
+  if (!existsSync(script)) throw new Error(`${options.script} is missing: run "npm run build" first.`);
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
+    cwd: options.cwd ?? PROJECT_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    const onExit = (code: number | null, signal: string | null): void => fail(`exited (${signal ?? code}) before it was ready`);
+    const onError = (error: Error): void => fail(error.message);
+    const onData = (chunk: string): void => {
+      stdout += chunk;
+      const match = options.ready.exec(stdout);
+      if (!match?.[1]) return;
+      settle();
+      resolve(match[1]);
+    };
+    const settle = (): void => {
+      clearTimeout(timer);
+      child.off('exit', onExit).off('error', onError);
+      child.stdout?.off('data', onData);
+      // Keep draining its output so a full pipe never blocks it.
+      child.stdout?.resume();
+    };
+    const fail = (message: string): void => {
+      settle();
+      child.kill('SIGKILL');
+      reject(new Error(`${options.script}: ${message}${stderr ? `\n${stderr}` : ''}`));
+    };
+    const timer = setTimeout(() => fail('did not print its address in time'), options.timeoutMs ?? 15_000);
+    child.on('exit', onExit).on('error', onError);
+    child.stdout?.setEncoding('utf8').on('data', onData);
+  });
+
+  return { pid: child.pid as number, url, stop: () => stopChild(child, exited) };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a program that cannot pick its own, like redis-server). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServer extends ChildServer {
+  /** What it printed as its version, e.g. "7.0.15"; null if it printed none. */
+  version: string | null;
+}
+
+/**
+ * A throw-away redis-server on a free port of 127.0.0.1, in memory only (no RDB, no AOF, a temporary
+ * working directory removed on stop). `url` is its redis:// URL.
+ */
+export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', ''];
+  const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  try {
+    const version = await new Promise<string | null>((resolve, reject) => {
+      const done = (error: Error | null, value: string | null = null): void => {
+        clearTimeout(timer);
+        child.off('exit', onExit).off('error', onError);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        if (error) reject(error);
+        else resolve(value);
+      };
+      const onExit = (code: number | null): void =>
+        done(new Error(`${program} exited (${code}) before it was ready:\n${output.slice(-2000)}`));
+      const onError = (error: Error): void => done(new Error(`${program} could not start: ${error.message}`));
+      const onData = (chunk: string): void => {
+        output += chunk;
+        if (/Ready to accept connections/.test(output)) done(null, /version=([\d.]+)/i.exec(output)?.[1] ?? null);
+      };
+      const timer = setTimeout(() => done(new Error(`${program} did not say it was ready in time:\n${output.slice(-2000)}`)), timeoutMs);
+      child.on('exit', onExit).on('error', onError);
+      child.stdout?.setEncoding('utf8').on('data', onData);
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    });
+    return {
+      pid: child.pid as number,
+      url: `redis://127.0.0.1:${port}`,
+      version,
+      stop: async () => {
+        await stopChild(child, exited);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+let clockTicks: number | undefined;
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, nearly always 100). */
+export function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** User + system CPU time of a process so far, in ms; null where there is no /proc. */
+export function cpuTimeMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), starting at field 3 (state).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return Number.isFinite(utime) && Number.isFinite(stime) ? ((utime + stime) * 1000) / ticksPerSecond() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A `Vm*:` figure of /proc/<pid>/status in MB (VmRSS: now; VmHWM: the peak so far); null where there is no /proc. */
+export function memoryMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match?.[1] ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples VmRSS every `everyMs` until stopped; returns the largest seen (a sampled peak). */
+export function sampleRss(pid: number, everyMs = 50): { stop(): number | null } {
+  let peak: number | null = memoryMb(pid, 'VmRSS');
+  const timer = setInterval(() => {
+    const now = memoryMb(pid, 'VmRSS');
+    if (now !== null && (peak === null || now > peak)) peak = now;
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const now = memoryMb(pid, 'VmRSS');
+      return now !== null && (peak === null || now > peak) ? now : peak;
+    },
+  };
+}

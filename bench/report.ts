@@ -1,0 +1,457 @@
+// The report as Markdown: one table per scenario and pass, the read cache's passes when they ran,
+// then the targets with ✓/✗ and their figures.
+import {
+  FLOOR_TARGETS,
+  type BenchReport,
+  type CachePassResult,
+  type FloorPassResult,
+  type FloorRun,
+  type Measurement,
+  type PassResult,
+  type ScenarioResult,
+} from './bench.js';
+import type { SessionPassResult, SharedPassResult } from './caching.js';
+
+export interface Target {
+  target: string;
+  figure: string;
+  /** null: not measured in this run. */
+  met: boolean | null;
+}
+
+const DASH = '–';
+
+function ms(value: number): string {
+  if (!Number.isFinite(value)) return DASH;
+  return value < 10 ? value.toFixed(2) : value.toFixed(1);
+}
+
+function ratio(value: number, base: number | undefined): string {
+  return base === undefined || !Number.isFinite(value) || !Number.isFinite(base) || base === 0 ? DASH : `${(value / base).toFixed(2)}×`;
+}
+
+function fixed(value: number | null, digits: number): string {
+  return value === null || !Number.isFinite(value) ? DASH : value.toFixed(digits);
+}
+
+const CLIENT_LABEL: Record<Measurement['client'], string> = {
+  gateway: 'gateway (GraphQL)',
+  sequential: 'REST, sequential',
+  parallel: 'REST, parallel',
+};
+
+/** The label of the previous build's rows (BenchReport.previousScript). */
+export function previousLabel(script: string | undefined): string {
+  return `previous build (${script ?? '?'})`;
+}
+
+/** One scenario's table: the gateway, the previous build's gateway right under it when measured, the baselines. */
+export function scenarioTable(result: ScenarioResult, previousScript?: string): string {
+  const rows: [string, Measurement][] = [[CLIENT_LABEL.gateway, result.gateway]];
+  if (result.previous) rows.push([previousLabel(previousScript), result.previous.measurement]);
+  for (const row of [result.sequential, result.parallel]) if (row !== null) rows.push([CLIENT_LABEL[row.client], row]);
+  const lines = [
+    '| client | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | gateway CPU ms/req | gateway peak RSS MB | p50 ÷ sequential | p50 ÷ parallel |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [label, row] of rows) {
+    lines.push(
+      `| ${label} | ${fixed(row.requestsPerSecond, 0)} | ${ms(row.p50)} | ${ms(row.p90)} | ${ms(row.p99)} | ` +
+        `${fixed(row.upstreamCallsPerRequest, 2)} | ${fixed(row.cpuMsPerRequest, 2)} | ${fixed(row.peakRssMb, 1)} | ` +
+        `${ratio(row.p50, result.sequential?.p50)} | ${ratio(row.p50, result.parallel?.p50)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * This build ÷ the previous build, scenario by scenario (medians of the same run); empty when the previous
+ * build was not measured.
+ */
+export function previousTable(pass: PassResult): string[] {
+  const measured = pass.results.filter((result) => result.previous !== undefined);
+  if (measured.length === 0) return [];
+  const out = [
+    'This build ÷ previous build (medians of this run; req/s above 1, p50 and CPU below 1: this build is faster, cheaper):',
+    '',
+    '| scenario | req/s | p50 | CPU ms/req |',
+    '|---|---:|---:|---:|',
+  ];
+  for (const result of measured) {
+    const ratios = result.previous?.ratios;
+    out.push(
+      `| ${result.number}. ${result.scenario} | ${fixed(ratios?.requestsPerSecond ?? null, 2)} | ${fixed(ratios?.p50 ?? null, 2)} | ` +
+        `${fixed(ratios?.cpuMsPerRequest ?? null, 2)} |`,
+    );
+  }
+  return out;
+}
+
+function passLine(pass: PassResult): string {
+  return `${pass.latencyMs} ms sandbox latency, ${pass.connections} connection${pass.connections === 1 ? '' : 's'}`;
+}
+
+/** The targets of the issue, judged on the report's figures. */
+export function evaluateTargets(report: BenchReport): Target[] {
+  // A run of the read cache's passes alone judges only their targets.
+  const targets: Target[] = report.passes.length > 0 || !hasCachingPasses(report) ? scenarioTargets(report) : [];
+  targets.push(...cachingTargets(report));
+  if (report.floor) targets.push(...floorTargets(report.floor));
+  return targets;
+}
+
+/** The floor pass's two targets: the gateway's throughput and CPU per request against the floor's. */
+export function floorTargets(floor: FloorPassResult): Target[] {
+  const where = `dashboard, ${floor.latencyMs} ms sandbox, ${floor.connections} connections, medians of ${floor.rounds} runs each`;
+  return [
+    {
+      target: `gateway req/s ÷ floor req/s ≥ ${FLOOR_TARGETS.requestsPerSecondRatio} (${where})`,
+      figure: `${fixed(floor.requestsPerSecondRatio, 2)} (${fixed(floor.gateway.requestsPerSecond, 0)} ÷ ${fixed(floor.floor.requestsPerSecond, 0)})`,
+      met: Number.isFinite(floor.requestsPerSecondRatio) ? floor.requestsPerSecondRatio >= FLOOR_TARGETS.requestsPerSecondRatio : null,
+    },
+    {
+      target: `gateway CPU ms/req ÷ floor CPU ms/req ≤ ${FLOOR_TARGETS.cpuRatio} (${where})`,
+      figure: `${fixed(floor.cpuRatio, 2)} (${fixed(floor.gateway.cpuMsPerRequest, 3)} ÷ ${fixed(floor.floor.cpuMsPerRequest, 3)})`,
+      met: Number.isFinite(floor.cpuRatio) ? floor.cpuRatio <= FLOOR_TARGETS.cpuRatio : null,
+    },
+  ];
+}
+
+/** The passes that are not scenario passes: the read cache's, and the floor. */
+function hasCachingPasses(report: BenchReport): boolean {
+  return report.cache !== undefined || report.session !== undefined || report.shared !== undefined || report.floor !== undefined;
+}
+
+/** The read cache's targets, for the passes that ran. */
+function cachingTargets(report: BenchReport): Target[] {
+  const targets: Target[] = [];
+  const { cache, session, shared } = report;
+  if (cache) {
+    const warm = cache.rows.filter((row) => row.cache === 'on');
+    targets.push({
+      target: `warm dashboard (CACHE=on, settled range): 0 upstream calls per request (${cache.latencyMs} ms sandbox)`,
+      figure:
+        warm.length === 0
+          ? 'not measured'
+          : warm
+              .map(
+                (row) =>
+                  `${fixed(row.measurement.upstreamCallsPerRequest, 2)} at ${row.connections} conn. (${row.upstreamCalls} calls in ${row.measurement.requests} requests)`,
+              )
+              .join('; '),
+      met: warm.length === 0 ? null : warm.every((row) => row.upstreamCalls === 0),
+    });
+  }
+  if (session) {
+    const off = session.runs.find((run) => run.cache === 'off');
+    const on = session.runs.find((run) => run.cache === 'on');
+    targets.push({
+      target: `session mix at ${session.options.rateLimit} requests a minute per key: fewer RATE_LIMITED answers with the cache than without`,
+      figure:
+        off && on
+          ? `${on.rateLimited} with CACHE=on vs ${off.rateLimited} with CACHE=off, of ${on.requests} requests each`
+          : 'not measured',
+      met: off && on ? on.rateLimited < off.rateLimited : null,
+    });
+  }
+  if (shared) {
+    const a = shared.rows.find((row) => row.gateway === 'A');
+    const b = shared.rows.find((row) => row.gateway === 'B');
+    targets.push({
+      target: "two gateways on one Redis: the second gateway's first dashboard makes 0 upstream calls",
+      figure: a && b ? `gateway B ${b.upstreamCalls} (gateway A ${a.upstreamCalls} before it)` : 'not measured',
+      met: a && b ? b.upstreamCalls === 0 && b.problem === null : null,
+    });
+  }
+  return targets;
+}
+
+function scenarioTargets(report: BenchReport): Target[] {
+  const targets: Target[] = [];
+  // The latency targets, for every pass with a real upstream latency and fewer than 100 connections
+  // (the 100-connection pass saturates this machine by design).
+  const dashboards = report.passes.flatMap((pass) => {
+    const result = pass.results.find((r) => r.scenario === 'dashboard');
+    return result && pass.latencyMs > 0 && pass.connections < 100 ? [{ pass, result }] : [];
+  });
+  for (const { pass, result } of dashboards) {
+    const limit = pass.latencyMs + 5;
+    targets.push({
+      target: `dashboard p50 within upstream latency + 5 ms (${passLine(pass)})`,
+      figure: `${ms(result.gateway.p50)} ms vs ${limit} ms (parallel REST floor ${ms(result.parallel?.p50 ?? Number.NaN)} ms)`,
+      met: result.gateway.p50 <= limit,
+    });
+  }
+  for (const { pass, result } of dashboards) {
+    const speedup = result.sequential ? result.sequential.p50 / result.gateway.p50 : Number.NaN;
+    targets.push({
+      target: `dashboard at least 5× faster than sequential REST (p50, ${passLine(pass)})`,
+      figure: Number.isFinite(speedup)
+        ? `${speedup.toFixed(2)}× (${ms(result.sequential?.p50 ?? Number.NaN)} ms vs ${ms(result.gateway.p50)} ms)`
+        : 'no baseline',
+      met: Number.isFinite(speedup) ? speedup >= 5 : null,
+    });
+  }
+  if (dashboards.length === 0) {
+    targets.push({ target: 'dashboard p50 within upstream latency + 5 ms', figure: 'not measured', met: null });
+    targets.push({ target: 'dashboard at least 5× faster than sequential REST', figure: 'not measured', met: null });
+  }
+
+  const zero = report.passes.filter((pass) => pass.latencyMs === 0);
+  const overheads = zero.flatMap((pass) =>
+    pass.results.filter((r) => r.parallel).map((r) => ({ pass, r, overhead: r.gateway.p50 - (r.parallel as Measurement).p50 })),
+  );
+  targets.push({
+    target: 'gateway overhead at p50 under 2 ms per request (0 ms sandbox; gateway p50 − parallel REST p50)',
+    figure:
+      overheads.length === 0
+        ? 'not measured'
+        : overheads.map(({ pass, r, overhead }) => `${r.scenario} ${ms(overhead)} ms (${pass.connections} conn.)`).join('; '),
+    met: overheads.length === 0 ? null : overheads.every(({ overhead }) => overhead < 2),
+  });
+
+  const calls = report.passes.flatMap((pass) => pass.results.map((r) => ({ pass, r })));
+  targets.push({
+    target: 'upstream calls per request exactly the number of distinct REST reads',
+    figure:
+      calls.length === 0
+        ? 'not measured'
+        : calls
+            .map(({ pass, r }) => `${r.scenario}@${pass.name} ${fixed(r.gateway.upstreamCallsPerRequest, 2)}/${r.expectedCalls}`)
+            .join('; '),
+    met: calls.length === 0 ? null : calls.every(({ r }) => Math.abs(r.gateway.upstreamCallsPerRequest - r.expectedCalls) < 0.005),
+  });
+
+  const loaded = report.passes.filter((pass) => pass.connections >= 100);
+  const peak = loaded.length === 0 ? null : Math.max(...loaded.map((pass) => pass.gatewayPeakRssMb ?? Number.NaN));
+  targets.push({
+    target: 'gateway peak RSS under 150 MB at 100 concurrent connections (VmHWM after the pass)',
+    figure: peak === null ? 'not measured' : `${fixed(peak, 1)} MB`,
+    met: peak === null || !Number.isFinite(peak) ? null : peak < 150,
+  });
+  return targets;
+}
+
+export function formatReport(report: BenchReport): string {
+  const { machine } = report;
+  const out: string[] = [];
+  out.push(
+    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node}. ` +
+      `Load average (1 min) ${machine.loadAverage[0]} at the start, ${machine.loadAverage[1]} at the end.`,
+    '',
+    `Each run: ${report.warmupSeconds} s warm-up, then about ${report.durationSeconds} s measured` +
+      `${report.repeat > 1 ? `, ${report.repeat} times (medians shown)` : ''}; ` +
+      `the whole benchmark took ${report.seconds} s. Latencies are of one GraphQL request, or of the REST calls giving the same data.` +
+      (Object.keys(report.gatewayEnv).length > 0 ? ` Gateway environment: ${JSON.stringify(report.gatewayEnv)}.` : '') +
+      (report.gatewayScript !== 'dist/main.js' ? ` Gateway: ${report.gatewayScript}.` : '') +
+      (report.previousScript !== undefined && report.passes.some((pass) => pass.previousPeakRssMb !== undefined)
+        ? ` Previous build: ${report.previousScript}, a second gateway with the same environment and node flags on the same ` +
+          'sandbox, measured right after the gateway in each scenario, with the same runs.'
+        : ''),
+  );
+  for (const pass of report.passes) {
+    out.push('', `## Pass "${pass.name}": ${passLine(pass)}`);
+    for (const result of pass.results) {
+      out.push('', `### ${result.number}. ${result.title}`, '');
+      out.push(scenarioTable(result, report.previousScript));
+      const { previous } = result;
+      const facts = [`${result.expectedCalls} distinct REST call${result.expectedCalls === 1 ? '' : 's'} per request`];
+      if (result.sameCalls !== null)
+        facts.push(
+          result.sameCalls
+            ? 'the gateway made the same REST calls as the baselines'
+            : 'the gateway made other REST calls than the baselines',
+        );
+      if (previous)
+        facts.push(`the previous build made ${previous.sameCalls ? 'the same REST calls as' : 'other REST calls than'} the gateway`);
+      facts.push(
+        `${result.gateway.requests} gateway requests measured${previous ? `, ${previous.measurement.requests} through the previous build` : ''}`,
+      );
+      const sandboxCpu: [string, Measurement | null][] = [
+        ['gateway', result.gateway],
+        ...(previous ? [['previous build', previous.measurement] as [string, Measurement]] : []),
+        ['sequential', result.sequential],
+        ['parallel', result.parallel],
+      ];
+      const sandboxCpuFigures = sandboxCpu
+        .filter((entry): entry is [string, Measurement] => entry[1] !== null && entry[1].sandboxCpuMsPerCall !== null)
+        .map(([label, row]) => `${label} ${fixed(row.sandboxCpuMsPerCall, 2)}`);
+      if (sandboxCpuFigures.length > 0) facts.push(`sandbox CPU ms per REST call: ${sandboxCpuFigures.join(', ')}`);
+      out.push('', `${facts.join('; ')}.`);
+      for (const note of result.notes) out.push('', `> ${note}`);
+      for (const note of previous?.notes ?? []) out.push('', `> previous build: ${note}`);
+    }
+    out.push(
+      '',
+      `Gateway peak RSS so far (VmHWM) after this pass: ${fixed(pass.gatewayPeakRssMb, 1)} MB` +
+        (pass.previousPeakRssMb !== undefined ? `; previous build's: ${fixed(pass.previousPeakRssMb, 1)} MB.` : '.'),
+    );
+    const ratios = previousTable(pass);
+    if (ratios.length > 0) out.push('', ...ratios);
+  }
+  if (report.cache) out.push('', ...cacheSection(report.cache));
+  if (report.session) out.push('', ...sessionSection(report.session));
+  if (report.shared) out.push('', ...sharedSection(report.shared));
+  if (report.floor) out.push('', ...floorSection(report.floor));
+  out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
+  for (const target of evaluateTargets(report)) {
+    out.push(`| ${target.target} | ${target.figure} | ${target.met === null ? DASH : target.met ? '✓' : '✗'} |`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function notes(lines: readonly string[]): string[] {
+  return lines.flatMap((note) => ['', `> ${note}`]);
+}
+
+/** The cache pass: the settled-range dashboard, cold (CACHE=off) against warm (CACHE=on), at each connection count. */
+export function cacheSection(cache: CachePassResult): string[] {
+  const warm = cache.rows.filter((row) => row.cache === 'on');
+  const fills = [...new Set(warm.map((row) => `${row.fillCalls ?? DASH} upstream calls; the next request ${row.secondCalls ?? DASH}`))];
+  const out = [
+    `## Pass "cache": the dashboard with a warm read cache, ${cache.latencyMs} ms sandbox latency`,
+    '',
+    `The dashboard over ${cache.from}..${cache.to} (the 30 days ending yesterday: settled, so its statistics are kept ` +
+      `CACHE_TTL_SETTLED_S; the dashboard scenario's own range reaches today, ${cache.sandboxToday}, and would be kept ` +
+      `CACHE_TTL_RECENT_S), through the harness's CACHE=off gateway (cold: every request reads upstream) and, at each ` +
+      `connection count, a fresh CACHE=on gateway whose cache one request filled first (${fills.join('; ')}).`,
+    '',
+    '| gateway | connections | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | upstream calls | gateway CPU ms/req | p50 ÷ cold |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of cache.rows) {
+    const m = row.measurement;
+    const cold = cache.rows.find((other) => other.cache === 'off' && other.connections === row.connections);
+    out.push(
+      `| ${row.cache === 'on' ? 'CACHE=on (warm)' : 'CACHE=off (cold)'} | ${row.connections} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ` +
+        `${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ${row.upstreamCalls} | ${fixed(m.cpuMsPerRequest, 2)} | ` +
+        `${ratio(m.p50, cold?.measurement.p50)} |`,
+    );
+  }
+  out.push('', `Warm gateway's peak RSS (VmHWM): ${fixed(cache.warmPeakRssMb, 1)} MB.`);
+  out.push(...notes(cache.notes));
+  return out;
+}
+
+/** The session pass: one table, a row per run (cache off, cache on). */
+export function sessionSection(session: SessionPassResult): string[] {
+  const { options } = session;
+  const out = [
+    `## Pass "session": ${options.users} users on one key, sandbox limited to ${options.rateLimit} requests a minute per key`,
+    '',
+    `Each user opens the dashboard (${session.ranges[0]?.label ?? '?'}), then asks it again every ${options.intervalSeconds} s ` +
+      `over the next of these ranges, for ${options.durationSeconds} s (users ${fixed(options.intervalSeconds / options.users, 1)} s apart; ` +
+      `a request is sent on time whether or not the previous one was answered): ` +
+      `${session.ranges.map((range) => `${range.label} ${range.from}..${range.to} (${range.settled ? 'settled' : 'reaches today'})`).join(', ')}. ` +
+      `${options.latencyMs} ms sandbox latency; each run on a fresh gateway and fresh rate-limit windows.`,
+    '',
+    '| gateway | requests | answered with data, no error | with RATE_LIMITED errors (with some data) | other errors | stale answers | upstream calls | upstream 429s | cache hits / misses | p50 ms | p90 ms | max ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const run of session.runs) {
+    out.push(
+      `| CACHE=${run.cache} | ${run.requests} | ${run.complete} | ${run.rateLimited} (${run.rateLimitedWithData}) | ${run.otherErrors} | ${run.stale} | ` +
+        `${run.upstreamCalls} | ${run.upstream429} | ${run.cacheHits} / ${run.cacheMisses} | ${ms(run.p50)} | ${ms(run.p90)} | ${ms(run.maxMs)} |`,
+    );
+  }
+  const codes = session.runs
+    .filter((run) => Object.keys(run.otherCodes).length > 0)
+    .map(
+      (run) =>
+        `CACHE=${run.cache}: ${Object.entries(run.otherCodes)
+          .map(([code, n]) => `${code} ${n}`)
+          .join(', ')}`,
+    );
+  out.push(...notes([...(codes.length > 0 ? [`other error codes: ${codes.join('; ')}`] : []), ...session.notes]));
+  return out;
+}
+
+/** The shared pass: the calls of each gateway's first dashboard. */
+export function sharedSection(shared: SharedPassResult): string[] {
+  const out = [
+    `## Pass "shared": two gateways on one Redis, ${shared.latencyMs} ms sandbox latency`,
+    '',
+    `Gateways A and B (CACHE=on, REDIS_URL to one redis-server${shared.redisVersion ? ` ${shared.redisVersion}` : ''} on a free port), ` +
+      `both started before any request; the dashboard over ${shared.from}..${shared.to} (settled), first through A, then through B.`,
+    '',
+    '| gateway | request | upstream calls (sandbox) | extensions.upstreamCalls | cache hits / misses / stale | ms |',
+    '|---|---|---:|---:|---:|---:|',
+  ];
+  for (const row of shared.rows) {
+    out.push(
+      `| ${row.gateway} | ${row.request} | ${row.upstreamCalls} | ${row.reportedCalls ?? DASH} | ` +
+        `${row.hits ?? DASH} / ${row.misses ?? DASH} / ${row.stale ?? DASH} | ${ms(row.ms)} |`,
+    );
+  }
+  out.push(...notes(shared.notes));
+  return out;
+}
+
+/**
+ * The floor pass: the gateway and the minimal gateway, their medians, each run, and the ratios with their
+ * targets; with a previous build (--floor-previous), its row and its ratios too.
+ */
+export function floorSection(floor: FloorPassResult): string[] {
+  const { previous } = floor;
+  const previousLabel = `previous (${floor.previousScript ?? '?'})`;
+  const previousData =
+    previous === undefined
+      ? ''
+      : previous.sameData === null
+        ? "The previous build's data was not compared (a check request failed). "
+        : previous.sameData
+          ? 'The previous build answered the same data. '
+          : 'The previous build answered different data. ';
+  const out = [
+    `## Pass "floor": the gateway against a minimal gateway on the same stack, ${floor.latencyMs} ms sandbox latency, ${floor.connections} connections`,
+    '',
+    `The dashboard through the harness's gateway (CACHE=off)` +
+      (previous ? `, through the previous build's gateway (${floor.previousScript ?? '?'}, the same environment and node flags)` : '') +
+      ` and through the floor (dist-bench/bench/floor-gateway.js: graphql-yoga, ` +
+      'DataLoader and an undici Pool, schema from SDL, nothing else; a yardstick, not the product), alternately, ' +
+      `${floor.rounds} measured runs each (medians shown). ` +
+      (previous?.sameData === true && floor.sameData === true
+        ? 'All three answered the same data. '
+        : (floor.sameData === null
+            ? 'The check requests failed: the data was not compared. '
+            : floor.sameData
+              ? 'Both answered the same data. '
+              : 'They answered different data. ') + previousData) +
+      `One dashboard made ${floor.checkCalls.gateway} upstream calls through the gateway, ` +
+      (previous ? `${previous.checkCalls} through the previous build, ` : '') +
+      `${floor.checkCalls.floor} through the floor.`,
+    '',
+    '| gateway | req/s | p50 ms | p90 ms | p99 ms | upstream calls/req | CPU ms/req | peak RSS MB | req/s of each run | CPU ms/req of each run |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+  ];
+  const rows: [string, Measurement, readonly FloorRun[]][] = [
+    ['gateway (CACHE=off)', floor.gateway, floor.runs.gateway],
+    ['floor', floor.floor, floor.runs.floor],
+  ];
+  if (previous) rows.push([previousLabel, previous.measurement, previous.runs]);
+  for (const [label, m, runs] of rows) {
+    out.push(
+      `| ${label} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ` +
+        `${fixed(m.cpuMsPerRequest, 3)} | ${fixed(m.peakRssMb, 1)} | ${runs.map((run) => fixed(run.requestsPerSecond, 0)).join(', ')} | ` +
+        `${runs.map((run) => fixed(run.cpuMsPerRequest, 3)).join(', ')} |`,
+    );
+  }
+  const verdict = (met: boolean | null): string => (met === null ? 'not measured' : met ? 'met' : 'not met');
+  const [rps, cpu] = floorTargets(floor);
+  out.push(
+    '',
+    `Gateway ÷ floor: req/s ${fixed(floor.requestsPerSecondRatio, 2)} (target ≥ ${FLOOR_TARGETS.requestsPerSecondRatio}: ${verdict(rps?.met ?? null)}); ` +
+      `CPU ms/req ${fixed(floor.cpuRatio, 2)} (target ≤ ${FLOOR_TARGETS.cpuRatio}: ${verdict(cpu?.met ?? null)}).`,
+  );
+  if (previous) {
+    out.push(
+      '',
+      `Previous ÷ floor: req/s ${fixed(previous.requestsPerSecondRatio, 2)}; CPU ms/req ${fixed(previous.cpuRatio, 2)}.`,
+      '',
+      `Gateway ÷ previous (this build against the previous one, same run): req/s ${fixed(previous.gatewayRequestsPerSecondRatio, 2)}; ` +
+        `CPU ms/req ${fixed(previous.gatewayCpuRatio, 2)}.`,
+    );
+  }
+  out.push(...notes(floor.notes));
+  return out;
+}

@@ -1,0 +1,242 @@
+// `npm run bench`: the full benchmark, Markdown on stdout, progress on stderr.
+//
+//   npm run bench -- --duration 10 --connections 10 --latency 20 --scenarios dashboard,website
+//                    --passes main,light,overhead,load --repeat 3 --out bench.md --json bench.json
+//                    --gateway-node-args="--cpu-prof --cpu-prof-dir=prof"   (use = for values starting with -)
+//
+// This build against another one, in the same run:
+//   npm run bench -- --repeat 3 --previous /path/to/previous/dist/main.js
+//            --previous: another build's main.js (relative to the project root or absolute; it must find its
+//            node_modules), started once next to the gateway (same environment and node flags, same sandbox)
+//            and measured in every scenario pass (main, light, overhead, load) right after the gateway,
+//            scenario by scenario, with the same runs (--repeat): its row under the gateway's in each table, its
+//            peak RSS after each pass, and this build ÷ previous build per scenario (req/s, p50, CPU ms/req).
+//            The floor pass measures it too, unless --floor-previous names another build.
+//
+// Without --passes: main, light, overhead, load, then floor (when the dashboard is among --scenarios).
+// The read cache's passes run only when named:
+//   npm run bench -- --passes cache,session,shared [--session-duration 120 --session-interval 5
+//                    --session-users 5 --session-rate-limit 60 --redis-server redis-server]
+//   cache    the dashboard over a settled range (the 30 days ending yesterday) through a CACHE=on
+//            gateway warmed by one request, against the CACHE=off gateway: upstream calls per request
+//            (target 0), p50; at 1 connection and at --connections; --latency (20 ms) sandbox.
+//   session  users on one key against a sandbox limited to --session-rate-limit requests a minute per
+//            key, each opening the dashboard then switching every --session-interval s between three
+//            settled ranges and one reaching today, for --session-duration s; CACHE=off then CACHE=on:
+//            answers with data, RATE_LIMITED, stale.
+//   shared   a redis-server on a free port, two gateways with REDIS_URL on it: the calls of A's first
+//            dashboard, then of B's (target 0).
+// The floor pass, in every run without --passes, or alone:
+//   npm run bench -- --passes floor --repeat 3 --duration 8 --warmup 2
+//   floor    the dashboard at 0 ms sandbox and 20 connections, alternately through the gateway (CACHE=off)
+//            and through dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick
+//            only), max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor
+//            (targets: req/s ratio >= 0.85, CPU ratio <= 1.2).
+//   npm run bench -- --passes floor --repeat 5 --duration 6 --warmup 3 --floor-previous /path/to/previous/dist/main.js
+//            --floor-previous: another build's main.js (relative to the project root or absolute; keep the copy
+//            inside the project so it finds node_modules), started like the gateway (same environment, CACHE=off,
+//            same node flags) and measured in the same alternation (gateway, previous, floor…): a third row, its
+//            ratios to the floor, and gateway ÷ previous (this build against the previous one, same run).
+//            Without --floor-previous, the floor pass's previous build is --previous, if given.
+//
+// Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
+// BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
+// BENCH_BASELINES (0 to skip), BENCH_GATEWAY_NODE_ARGS (space-separated, e.g. "--cpu-prof"),
+// BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
+// build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
+// BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
+// BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS.
+import { existsSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, runBench } from './bench.js';
+import { DEFAULT_SESSION } from './caching.js';
+import { PROJECT_ROOT } from './processes.js';
+import { formatReport } from './report.js';
+import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
+
+function fail(message: string): never {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+
+function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[]): T[] | undefined {
+  if (raw === undefined) return undefined;
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const item of items)
+    if (!(allowed as readonly string[]).includes(item)) fail(`${name}: "${item}" is not one of ${allowed.join(', ')}`);
+  return items as T[];
+}
+
+function number(name: string, raw: string | undefined, fallback: number, min: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) fail(`${name} must be a number >= ${min}, got "${raw}"`);
+  return value;
+}
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    'load-connections': { type: 'string' },
+    latency: { type: 'string' },
+    scenarios: { type: 'string' },
+    passes: { type: 'string' },
+    repeat: { type: 'string' },
+    baselines: { type: 'string' },
+    'gateway-node-args': { type: 'string' },
+    'gateway-env': { type: 'string' },
+    'gateway-script': { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'string' },
+    'session-duration': { type: 'string' },
+    'session-interval': { type: 'string' },
+    'session-users': { type: 'string' },
+    'session-rate-limit': { type: 'string' },
+    'redis-server': { type: 'string' },
+    'floor-previous': { type: 'string' },
+    previous: { type: 'string' },
+    help: { type: 'boolean' },
+  },
+});
+if (values.help) {
+  process.stdout.write(
+    'npm run bench -- [--duration s] [--warmup s] [--connections n] [--load-connections n] [--latency ms]\n' +
+      `  [--scenarios ${SCENARIO_NAMES.join(',')}] [--passes ${PASS_NAMES.join(',')}] [--repeat n] [--baselines 0|1]\n` +
+      '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\']\n' +
+      '  [--gateway-script /path/to/other/dist/main.js] [--previous /path/to/previous/dist/main.js]\n' +
+      '  [--out file.md] [--json file.json]\n' +
+      `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
+      ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
+      ' [--redis-server path]\n' +
+      '  [--floor-previous /path/to/previous/dist/main.js]\n' +
+      '\n' +
+      `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
+      '  main      every scenario, --latency ms sandbox, --connections connections\n' +
+      '  light     website and dashboard at 1 connection (latency without queueing)\n' +
+      "  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway's own cost)\n" +
+      '  load      dashboard and list at --load-connections (throughput, peak RSS)\n' +
+      "--previous: another build's main.js (relative to the project root or absolute; it must find its node_modules),\n" +
+      '  started once next to the gateway (same environment and node flags, same sandbox) and measured in each of\n' +
+      '  these passes right after the gateway, scenario by scenario, with the same runs (--repeat): its row under\n' +
+      "  the gateway's, its peak RSS after each pass, this build ÷ previous build per scenario (req/s, p50, CPU\n" +
+      "  ms/req); the floor pass's previous build too, unless --floor-previous is given\n" +
+      "The read cache's passes, only when named in --passes:\n" +
+      '  cache     the dashboard over a settled range (30 days to yesterday), CACHE=on warmed by one request\n' +
+      '            against CACHE=off: upstream calls per request (target 0) and p50, at 1 and --connections\n' +
+      '  session   --session-users users on one key, sandbox limited to --session-rate-limit requests a minute\n' +
+      '            per key (SANDBOX_RATE_LIMIT), each opening the dashboard then switching every\n' +
+      '            --session-interval s between 3 settled ranges and 1 reaching today, for --session-duration s;\n' +
+      '            CACHE=off then CACHE=on: answers with data, RATE_LIMITED errors, stale answers\n' +
+      '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
+      "            first gateway's first dashboard, then of the second's (target 0)\n" +
+      'The floor pass, in every run without --passes (when the dashboard is among --scenarios), or named:\n' +
+      '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off) and\n' +
+      '            dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the product),\n' +
+      `            max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor (targets: req/s\n` +
+      `            ratio >= ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU ratio <= ${FLOOR_TARGETS.cpuRatio})\n` +
+      "            --floor-previous: another build's main.js (relative to the project root or absolute; inside the\n" +
+      '            project, so it finds node_modules), started like the gateway (same environment, CACHE=off, same node\n' +
+      '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +
+      '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run);\n' +
+      '            without --floor-previous, --previous if given\n',
+  );
+  process.exit(0);
+}
+const env = process.env;
+const pick = (flag: string | undefined, variable: string): string | undefined => flag ?? (env[variable]?.trim() || undefined);
+
+const scenarios = list<ScenarioName>('scenarios', pick(values.scenarios, 'BENCH_SCENARIOS'), SCENARIO_NAMES);
+const latencyMs = number('latency', pick(values.latency, 'BENCH_LATENCY_MS'), 20, 0);
+const connections = number('connections', pick(values.connections, 'BENCH_CONNECTIONS'), 10, 1);
+const wanted = list('passes', pick(values.passes, 'BENCH_PASSES'), PASS_NAMES);
+const passes = defaultPasses({
+  latencyMs,
+  connections,
+  loadConnections: number('load-connections', pick(values['load-connections'], 'BENCH_LOAD_CONNECTIONS'), 100, 1),
+  ...(scenarios ? { scenarios } : {}),
+  ...(wanted ? { passes: wanted } : {}),
+});
+const caching = cachingPasses(wanted ?? [], {
+  latencyMs,
+  connections,
+  session: {
+    durationSeconds: number(
+      'session-duration',
+      pick(values['session-duration'], 'BENCH_SESSION_DURATION'),
+      DEFAULT_SESSION.durationSeconds,
+      0.1,
+    ),
+    intervalSeconds: number(
+      'session-interval',
+      pick(values['session-interval'], 'BENCH_SESSION_INTERVAL'),
+      DEFAULT_SESSION.intervalSeconds,
+      0.01,
+    ),
+    users: Math.round(number('session-users', pick(values['session-users'], 'BENCH_SESSION_USERS'), DEFAULT_SESSION.users, 1)),
+    rateLimit: Math.round(
+      number('session-rate-limit', pick(values['session-rate-limit'], 'BENCH_SESSION_RATE_LIMIT'), DEFAULT_SESSION.rateLimit, 1),
+    ),
+  },
+  redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
+});
+const repeat = Math.round(number('repeat', pick(values.repeat, 'BENCH_REPEAT'), 1, 1));
+// Resolved as the harness resolves --gateway-script: relative to the project root, or absolute.
+const mustExist = (name: string, script: string): void => {
+  if (!existsSync(fileURLToPath(new URL(script, `file://${PROJECT_ROOT}`)))) fail(`${name}: ${script} does not exist`);
+};
+// Without --passes the floor pass runs too, so that every full report has the ratios to the floor.
+const floorRuns = wanted ? wanted.includes('floor') : scenarios === undefined || scenarios.includes('dashboard');
+const floorPrevious = pick(values['floor-previous'], 'BENCH_FLOOR_PREVIOUS');
+if (floorPrevious !== undefined) {
+  if (!floorRuns) fail('floor-previous is measured by the floor pass only: add floor to --passes');
+  mustExist('floor-previous', floorPrevious);
+}
+const previous = pick(values.previous, 'BENCH_PREVIOUS');
+if (previous !== undefined) {
+  if (passes.length === 0 && !floorRuns) {
+    fail('previous is measured by the scenario passes (main, light, overhead, load) and the floor pass: none of them runs');
+  }
+  mustExist('previous', previous);
+}
+// Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
+const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
+if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
+  fail('no pass has a scenario to run: check --scenarios and --passes');
+}
+
+let gatewayEnv: Record<string, string> = {};
+const rawEnv = pick(values['gateway-env'], 'BENCH_GATEWAY_ENV');
+if (rawEnv !== undefined) {
+  try {
+    gatewayEnv = JSON.parse(rawEnv) as Record<string, string>;
+  } catch {
+    fail('gateway-env must be a JSON object of strings');
+  }
+}
+
+const report = await runBench({
+  durationSeconds: number('duration', pick(values.duration, 'BENCH_DURATION'), 10, 0.1),
+  warmupSeconds: number('warmup', pick(values.warmup, 'BENCH_WARMUP'), 2, 0.1),
+  repeat,
+  baselines: pick(values.baselines, 'BENCH_BASELINES') !== '0',
+  passes,
+  ...caching,
+  ...floor,
+  gatewayEnv,
+  gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
+  gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',
+  ...(previous !== undefined ? { previousScript: previous } : {}),
+  log: (line) => process.stderr.write(`${line}\n`),
+});
+const markdown = formatReport(report);
+process.stdout.write(markdown);
+const out = pick(values.out, 'BENCH_OUT');
+if (out) writeFileSync(out, markdown);
+const json = pick(values.json, 'BENCH_JSON');
+if (json) writeFileSync(json, `${JSON.stringify(report, null, 2)}\n`);

@@ -1,0 +1,109 @@
+// The GraphiQL page: served from our own dependencies (no CDN), opened on the dashboard example,
+// compressed as the browser accepts (brotli or gzip), with an ETag so a second visit is a 304. The
+// bundle is megabytes of inlined JavaScript: it is loaded, rendered and compressed on the first view,
+// not at start-up, and kept (sizes in BENCHMARKS.md).
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { Plugin } from 'graphql-yoga';
+import { ifNoneMatchHas } from '../http-headers.js';
+
+const brotli = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+export interface GraphiQLPageOptions {
+  /** Where GraphQL is served, and so the page (default /graphql). */
+  endpoint?: string;
+  /** Key prefilled in the page's headers (sandbox mode only; default none). */
+  demoKey?: string;
+}
+
+/** The query GraphiQL opens on: one website with several statistics of the last 30 days, in one request. */
+export const EXAMPLE_QUERY = `# The dashboard: a website and five statistics of the last 30 days, in one request.
+query Dashboard {
+  website(id: "1") {
+    id
+    domain
+    privacy
+    visitors: series(metric: VISITORS, period: LAST_30_DAYS) { total points { date count } }
+    pages: stats(name: PAGE, period: LAST_30_DAYS) { nodes { value count share } totalCount }
+    countries: stats(name: COUNTRY, period: LAST_30_DAYS) { nodes { label code count } }
+    browsers: stats(name: BROWSER, period: LAST_30_DAYS, perPage: 25) { nodes { value count } }
+    referrers: stats(name: REFERRER, period: LAST_30_DAYS) { nodes { label count } pageInfo { hasNextPage } }
+  }
+}
+`;
+
+interface RenderedPage {
+  etag: string;
+  bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
+}
+
+async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
+  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
+  const html = renderGraphiQL({
+    title: 'Analytics GraphQL gateway',
+    endpoint: options.endpoint ?? '/graphql',
+    defaultQuery: EXAMPLE_QUERY,
+    ...(options.demoKey ? { headers: JSON.stringify({ Authorization: `Bearer ${options.demoKey}` }) } : {}),
+  });
+  const identity = Buffer.from(html, 'utf8');
+  const [br, gzipped] = await Promise.all([
+    // Quality 9 of 11: near the best ratio at a fraction of its time.
+    brotli(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
+    gzipAsync(identity, { level: 9 }),
+  ]);
+  const etag = `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
+  // Views, not copies: the Fetch API's Response takes a Uint8Array over an ArrayBuffer.
+  const view = (buffer: Buffer): Uint8Array<ArrayBuffer> =>
+    new Uint8Array(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.byteLength);
+  return { etag, bodies: { identity: view(identity), br: view(br), gzip: view(gzipped) } };
+}
+
+/** The encoding to send: brotli, then gzip, when the browser accepts it (a q of 0 refuses it). */
+export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | 'identity' {
+  const accepted = new Map<string, number>();
+  for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
+    const [name = '', ...params] = part.trim().split(';');
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    accepted.set(name.trim(), q === undefined ? 1 : Number(q));
+  }
+  const weight = (name: string): number => accepted.get(name) ?? accepted.get('*') ?? 0;
+  if (weight('br') > 0) return 'br';
+  if (weight('gzip') > 0) return 'gzip';
+  return 'identity';
+}
+
+/** Serves GraphiQL to a browser's GET of the GraphQL endpoint (yoga's own GraphiQL stays off). */
+export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
+  const endpoint = options.endpoint ?? '/graphql';
+  let page: Promise<RenderedPage> | undefined;
+  return {
+    async onRequest({ request, url, endResponse, fetchAPI }) {
+      const wantsPage =
+        request.method === 'GET' &&
+        (request.headers.get('accept') ?? '').includes('text/html') &&
+        (url.pathname === endpoint || url.pathname === `${endpoint}/`);
+      if (!wantsPage) return;
+      page ??= render(options).catch((error: unknown) => {
+        page = undefined; // try again on the next view
+        throw error;
+      });
+      const { etag, bodies } = await page;
+      // The page may carry the demo key: private. Revalidated on each visit, answered 304 when unchanged.
+      const headers: Record<string, string> = { etag, 'cache-control': 'private, no-cache', vary: 'Accept-Encoding' };
+      if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
+        endResponse(new fetchAPI.Response(null, { status: 304, headers }));
+        return;
+      }
+      const encoding = chooseEncoding(request.headers.get('accept-encoding'));
+      if (encoding !== 'identity') headers['content-encoding'] = encoding;
+      endResponse(
+        new fetchAPI.Response(bodies[encoding], {
+          status: 200,
+          headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-length': String(bodies[encoding].length) },
+        }),
+      );
+    },
+  };
+}

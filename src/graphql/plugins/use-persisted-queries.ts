@@ -1,0 +1,188 @@
+// Persisted queries, two kinds, one store. Automatic persisted queries (APQ, the protocol of Apollo
+// Client's persisted-query link and urql's persistedExchange): a client sends a document's SHA-256
+// alone; on PersistedQueryNotFound it sends the document with its hash, which the gateway checks and
+// keeps, per process, in a store bounded in entries and bytes (least recently used out first). A
+// document is kept only once the request that sent it ran and the install accepted its key: a stranger,
+// or a key the install refuses, can send documents but not fill the store (in memory or in Redis).
+// Trusted documents: a manifest of the documents a frontend was built with (GraphQL Code Generator's
+// client-preset writes it, `{ "sha256:<hex>": "<document>" }`), run by hash; when configured, no
+// other document runs at all.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { useAPQ } from '@graphql-yoga/plugin-apq';
+import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+
+export interface PersistedQueryOptions {
+  /** Most documents APQ keeps (APQ_MAX_ENTRIES; default 1000). */
+  maxEntries?: number;
+  /** Most bytes of documents APQ keeps (APQ_MAX_BYTES; default 4 MiB). */
+  maxBytes?: number;
+  /** Trusted documents by SHA-256 hex (loadPersistedDocuments); default none. */
+  manifest?: ReadonlyMap<string, string>;
+  /** Refuse every document that is not in the manifest, and register none (default false). */
+  trustedOnly?: boolean;
+  /** Where registered documents go instead of this process's bounded store (Redis, shared by gateways). */
+  registry?: DocumentRegistry;
+  /**
+   * Whether the install accepted the key of the request whose context this is, asked once its operation
+   * has run; a registration is kept only then. Default: never (nothing registered).
+   */
+  keyAccepted?: (context: object) => boolean;
+}
+
+/** A shared home for registered documents; failures make a document unknown, never a request fail. */
+export interface DocumentRegistry {
+  get(hash: string): Promise<string | undefined>;
+  set(hash: string, document: string): Promise<void>;
+}
+
+export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A least-recently-used map of hash -> document, bounded in entries and in bytes. */
+export class BoundedDocumentStore {
+  private readonly documents = new Map<string, string>();
+  private bytes = 0;
+
+  constructor(
+    readonly maxEntries: number,
+    readonly maxBytes: number,
+  ) {}
+
+  get size(): number {
+    return this.documents.size;
+  }
+
+  get(hash: string): string | undefined {
+    const document = this.documents.get(hash);
+    if (document !== undefined) {
+      this.documents.delete(hash);
+      this.documents.set(hash, document); // most recently used last
+    }
+    return document;
+  }
+
+  set(hash: string, document: string): void {
+    const size = Buffer.byteLength(document);
+    if (size > this.maxBytes) return;
+    this.delete(hash);
+    this.documents.set(hash, document);
+    this.bytes += size;
+    for (const [oldest, old] of this.documents) {
+      if (this.documents.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.documents.delete(oldest);
+      this.bytes -= Buffer.byteLength(old);
+    }
+  }
+
+  private delete(hash: string): void {
+    const old = this.documents.get(hash);
+    if (old === undefined) return;
+    this.documents.delete(hash);
+    this.bytes -= Buffer.byteLength(old);
+  }
+}
+
+/**
+ * Reads a client-preset manifest. Every key must be the SHA-256 of its document (with or without the
+ * `sha256:` prefix), so a manifest that does not match its documents is refused at start-up.
+ */
+export function loadPersistedDocuments(path: string): Map<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`PERSISTED_DOCUMENTS: cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`PERSISTED_DOCUMENTS: ${path} must hold an object of "sha256:<hash>": "<document>"`);
+  }
+  const manifest = new Map<string, string>();
+  for (const [key, document] of Object.entries(parsed)) {
+    const hash = key.replace(/^sha256:/, '');
+    if (typeof document !== 'string' || sha256Hex(document) !== hash) {
+      throw new Error(`PERSISTED_DOCUMENTS: the entry ${JSON.stringify(key.slice(0, 80))} is not the SHA-256 of its document`);
+    }
+    manifest.set(hash, document);
+  }
+  return manifest;
+}
+
+export const PERSISTED_QUERY_DEFAULTS = { maxEntries: 1000, maxBytes: 4 * 1024 * 1024 } as const;
+
+/** APQ over the manifest and the bounded store; with `trustedOnly`, the guard that refuses other documents. */
+export function usePersistedQueries({
+  maxEntries = PERSISTED_QUERY_DEFAULTS.maxEntries,
+  maxBytes = PERSISTED_QUERY_DEFAULTS.maxBytes,
+  manifest = new Map(),
+  trustedOnly = false,
+  registry,
+  keyAccepted = () => false,
+}: PersistedQueryOptions = {}): Plugin[] {
+  const local = new BoundedDocumentStore(maxEntries, maxBytes);
+  const registered: DocumentRegistry = registry ?? {
+    get: async (hash) => local.get(hash),
+    set: async (hash, document) => local.set(hash, document),
+  };
+  // The APQ plugin checks the hash of a document sent with one; keeping it waits for the verdict on the
+  // key (`registration` below), so its own `set` keeps nothing.
+  const store = {
+    get: async (hash: string) => manifest.get(hash) ?? (await registered.get(hash).catch(() => undefined)) ?? null,
+    set: async () => undefined,
+  };
+  // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.
+  const apq = useAPQ({ store, responseConfig: { forceStatusCodeOk: true } });
+  // Documents sent with their hash (checked by then: the APQ plugin runs first), by request.
+  const sent = new WeakMap<Request, { hash: string; document: string }>();
+  const registration: Plugin = {
+    onParams({ params, request }) {
+      const persisted = (params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | undefined)?.persistedQuery;
+      if (typeof params.query !== 'string' || typeof persisted?.sha256Hash !== 'string') return;
+      if (manifest.has(persisted.sha256Hash)) return;
+      sent.set(request, { hash: persisted.sha256Hash, document: params.query });
+    },
+    onExecute({ args }) {
+      const context = args.contextValue as { request?: Request };
+      const document = context.request === undefined ? undefined : sent.get(context.request);
+      if (document === undefined) return undefined;
+      const keep = (): void => {
+        if (keyAccepted(context)) void registered.set(document.hash, document.document).catch(() => undefined);
+      };
+      return {
+        onExecuteDone({ result }) {
+          if (!isAsyncIterable(result)) return keep();
+          return { onEnd: keep };
+        },
+      };
+    },
+  };
+  // GraphQL over HTTP's persisted documents: `documentId: "sha256:<hex>"` in place of the query.
+  const documentIds: Plugin = {
+    onParams({ params, setParams }) {
+      const { documentId, ...rest } = params as typeof params & { documentId?: unknown };
+      if (documentId === undefined) return;
+      // yoga refuses parameters it does not know: this one is consumed here.
+      if (params.query != null || typeof documentId !== 'string') {
+        setParams(rest);
+        return;
+      }
+      const document = manifest.get(documentId.replace(/^sha256:/, ''));
+      if (document === undefined) {
+        throw createGraphQLError('PersistedQueryNotFound', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } } });
+      }
+      setParams({ ...rest, query: document });
+    },
+  };
+  // Trusted-only: nothing a client sends is kept, or a hash could smuggle a document in later.
+  if (!trustedOnly) return [documentIds, apq, registration];
+  const trustedHashes = new Set(manifest.keys());
+  const guard: Plugin = {
+    onParams({ params }) {
+      if (typeof params.query !== 'string' || !trustedHashes.has(sha256Hex(params.query))) {
+        throw createGraphQLError('PersistedQueryOnly: this gateway runs only the documents it was given (PERSISTED_DOCUMENTS).', {
+          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+        });
+      }
+    },
+  };
+  return [documentIds, apq, guard];
+}

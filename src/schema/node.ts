@@ -1,0 +1,79 @@
+// Query.node and Query.nodes: any object with an identity read again by its id, which is how Relay
+// refetches a fragment (@refetchable) and how a normalized cache fills in one object. The Node
+// interface is the relay plugin's; the objects are read here rather than by its node loaders, whose
+// `id` fields resolve through a promise: on every website of every list, that would cost a promise and
+// put `id` out of selection order.
+import { brandWithType, getTypeBrand } from '@pothos/core';
+import type { GraphQLResolveInfo } from 'graphql';
+import { builder } from './builder.js';
+import type { GatewayContext } from './context.js';
+import { idProblem, problemsOf, type Problem } from './validate.js';
+import { WebsiteRef, websiteNode } from './website.js';
+
+/** The most ids one `nodes` field reads: each is an upstream call. */
+export const MAX_NODE_IDS = 100;
+
+/**
+ * The type and own id an id stands for. Ids stay the install's own ("1"): Website is the only type
+ * with an identity, so its id is unique across the schema as it is. A second type with an identity
+ * would get ids of a form of its own (`Visit:123`), told apart here; a bare number stays a Website's.
+ */
+export const decodeNodeId = (id: string): { typename: string; id: string } => ({ typename: 'Website', id });
+
+interface NodeType {
+  ref: typeof WebsiteRef;
+  /** The object of the caller's with this own id, or null when the caller has none. */
+  read(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null>;
+}
+
+/** Each type with an identity, by name. */
+const nodeTypes: Readonly<Record<string, NodeType>> = {
+  Website: { ref: WebsiteRef, read: websiteNode },
+};
+
+async function nodeOf(globalId: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null> {
+  const { typename, id } = decodeNodeId(globalId);
+  const type = nodeTypes[typename];
+  const node = type === undefined ? null : await type.read(id, ctx, info);
+  // Node's resolveType reads the brand (the relay plugin's way): the object itself does not say its type.
+  if (type !== undefined && node !== null && getTypeBrand(node) === null) brandWithType(node, type.ref);
+  return node;
+}
+
+/** The checks of node(id:). */
+export const nodeIdProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
+
+/** The checks of nodes(ids:): at most MAX_NODE_IDS, each an id; the first bad one is named. */
+export function nodeIdsProblems({ ids }: { ids: readonly string[] }): Problem[] {
+  if (ids.length > MAX_NODE_IDS) {
+    return [{ field: ['ids'], message: `ids may hold at most ${MAX_NODE_IDS} ids, got ${ids.length}.` }];
+  }
+  const bad = ids.findIndex((id) => idProblem(['ids'], id) !== null);
+  return bad === -1 ? [] : problemsOf([idProblem(['ids', String(bad)], ids[bad] ?? '')]);
+}
+
+builder.queryField('node', (t) =>
+  t.field({
+    type: builder.nodeInterfaceRef(),
+    nullable: true,
+    description: "An object by its id (a website's id); null, with no error, when the caller has no such object.",
+    args: { id: t.arg.id({ required: true, description: "The object's id." }) },
+    complexity: { field: 1, multiplier: 1 },
+    extensions: { argumentProblems: nodeIdProblems },
+    resolve: (_root, { id }, ctx, info) => nodeOf(id, ctx, info),
+  }),
+);
+
+builder.queryField('nodes', (t) =>
+  t.field({
+    type: [builder.nodeInterfaceRef()],
+    nullable: { list: false, items: true },
+    description: `Objects by their ids, in the same order, at most ${MAX_NODE_IDS}; null for an id the caller has no object of.`,
+    args: { ids: t.arg.idList({ required: true, description: `The objects' ids, at most ${MAX_NODE_IDS}.` }) },
+    // One upstream read per id (the same id twice is read once), and what is under each node runs once per node.
+    complexity: ({ ids }) => ({ field: ids.length, multiplier: ids.length }),
+    extensions: { argumentProblems: nodeIdsProblems },
+    // Each id on its own: one that fails (a timeout) is an error at its index, not the whole list's.
+    resolve: (_root, { ids }, ctx, info) => ids.map((id) => nodeOf(id, ctx, info)),
+  }),
+);

@@ -1,0 +1,44 @@
+// The names of what is cached, in one module: the key of a read (the same in a request's loaders and
+// in the shared read cache), and the names a key's entries, counters and marks have in the store.
+// Gateways of two versions on one Redis find each other's entries only while these stay as they are.
+import { createHmac } from 'node:crypto';
+import type { StatsQuery, WebsiteListQuery } from '../domain.js';
+
+/**
+ * The key of a page of statistics: its fields in a fixed order, an absent search as null. One
+ * JSON.stringify of an array: this runs for every stats field, twice with the cache on, so it neither
+ * sorts field names nor builds a string per field.
+ */
+export function statsQueryKey(query: StatsQuery): string {
+  const { websiteId, name, from, to, search, sortBy, sort, perPage, page } = query;
+  return JSON.stringify([websiteId, name, from, to, search ?? null, sortBy, sort, perPage, page]);
+}
+
+/** The key of a page of websites, like statsQueryKey. */
+export function websiteListKey(query: WebsiteListQuery): string {
+  const { search, favorite, sortBy, sort, perPage, page } = query;
+  return JSON.stringify([search ?? null, favorite ?? null, sortBy, sort, perPage, page]);
+}
+
+/** What a cache entry holds: a website by id, a page of websites, a page of a statistic. */
+export const ENTRY_KINDS = { website: 'w', websitePage: 'l', statPage: 's' } as const;
+
+/** An API key's id in the store: a keyed hash (HMAC-SHA-256) of its Authorization header, never the key. */
+export const keyIdOf = (secret: string, authorization: string): string =>
+  createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
+
+/** Names in the store of what belongs to one API key (by its id). */
+export const storeNames = {
+  /** The key's generation: a 401 moves it on, and every entry of the older one is out of reach. */
+  generation: (keyId: string): string => `gen:${keyId}`,
+  /** The key's writes: every write with it moves this on, which drops its lists (their names hold it). */
+  writes: (keyId: string): string => `lists:${keyId}`,
+  /** Marked while the install has accepted the key within KEY_RECHECK_S. */
+  seen: (keyId: string): string => `seen:${keyId}`,
+  /** Marked while the key may have entries: only then does a 401 or a write have anything to drop. */
+  hasEntries: (keyId: string): string => `has:${keyId}`,
+  /** The prefix of the entries of a key's generation. */
+  entries: (keyId: string, generation: number): string => `c:${keyId}:${generation}`,
+  /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */
+  entry: (entries: string, kind: string, key: string): string => `${entries}:${kind}:${key}`,
+};

@@ -1,0 +1,129 @@
+// The layout of src/ kept as rules (README: Layout): layers that depend one way, no import cycle (type-only
+// imports included: a cycle of types is still two modules that cannot be understood apart), the upstream
+// side and the sandbox on their own, and the product free of devDependencies and of the benchmark.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SRC = join(ROOT, 'src');
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
+interface Imports {
+  /** Modules of the project, as paths from the root (`src/upstream/api.ts`). */
+  local: string[];
+  /** Packages and node built-ins, as written. */
+  bare: string[];
+}
+
+/** What a file imports, `import type` and `export … from` included (TypeScript's own pre-processor). */
+function importsOf(file: string): Imports {
+  const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
+  const local: string[] = [];
+  const bare: string[] = [];
+  for (const { fileName } of importedFiles) {
+    if (fileName.startsWith('.')) local.push(relative(ROOT, resolve(ROOT, dirname(file), fileName)).replace(/\.js$/, '.ts'));
+    else bare.push(fileName);
+  }
+  return { local, bare };
+}
+
+const sources = filesUnder(SRC);
+const graph = new Map(sources.map((file) => [file, importsOf(file)]));
+
+/** Every cycle among the project's modules (Tarjan's strongly connected components of two or more, or a self-import). */
+function cycles(edges: Map<string, string[]>): string[][] {
+  let index = 0;
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    order.set(node, index);
+    low.set(node, index++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of edges.get(node) ?? []) {
+      if (!order.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) as number, order.get(next) as number));
+      }
+    }
+    if (low.get(node) !== order.get(node)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || (edges.get(node) ?? []).includes(node)) found.push(component.sort());
+  };
+  for (const node of edges.keys()) if (!order.has(node)) visit(node);
+  return found;
+}
+
+/** The imports of files under `from` that reach a module matched by `forbidden`, as "file -> module". */
+function crossings(from: string, forbidden: (module: string) => boolean): string[] {
+  return [...graph]
+    .filter(([file]) => file.startsWith(from))
+    .flatMap(([file, { local }]) => local.filter(forbidden).map((module) => `${file} -> ${module}`));
+}
+
+const under =
+  (...folders: string[]) =>
+  (module: string) =>
+    folders.some((folder) => module === folder || module.startsWith(`${folder}/`));
+
+describe('src/ layout', () => {
+  it('has no import cycle, type-only imports included', () => {
+    const edges = new Map([...graph].map(([file, { local }]) => [file, local.filter((module) => graph.has(module))]));
+    expect(cycles(edges)).toEqual([]);
+  });
+
+  it('imports only modules that exist', () => {
+    const missing = [...graph].flatMap(([file, { local }]) =>
+      local.filter((module) => !graph.has(module)).map((module) => `${file} -> ${module}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('depends one way: http -> graphql -> schema -> upstream, with analytics, domain and errors below them all', () => {
+    const top = ['src/main.ts', 'src/gateway.ts'];
+    expect(crossings('src/http/', under(...top))).toEqual([]);
+    expect(crossings('src/graphql/', under('src/http', ...top))).toEqual([]);
+    expect(crossings('src/schema/', under('src/graphql', 'src/http', 'src/config.ts', ...top))).toEqual([]);
+    expect(crossings('src/upstream/', under('src/schema', 'src/graphql', 'src/http', 'src/config.ts', ...top))).toEqual([]);
+    for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts']) {
+      expect(crossings(below, under('src/upstream', 'src/schema', 'src/graphql', 'src/http', 'src/config.ts', ...top))).toEqual([]);
+    }
+  });
+
+  it('keeps the sandbox to itself: it imports nothing outside src/sandbox/', () => {
+    expect(crossings('src/sandbox/', (module) => !module.startsWith('src/sandbox/'))).toEqual([]);
+  });
+
+  it('ships no benchmark and no devDependency: src/ imports neither bench/ nor a package outside dependencies', () => {
+    const { dependencies = {} } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const packageOf = (name: string): string =>
+      name
+        .split('/')
+        .slice(0, name.startsWith('@') ? 2 : 1)
+        .join('/');
+    const outside = [...graph].flatMap(([file, { bare }]) =>
+      bare.filter((name) => !name.startsWith('node:') && !(packageOf(name) in dependencies)).map((name) => `${file} -> ${name}`),
+    );
+    expect(outside).toEqual([]);
+    expect(crossings('src/', (module) => !module.startsWith('src/'))).toEqual([]);
+  });
+});
