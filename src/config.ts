@@ -3,10 +3,14 @@
 // here (seconds to milliseconds); a default belongs to the module whose option it is, and is read
 // from there.
 import { dayIn } from './analytics/calendar.js';
+import { LIVE_DEFAULTS } from './live/hub.js';
 import { DEFAULT_COMPILED_CACHE_MAX_BYTES, DEFAULT_JIT_ON_RUN } from './graphql/plugins/use-compiled-execution.js';
 import { DEFAULT_COST_LIMIT } from './graphql/plugins/use-cost-limit.js';
 import { DEFAULT_FIELD_LIMIT } from './graphql/plugins/use-field-limit.js';
+import { DEFAULT_METRICS_MAX_OPERATIONS } from './graphql/plugins/use-metrics.js';
 import { PERSISTED_QUERY_DEFAULTS } from './graphql/plugins/use-persisted-queries.js';
+import { DRAIN_DEFAULTS, type DrainOptions } from './http/drain.js';
+import { METRICS_HOST_DEFAULT } from './http/metrics-listener.js';
 import { CACHE_LIFETIME_DEFAULTS, type CacheLifetimes } from './upstream/cache.js';
 import { UPSTREAM_TRANSPORT_DEFAULTS, type UpstreamTransportOptions } from './upstream/client.js';
 import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
@@ -34,10 +38,16 @@ export interface Config {
   requestDeadlineMs: number;
   /** Time for a request's headers and body to arrive; a client slower than that gets a 408 (server.ts). */
   receiveTimeoutMs: number;
+  /** How a signal stops the gateway: DRAIN_DELAY_MS and DRAIN_TIMEOUT_MS (http/drain.ts). */
+  drain: DrainOptions;
+  /** WORKERS: processes sharing the port (http/workers.ts); `auto`: one per available core. */
+  workers: number | 'auto';
   graphiql: boolean;
   introspection: boolean;
   /** Most upstream calls one operation may be able to make (graphql/plugins/use-cost-limit.ts). */
   maxCost: number;
+  /** Subscriptions' shared pollers (live/hub.ts): the interval aimed for, and one key's upstream calls a minute. */
+  live: { intervalMs: number; callsPerMinute: number; maxLifetimeMs: number; maxStreams: number; maxStreamsPerKey: number };
   /** The execution of an operation at which graphql-jit compiles it (1: the first); 0: never, the standard executor only. */
   jitOnRun: number;
   limits: { depth: number; aliases: number; tokens: number; directives: number; fields: number; bodyBytes: number };
@@ -73,6 +83,10 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** V8 collects the old generation once it has grown this much over the last live size; 0: V8's own choice. */
   heapGrowingPercent: number;
+  /** Prometheus text on its own listener (http/metrics-listener.ts), or null (METRICS_PORT unset): no metrics. */
+  metrics: { port: number; host: string; maxOperations: number } | null;
+  /** OpenTelemetry traces (tracing.ts), on when an OTLP endpoint or a traces exporter is set; the SDK reads the other OTEL_* itself. */
+  tracing: boolean;
 }
 
 export class ConfigError extends Error {
@@ -189,6 +203,20 @@ class EnvReader {
   }
 }
 
+function readMetrics(read: EnvReader): Config['metrics'] {
+  const port = read.int('METRICS_PORT', -1, 0, 65535);
+  const host = read.string('METRICS_HOST', METRICS_HOST_DEFAULT);
+  const maxOperations = read.int('METRICS_MAX_OPERATIONS', DEFAULT_METRICS_MAX_OPERATIONS, 0, 100_000);
+  return port === -1 ? null : { port, host, maxOperations };
+}
+
+function tracingWanted(read: EnvReader): boolean {
+  const exporter = read.string('OTEL_TRACES_EXPORTER', '');
+  if (read.string('OTEL_SDK_DISABLED', 'false') === 'true' || exporter === 'none') return false;
+  const endpoint = read.string('OTEL_EXPORTER_OTLP_ENDPOINT', '') || read.string('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', '');
+  return exporter !== '' || endpoint !== '';
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
   const transport = UPSTREAM_TRANSPORT_DEFAULTS;
@@ -212,9 +240,21 @@ export function loadConfig(env: Env = process.env): Config {
     maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', 1_000, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', REQUEST_BOUNDS_DEFAULTS.requestDeadlineMs, 1, 600_000),
     receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
+    drain: {
+      delayMs: read.int('DRAIN_DELAY_MS', DRAIN_DEFAULTS.delayMs, 0, 600_000),
+      timeoutMs: read.int('DRAIN_TIMEOUT_MS', DRAIN_DEFAULTS.timeoutMs, 0, 3_600_000),
+    },
+    workers: read.string('WORKERS', '').toLowerCase() === 'auto' ? 'auto' : read.int('WORKERS', 1, 1, 256),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', DEFAULT_COST_LIMIT, 1, 100_000),
+    live: {
+      intervalMs: read.seconds('LIVE_INTERVAL_S', LIVE_DEFAULTS.intervalMs, 1, 86_400),
+      callsPerMinute: read.int('LIVE_CALLS_PER_MIN', LIVE_DEFAULTS.callsPerMinute, 1, 100_000),
+      maxLifetimeMs: read.seconds('LIVE_MAX_LIFETIME_S', LIVE_DEFAULTS.maxLifetimeMs, 1, 604_800),
+      maxStreams: read.int('LIVE_MAX_STREAMS', LIVE_DEFAULTS.maxStreams, 1, 1_000_000),
+      maxStreamsPerKey: read.int('LIVE_MAX_STREAMS_PER_KEY', LIVE_DEFAULTS.maxStreamsPerKey, 1, 1_000_000),
+    },
     jitOnRun: read.int('GRAPHQL_JIT_ON_RUN', DEFAULT_JIT_ON_RUN, 0, 1_000_000),
     limits: {
       depth: read.int('MAX_DEPTH', 15, 2, 100),
@@ -247,6 +287,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 40, 0, 1_000),
+    metrics: readMetrics(read),
+    tracing: tracingWanted(read),
   };
   if (config.persistedQueries.trustedOnly && config.persistedQueries.documentsPath === null) {
     read.problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');

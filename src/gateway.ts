@@ -7,7 +7,10 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { createGatewayYoga } from './graphql/yoga.js';
+import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
+import { recordCacheRead, traceUpstreamCall } from './tracing.js';
+import { createLiveHub } from './live/hub.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
 import { MemoryCacheStore, RedisCacheStore } from './upstream/cache-store.js';
 import { createUpstreamClient } from './upstream/client.js';
@@ -20,6 +23,8 @@ export interface GatewayOptions {
   demoKey?: string;
   /** Where request log lines go; default: pino to stdout at config.logLevel. */
   logger?: Logger;
+  /** A worker (WORKERS > 1): the metrics go to the primary, which serves METRICS_PORT for all workers. */
+  metricsToPrimary?: boolean;
   /** The clock of the cache and of periods (tests pin "today" with it); default Date.now. */
   now?: () => number;
 }
@@ -28,36 +33,106 @@ export interface Gateway {
   /** Base URL, e.g. http://127.0.0.1:4000; GraphQL is at `${url}/graphql`. */
   url: string;
   server: Server;
+  /** Base URL of the metrics listener (METRICS_PORT), the text at `${metricsUrl}/metrics`; null when off. */
+  metricsUrl: string | null;
+  /**
+   * Stops without losing a request (http/drain.ts): /ready turns 503 and every `onDraining` listener
+   * is called at once, then the listener closes after DRAIN_DELAY_MS and what is in flight finishes
+   * (up to DRAIN_TIMEOUT_MS); then the upstream pool and the store close.
+   */
+  drain(): Promise<void>;
+  /** Called once, when drain starts: what must end before the gateway stops (long-lived answers) ends here. */
+  onDraining(listener: () => void): void;
+  /** Ends every connection at once, then closes the upstream pool and the store. */
   close(): Promise<void>;
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
+  const metrics = config.metrics ? createGatewayMetrics() : null;
+  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
   const client = createUpstreamClient({
     ...config.upstream,
     url: config.upstream.url,
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    ...(metrics
+      ? {
+          onAttemptDone: (request, route, status, seconds) => metrics.upstreamAttempt(request.method, route, status, seconds),
+          onBreakerChange: metrics.breakerOpen,
+        }
+      : {}),
+    ...(config.tracing ? { traceCall: traceUpstreamCall } : {}),
+    // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
+    onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
-  const { cache, documentRegistry } = createCache(config, logger, options.now);
+  const { cache, documentRegistry, storeConnection } = createCache(config, logger, options.now, metrics);
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
+  // Subscriptions' pollers. Without Redis, each gateway polls for its own subscribers.
+  const live = createLiveHub(config.live);
   const yoga = createGatewayYoga(config, {
     upstream,
     logger,
+    live,
     ...(documentRegistry ? { documentRegistry } : {}),
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
+    ...(metrics && config.metrics
+      ? { metrics: { registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations } }
+      : {}),
   });
-  const http = await serveHttp((req, res) => void yoga(req, res), config, logger);
+  const http = await serveHttp(
+    (req, res) => void yoga(req, res),
+    config,
+    logger,
+    () => ({
+      upstreamBreaker: client.breakerState(),
+      store: storeConnection(),
+    }),
+    metrics ? (reason) => metrics.refused(reason === 'full' ? 'queue_full' : 'queue_timeout') : undefined,
+  );
+  metrics?.observeAdmission(http.load);
+  // Its own listener, never the public port (http/metrics-listener.ts).
+  const metricsListener =
+    metrics && config.metrics && !options.metricsToPrimary ? await serveMetrics(metrics.registry, config.metrics) : null;
+  if (metrics && options.metricsToPrimary) reportToPrimary(metrics.registry);
+  // On drain, open subscriptions complete at once, so that their clients resubscribe to another replica.
+  const drainingListeners: (() => void)[] = [() => live.close()];
+  let stopped: Promise<void> | undefined;
+  const closeBehind = async (closeHttp: () => Promise<void>): Promise<void> => {
+    live.close();
+    await closeHttp();
+    await client.close();
+    await upstream.cache.close();
+    await metricsListener?.close();
+  };
   return {
     url: http.url,
     server: http.server,
-    async close() {
-      await http.close();
-      await client.close();
-      await upstream.cache.close();
+    metricsUrl: metricsListener?.url ?? null,
+    onDraining: (listener) => void drainingListeners.push(listener),
+    drain() {
+      if (stopped) return stopped;
+      const draining = http.drain();
+      for (const listener of drainingListeners.splice(0)) listener();
+      stopped = closeBehind(() => draining);
+      return stopped;
+    },
+    close() {
+      stopped ??= closeBehind(() => http.close());
+      return stopped;
     },
   };
+}
+
+/** What a cache read reports to: the metrics, the active span, or both. */
+function cacheReadReport(metrics: GatewayMetrics | null, tracing: boolean): (result: 'hit' | 'miss' | 'stale') => void {
+  if (metrics && tracing) {
+    return (result) => {
+      metrics.cacheRead(result);
+      recordCacheRead(result);
+    };
+  }
+  return metrics ? metrics.cacheRead : recordCacheRead;
 }
 
 /** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
@@ -65,7 +140,8 @@ function createCache(
   config: Config,
   logger: Logger,
   now: (() => number) | undefined,
-): { cache: ResponseCache; documentRegistry?: DocumentRegistry } {
+  metrics: GatewayMetrics | null,
+): { cache: ResponseCache; documentRegistry?: DocumentRegistry; storeConnection: () => string } {
   const { cache } = config;
   // One warn line per failing store operation kind at most every 10 s: the log says the store is
   // failing without a line per request.
@@ -80,6 +156,8 @@ function createCache(
     );
   };
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
+  // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not.
+  const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
   // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
   // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
   const { persistedQueries: pq } = config;
@@ -93,7 +171,11 @@ function createCache(
       }
     : undefined;
   if (!cache.enabled) {
-    return { cache: { ...NO_CACHE, close: async () => redis?.close() }, ...(documentRegistry ? { documentRegistry } : {}) };
+    return {
+      cache: { ...NO_CACHE, close: async () => redis?.close() },
+      storeConnection,
+      ...(documentRegistry ? { documentRegistry } : {}),
+    };
   }
   const responseCache = createResponseCache({
     store: redis ?? new MemoryCacheStore(cache.maxBytes, now),
@@ -103,8 +185,9 @@ function createCache(
     keyRecheckMs: cache.keyRecheckMs,
     ...(now ? { now } : {}),
     onStoreError,
+    ...(metrics || config.tracing ? { onRead: cacheReadReport(metrics, config.tracing) } : {}),
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
-  return { cache: responseCache, ...(documentRegistry ? { documentRegistry } : {}) };
+  return { cache: responseCache, storeConnection, ...(documentRegistry ? { documentRegistry } : {}) };
 }

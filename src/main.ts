@@ -1,10 +1,15 @@
 // `npm start`: the gateway against UPSTREAM_URL, or against the embedded sandbox when none is set,
 // with V8's heap setting applied first.
+import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { describeAllowedOrigins } from './graphql/cors.js';
 import { createGateway } from './gateway.js';
+import { serveClusterMetrics } from './http/metrics-listener.js';
+import { startTracing } from './tracing.js';
+import { probeUpstream } from './http/startup-probe.js';
+import { DRAIN_MESSAGE, runPrimary, workerCount } from './http/workers.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
 
 // How eagerly V8 collects the old generation. By default V8 lets it grow to up to four times what was
@@ -33,14 +38,36 @@ async function main(): Promise<void> {
     throw error;
   }
   tuneHeap(config.heapGrowingPercent);
+  // Before anything makes a span: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER turns it on.
+  const tracing = config.tracing ? await startTracing() : null;
 
   let sandbox: Sandbox | null = null;
+  const workers = workerCount(config.workers);
+  if (workers > 1 && cluster.isPrimary) {
+    // The primary serves nothing: it forks the workers (runPrimary's onWorker is where it learns of each) and drains them on a signal.
+    if (config.upstream.url === null) {
+      sandbox = await startSandbox({ port: 0 });
+      console.log(`Upstream: the bundled sandbox at ${sandbox.url}, shared by ${workers} workers; demo keys: ${sandbox.keys.join(', ')}`);
+    }
+    const shared = sandbox;
+    // METRICS_PORT: the sum over all workers, gathered by the primary at each scrape.
+    const metrics = config.metrics ? await serveClusterMetrics(config.metrics) : null;
+    runPrimary({
+      workers,
+      ...(shared ? { env: { UPSTREAM_URL: shared.url } } : {}),
+      onStopped: async () => {
+        await metrics?.close();
+        await shared?.close();
+      },
+    });
+    return;
+  }
   if (config.upstream.url === null) {
     sandbox = await startSandbox({ port: 0 });
     config = { ...config, upstream: { ...config.upstream, url: sandbox.url } };
   }
   const demoKey = sandbox?.keys[0];
-  const gateway = await createGateway(config, demoKey ? { demoKey } : {});
+  const gateway = await createGateway(config, { ...(demoKey ? { demoKey } : {}), ...(cluster.isWorker ? { metricsToPrimary: true } : {}) });
   const endpoint = `${gateway.url}/graphql`;
 
   if (sandbox && demoKey) {
@@ -54,16 +81,51 @@ async function main(): Promise<void> {
     );
   } else {
     console.log(`Gateway on ${endpoint}, upstream ${config.upstream.url}`);
+    const upstreamUrl = config.upstream.url;
+    if (upstreamUrl !== null) {
+      void probeUpstream(upstreamUrl).then((problem) => {
+        if (problem) console.warn(`Warning: UPSTREAM_URL ${upstreamUrl} does not answer like the analytics API: ${problem}`);
+      });
+    }
   }
   console.log(`Browser apps allowed (CORS): ${describeAllowedOrigins(config)}`);
 
-  const stop = async (): Promise<void> => {
-    await gateway.close();
+  exitOnSignals(async () => {
+    await gateway.drain();
     await sandbox?.close();
-    process.exit(0);
+    await tracing?.shutdown();
+  });
+}
+
+/**
+ * The first SIGTERM or SIGINT drains (gateway.drain: readiness fails first, nothing in flight is lost)
+ * and exits 0; a second one exits at once (1), for an operator who will not wait. A worker also drains
+ * when its primary says so, which never counts as a second signal.
+ */
+function exitOnSignals(drain: () => Promise<void>): void {
+  let draining = false;
+  const start = (reason: string): void => {
+    if (draining) return;
+    draining = true;
+    console.log(`${reason}: draining (/ready answers 503; requests in flight finish)`);
+    drain().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('Drain failed:', error instanceof Error ? error.message : error);
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (draining) {
+      console.error(`${signal} again: exiting without waiting for the requests in flight`);
+      process.exit(1);
+    }
+    start(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  if (cluster.isWorker) process.on('message', (message) => message === DRAIN_MESSAGE && start(`Worker ${process.pid} told to stop`));
 }
 
 // Run only as the program, so that tests can import tuneHeap.

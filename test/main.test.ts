@@ -1,15 +1,20 @@
 // `npm start` as a user meets it: the built entry point, with no UPSTREAM_URL, embeds the sandbox.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tuneHeap } from '../src/main.js';
+import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { dataOf, postGraphQL } from './fixture.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 let child: ChildProcess | undefined;
-afterEach(() => {
-  child?.kill('SIGTERM');
+let sandbox: Sandbox | undefined;
+afterEach(async () => {
+  child?.kill('SIGKILL');
   child = undefined;
+  await sandbox?.close();
+  sandbox = undefined;
 });
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
@@ -55,11 +60,169 @@ describe('npm start', () => {
     expect(await run.exited).toBe(0);
   });
 
+  it('warns, naming the cause, when UPSTREAM_URL does not answer like the analytics API, and serves on', async () => {
+    sandbox = await startSandbox({ port: 0 });
+    const run = start({ PORT: '0', UPSTREAM_URL: `${sandbox.url}/not-here` });
+    child = run.child;
+    const [, base] = await waitFor(run.output, /Gateway on (http:\/\/\S+)\/graphql/);
+    await waitFor(run.output, /Warning: UPSTREAM_URL/);
+    expect(run.output()).toContain(
+      `Warning: UPSTREAM_URL ${sandbox.url}/not-here does not answer like the analytics API: ${sandbox.url}/not-here/api/v1/websites answered 404`,
+    );
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
   it('stops with exit code 2 and a clear message on invalid configuration', async () => {
     const run = start({ PORT: 'eighty', UPSTREAM_URL: 'not a url' });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('PORT must be an integer from 0 to 65535, got "eighty"');
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL');
+  });
+});
+
+/** Polls `check` until it holds (each test's own vitest timeout bounds the wait). */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** A keep-alive connection that has answered one request and sits idle; `closed` resolves when the server ends it. */
+async function idleKeepAlive(url: string): Promise<{ closed: Promise<void> }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('error', () => undefined);
+  socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+  await until(() => received.includes('\r\n\r\n'));
+  expect(received).toMatch(/^HTTP\/1\.1 200/);
+  return { closed };
+}
+
+async function connectionRefused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: Error & { code?: string }) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+const QUERY = { query: '{ websites { totalCount } }' };
+const AUTH = { authorization: 'Bearer sandbox-key-1' };
+
+describe('a signal drains the gateway', () => {
+  const startAgainstSlowSandbox = async (env: Record<string, string>) => {
+    sandbox = await startSandbox({ port: 0, latencyMs: 800 });
+    const run = start({ PORT: '0', UPSTREAM_URL: sandbox.url, CACHE: 'off', MAX_ACTIVE_REQUESTS: '64', LOG_LEVEL: 'warn', ...env });
+    child = run.child;
+    const [, base] = await waitFor(run.output, /Gateway on (http:\/\/\S+)\/graphql/);
+    if (base === undefined) throw new Error('no address in the banner');
+    return { run, base, upstream: sandbox };
+  };
+  const auth = { authorization: 'Bearer sandbox-key-1' };
+
+  it('SIGTERM: /ready 503 at once, new requests served for DRAIN_DELAY_MS, idle keep-alive closed, nothing in flight lost, exit 0', async () => {
+    const { run, base, upstream } = await startAgainstSlowSandbox({ DRAIN_DELAY_MS: '600', DRAIN_TIMEOUT_MS: '20000' });
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
+    const idle = await idleKeepAlive(base);
+    let idleClosedAt: 'before exit' | 'after exit' | undefined;
+    void idle.closed.then(() => (idleClosedAt ??= run.child.exitCode === null ? 'before exit' : 'after exit'));
+
+    const inFlight = Array.from({ length: 20 }, () => postGraphQL<{ websites: { totalCount: number } }>(`${base}/graphql`, QUERY, auth));
+    await until(() => upstream.log.inFlight >= 20);
+    run.child.kill('SIGTERM');
+    await waitFor(run.output, /SIGTERM: draining/);
+
+    const ready = await fetch(`${base}/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'draining', upstreamBreaker: 'closed', store: 'off' });
+    // Still within DRAIN_DELAY_MS: a load balancer that has not yet seen the 503 is still served.
+    const lateComer = postGraphQL<{ websites: { totalCount: number } }>(`${base}/graphql`, QUERY, auth);
+
+    const answers = await Promise.all([...inFlight, lateComer]);
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.errors).toBeUndefined();
+      expect(dataOf(answer).websites.totalCount).toBeGreaterThanOrEqual(6);
+    }
+    expect(await run.exited).toBe(0);
+    await idle.closed;
+    expect(idleClosedAt).toBe('before exit');
+    expect(await connectionRefused(base)).toBe(true);
+  });
+
+  it('SIGINT then a second signal: exits at once with code 1, without waiting for the drain', async () => {
+    const { run, base } = await startAgainstSlowSandbox({ DRAIN_DELAY_MS: '60000' });
+    run.child.kill('SIGINT');
+    await waitFor(run.output, /SIGINT: draining/);
+    expect((await fetch(`${base}/ready`)).status).toBe(503);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('SIGTERM again: exiting without waiting');
+  });
+
+  it('DRAIN_TIMEOUT_MS: a request still in flight then is ended, and the process exits 0', async () => {
+    const { run, base, upstream } = await startAgainstSlowSandbox({ DRAIN_DELAY_MS: '0', DRAIN_TIMEOUT_MS: '300' });
+    upstream.scriptFaults([{ kind: 'hang' }]);
+    const hanging = fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify(QUERY),
+    }).then(
+      () => 'answered',
+      () => 'ended',
+    );
+    await until(() => upstream.log.inFlight >= 1);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(await hanging).toBe('ended');
+  });
+});
+
+describe('WORKERS', () => {
+  it('2 workers share the port; a dead worker is replaced; a signal to the primary drains both, nothing in flight lost', async () => {
+    sandbox = await startSandbox({ port: 0, latencyMs: 800 });
+    const upstream = sandbox;
+    const run = start({
+      PORT: '0',
+      UPSTREAM_URL: upstream.url,
+      WORKERS: '2',
+      CACHE: 'off',
+      MAX_ACTIVE_REQUESTS: '64',
+      LOG_LEVEL: 'warn',
+      DRAIN_DELAY_MS: '300',
+    });
+    child = run.child;
+    const workerPids = async (): Promise<string[]> =>
+      [...run.output().matchAll(/Worker \d+ started \(pid (\d+)\)/g)].map((match) => match[1] ?? '');
+    await until(async () => (await workerPids()).length === 2 && (run.output().match(/Gateway on /g)?.length ?? 0) === 2);
+    const [, base] = /Gateway on (http:\/\/\S+)\/graphql/.exec(run.output()) ?? [];
+    if (base === undefined) throw new Error('no address in the banner');
+    // Both workers print the same shared address.
+    expect(new Set([...run.output().matchAll(/Gateway on (\S+)\/graphql/g)].map((match) => match[1])).size).toBe(1);
+
+    const [firstPid] = await workerPids();
+    process.kill(Number(firstPid), 'SIGKILL');
+    await until(async () => (await workerPids()).length === 3 && (run.output().match(/Gateway on /g)?.length ?? 0) === 3);
+    expect(run.output()).toMatch(/exited \(SIGKILL\); a new one in \d+ ms/);
+
+    const inFlight = Array.from({ length: 20 }, () => postGraphQL<{ websites: { totalCount: number } }>(`${base}/graphql`, QUERY, AUTH));
+    await until(() => upstream.log.inFlight >= 20);
+    run.child.kill('SIGTERM');
+    for (const answer of await Promise.all(inFlight)) {
+      expect(answer.status).toBe(200);
+      expect(dataOf(answer).websites.totalCount).toBeGreaterThanOrEqual(6);
+    }
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain('SIGTERM: draining 2 workers');
+    // Every worker the primary started is gone with it.
+    for (const pid of await workerPids()) expect(() => process.kill(Number(pid), 0)).toThrow();
   });
 });
 

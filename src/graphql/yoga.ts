@@ -1,9 +1,11 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { LiveHub } from '../live/hub.js';
 import type { GatewayContext } from '../schema/context.js';
 import { schema } from '../schema/index.js';
 import type { Upstream } from '../upstream/source.js';
@@ -20,10 +22,13 @@ import { useDateLiterals } from './plugins/use-date-literals.js';
 import { useDocumentLimits } from './plugins/use-document-limits.js';
 import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
+import { useLive } from './plugins/use-live.js';
+import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
+import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -35,15 +40,24 @@ export interface GatewayYogaOptions {
   logger: Logger;
   /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
+  /** Where the GraphQL figures go (METRICS_PORT set); without it none are kept. */
+  metrics?: MetricsOptions;
+  /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
+  live?: LiveHub;
 }
 
 export type GatewayYoga = YogaServerInstance<Record<string, never>, GatewayContext>;
 
-export function createGatewayYoga(config: Config, { upstream, logger, graphiql = {}, documentRegistry }: GatewayYogaOptions): GatewayYoga {
+export function createGatewayYoga(
+  config: Config,
+  { upstream, logger, graphiql = {}, documentRegistry, live, metrics }: GatewayYogaOptions,
+): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
+  // Filled by useTracing, for the log line's trace_id.
+  const traceIds = new WeakMap<Request, string>();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
-  return createYoga<Record<string, never>, GatewayContext>({
+  const yoga: GatewayYoga = createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
@@ -101,7 +115,32 @@ export function createGatewayYoga(config: Config, { upstream, logger, graphiql =
       useCompiledExecution({ onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
       useHttpCaching({ contextOf: (request) => contexts.get(request) }),
-      useRequestLog({ write: (line) => logger.info(line, 'graphql request'), contextOf: (request) => contexts.get(request) }),
+      ...(metrics ? [useMetrics(metrics)] : []),
+      ...(config.tracing ? [useTracing({ traceIds })] : []),
+      useRequestLog({
+        write: (line) => logger.info(line, 'graphql request'),
+        contextOf: (request) => contexts.get(request),
+        traceIdOf: (request) => traceIds.get(request),
+      }),
+      // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
+      ...(live
+        ? [
+            useLive({
+              hub: live,
+              maxStreamsPerKey: config.live.maxStreamsPerKey,
+              runQuery: async ({ authorization, ...body }, signal) => {
+                const response = await yoga.fetch(`http://live.internal${GRAPHQL_ENDPOINT}`, {
+                  method: 'POST',
+                  headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
+                  body: JSON.stringify(body),
+                  signal,
+                });
+                return (await response.json()) as ExecutionResult;
+              },
+            }),
+          ]
+        : []),
     ],
   });
+  return yoga;
 }

@@ -1,6 +1,6 @@
 // The node:http server in front of yoga: before GraphQL runs it applies the body limits, the receive
-// timeout and admission control and answers `/` and `/health`; it listens and closes. What answers the
-// requests it lets through is given to it (the gateway: gateway.ts).
+// timeout and admission control and answers `/`, `/health` and `/ready`; it listens, and drains on the
+// way out (drain.ts). What answers the requests it lets through is given to it (the gateway: gateway.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -8,28 +8,53 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
+import { LIVE_DEFAULTS } from '../live/hub.js';
 import { createAdmission } from './admission.js';
+import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
 import { OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse, type RefusalConfig } from './refusals.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
   Pick<Config, 'host' | 'port' | 'receiveTimeoutMs' | 'maxActiveRequests' | 'maxQueuedRequests' | 'requestDeadlineMs'> & {
     limits: Pick<Config['limits'], 'bodyBytes'>;
+    live?: Pick<Config['live'], 'maxStreams'>;
+    drain: DrainOptions;
   };
+
+/** What /ready reports besides its verdict, without deciding it: the upstream breaker, the store's connection. */
+export type ReadinessReport = Record<string, string>;
 
 export interface HttpServer {
   /** Base URL, e.g. http://127.0.0.1:4000. */
   url: string;
   server: Server;
+  /** `starting` until listening, `serving`, then `draining` once drain() was called (/ready answers 503). */
+  readonly phase: ServingPhase;
+  /**
+   * Turns /ready to 503 at once, serves on for DRAIN_DELAY_MS, stops accepting (idle keep-alive
+   * sockets closed), waits for what is in flight up to DRAIN_TIMEOUT_MS and ends what is left.
+   */
+  drain(): Promise<void>;
+  /** Ends every connection at once. */
   close(): Promise<void>;
+  /** Requests being worked on and waiting in line now (metrics). */
+  load(): { active: number; queued: number };
 }
 
-/** Listens on config.host and config.port; `handle` answers what the admission lets through, and `/health`. */
+/**
+ * Listens on config.host and config.port; `handle` answers what the admission lets through, and
+ * `/health`; `/ready` is answered here with what `report` says.
+ */
 export async function serveHttp(
   handle: (req: IncomingMessage, res: ServerResponse) => void,
   config: HttpConfig,
   logger: Logger,
+  report: () => ReadinessReport = () => ({}),
+  /** Each request admission control turns away (metrics: gateway_requests_refused_total). */
+  onRefused?: (reason: 'full' | 'waited') => void,
 ): Promise<HttpServer> {
+  let phase: ServingPhase = 'starting';
+  const inFlight = new InFlight();
   const admission = createAdmission({
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
@@ -40,6 +65,20 @@ export async function serveHttp(
         { status: 503, reason: reason === 'full' ? 'line full' : 'waited too long', active: admission.active, queued: admission.queued },
         'request refused: overloaded',
       );
+      onRefused?.(reason);
+      refuse(req, res, OVERLOADED, config);
+    },
+  });
+
+  // An event stream (a subscription) is not a request being worked on: it waits on the live pollers
+  // (live/hub.ts) for as long as it stays open, so it takes no MAX_ACTIVE_REQUESTS slot. Streams have
+  // their own bound instead, LIVE_MAX_STREAMS, and none waits in line for one.
+  const streams = createAdmission({
+    maxActive: config.live?.maxStreams ?? LIVE_DEFAULTS.maxStreams,
+    maxQueued: 0,
+    maxWaitMs: config.requestDeadlineMs,
+    reject: (req, res) => {
+      logger.warn({ status: 503, reason: 'streams full', streams: streams.active }, 'request refused: overloaded');
       refuse(req, res, OVERLOADED, config);
     },
   });
@@ -62,13 +101,15 @@ export async function serveHttp(
   // health check skips the line: it says the process is alive, however busy.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     responses.set(req.socket, res);
+    inFlight.track(res);
     const refusal = bodyRefusal(req, config.limits.bodyBytes);
     if (refusal) refuse(req, res, refusal, config);
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') handle(req, res);
+    else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
     else {
       readBody(req, res, config.limits.bodyBytes, {
-        read: () => admission.admit(req, res, handle),
+        read: () => (asksForEventStream(req) ? streams : admission).admit(req, res, handle),
         tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
       });
     }
@@ -94,9 +135,21 @@ export async function serveHttp(
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
+  phase = 'serving';
+  let drained: Promise<void> | undefined;
+
   return {
     url: `http://${host}:${port}`,
     server,
+    get phase() {
+      return phase;
+    },
+    load: () => ({ active: admission.active, queued: admission.queued }),
+    drain() {
+      phase = 'draining';
+      drained ??= drainServer(server, inFlight, config.drain);
+      return drained;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -146,8 +199,29 @@ function clientErrorAnswer(code: string | undefined, receiveTimeoutMs: number): 
   }
 }
 
+/**
+ * Readiness for a load balancer or Kubernetes: 200 while serving, 503 while starting or draining. It
+ * never asks the upstream (a probe a second per replica would eat the install's rate limit, and a
+ * replica still answers from its cache while the install is down): breaker and store are reported only.
+ */
+function answerReadiness(res: ServerResponse, phase: ServingPhase, report: () => ReadinessReport): void {
+  const body = JSON.stringify({ status: phase === 'serving' ? 'ready' : phase, ...report() });
+  res.writeHead(phase === 'serving' ? 200 : 503, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...SECURITY_HEADERS,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
 /** The root has nothing of its own: a browser that opens it lands on GraphiQL. */
 function redirectToGraphQL(res: ServerResponse): void {
   res.writeHead(302, { location: GRAPHQL_ENDPOINT, 'content-length': '0', ...SECURITY_HEADERS });
   res.end();
+}
+
+/** Whether the client asks for GraphQL over SSE (a subscription's stream), as yoga decides to answer one. */
+function asksForEventStream(req: IncomingMessage): boolean {
+  return (req.headers.accept ?? '').includes('text/event-stream');
 }

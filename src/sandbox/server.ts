@@ -150,6 +150,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         GET: () => reply(200, knobs),
         PUT: async () => reply(200, setKnobs(parseJson(await readBody(req)) as Partial<SandboxKnobs>)),
       },
+      '/__sandbox/traffic': {
+        POST: async () => {
+          const visits = parseTraffic(parseJson(await readBody(req)));
+          const website = store.findAny(visits.websiteId);
+          if (!website) return reply(404, { message: `No website with id ${visits.websiteId}.`, status: 404 });
+          store.addTraffic(website, visits);
+          reply(204);
+        },
+      },
       '/__sandbox/faults': {
         POST: async () => {
           scripted.push(...parseScriptedFaults(parseJson(await readBody(req))));
@@ -232,4 +241,24 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 function parseJson(text: string): unknown {
   return JSON.parse(text === '' ? 'null' : text);
+}
+
+/**
+ * The body of POST /__sandbox/traffic: `{"websiteId": 1, "visitors": 3, "pageviews": 5, "page": "/pricing"}`
+ * (pageviews default to the visitors, the page to `/`); a TypeError (a 400) names what is wrong.
+ */
+function parseTraffic(body: unknown): { websiteId: number; visitors: number; pageviews: number; page: string } {
+  const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
+  if (fields === null) throw new TypeError('Send a JSON object: {"websiteId": 1, "visitors": 3}.');
+  const count = (name: string, fallback?: number): number => {
+    const value = fields[name] ?? fallback;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 1_000_000) {
+      throw new TypeError(`${name} must be an integer from 0 to 1000000.`);
+    }
+    return value;
+  };
+  const visitors = count('visitors');
+  const page = fields.page ?? '/';
+  if (typeof page !== 'string' || page === '') throw new TypeError('page must be a non-empty string.');
+  return { websiteId: count('websiteId'), visitors, pageviews: count('pageviews', visitors), page };
 }

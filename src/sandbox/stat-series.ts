@@ -104,6 +104,27 @@ function sortRows(rows: StatRow[], { sortBy, sort }: StatRange): StatRow[] {
   return rows.sort((a, b) => sign * (a.count - b.count) || byValue(a, b));
 }
 
+/**
+ * A statistic with counts added to one day on top of the generated ones (POST /__sandbox/traffic: a
+ * live view's today moving on demand). `added` is read at each request, so later additions show.
+ */
+export function withAddedOnDay(series: StatSeries, day: number, added: ReadonlyMap<string, number>): StatSeries {
+  return {
+    rows(range) {
+      const rows = series.rows(range).map((row) => ({ ...row }));
+      if (day < range.fromDay || day > range.toDay || added.size === 0) return rows;
+      const needle = range.search?.toLowerCase();
+      for (const [value, count] of added) {
+        if (needle !== undefined && !value.toLowerCase().includes(needle)) continue;
+        const row = rows.find((each) => each.value === value);
+        if (row) row.count += count;
+        else rows.push({ value, count });
+      }
+      return sortRows(rows, range);
+    },
+  };
+}
+
 /** Collects the daily counts of a label statistic while the demo traffic is generated. */
 export class LabelSeriesBuilder {
   private readonly daily = new Map<string, number[]>();

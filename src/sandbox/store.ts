@@ -7,7 +7,7 @@ import type { TrafficProfile } from './demo-traffic.js';
 import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
 import type { Dialect, SeriesName } from './dialect.js';
 import { mixSeed, seededRandom } from './random.js';
-import type { StatSeries } from './stat-series.js';
+import { withAddedOnDay, type StatSeries } from './stat-series.js';
 import type { EchoedField, Flag, ListQuery, NewWebsite, WebsiteChanges } from './validation.js';
 
 /** A stored website: what a store request validates to, plus what the service itself keeps. */
@@ -109,6 +109,8 @@ export class SandboxStore {
   private dates: readonly string[] | undefined;
   private readonly websites = new Map<number, WebsiteRecord>();
   private readonly stats = new Map<number, ReadonlyMap<SeriesName, StatSeries>>();
+  /** Counts added to today by POST /__sandbox/traffic: website id -> statistic -> value -> count. */
+  private readonly addedToday = new Map<number, Map<SeriesName, Map<string, number>>>();
   private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
   /** Keys their users deleted: refused as unknown ones are. */
   private readonly revokedKeys = new Set<string>();
@@ -205,6 +207,28 @@ export class SandboxStore {
   delete(website: WebsiteRecord): void {
     this.websites.delete(website.id);
     this.stats.delete(website.id);
+    this.addedToday.delete(website.id);
+  }
+
+  /** Adds visits to today's figures of a website: its visitors and pageviews, and the pages they saw. */
+  addTraffic(website: WebsiteRecord, visits: { visitors: number; pageviews: number; page: string }): void {
+    const today = formatYmd(this.today);
+    let added = this.addedToday.get(website.id);
+    if (!added) {
+      added = new Map();
+      this.addedToday.set(website.id, added);
+    }
+    const add = (name: SeriesName, value: string, count: number): void => {
+      let values = added.get(name);
+      if (!values) {
+        values = new Map();
+        added.set(name, values);
+      }
+      values.set(value, (values.get(value) ?? 0) + count);
+    };
+    add('visitor', today, visits.visitors);
+    add('pageview', today, visits.pageviews);
+    add('page', visits.page, visits.pageviews);
   }
 
   statsOf(website: WebsiteRecord): ReadonlyMap<SeriesName, StatSeries> {
@@ -218,7 +242,16 @@ export class SandboxStore {
       }
       this.stats.set(website.id, series);
     }
-    return series;
+    const added = this.addedToday.get(website.id);
+    if (!added) return series;
+    const generated = series;
+    return new Map(
+      [...new Set([...generated.keys(), ...added.keys()])].map((name) => {
+        const base = generated.get(name) ?? { rows: () => [] };
+        const values = added.get(name);
+        return [name, values ? withAddedOnDay(base, this.today, values) : base];
+      }),
+    );
   }
 
   private insert(fields: Omit<WebsiteRecord, 'id'>): WebsiteRecord {

@@ -10,5 +10,6 @@ import './stat.js';
 import './series.js';
 import './website-connection.js';
 import './node.js';
+import './live.js';
 
 export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });

@@ -116,7 +116,7 @@ const websitesArgs = {
 };
 
 /** The checks of an `id` argument: Query.website's and Mutation.deleteWebsite's. */
-const idArgumentProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
+export const idArgumentProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
 
 /** The validated upstream query for a page of websites; an explicit null means "the default". */
 export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {

@@ -284,6 +284,11 @@ export class RedisCacheStore implements CacheStore {
     });
   }
 
+  /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
+  get connection(): string {
+    return this.redis.status;
+  }
+
   private bounded<T>(call: () => Promise<T>): Promise<T> {
     if (UNREACHABLE.has(this.redis.status)) return Promise.reject(new Error(`Redis is unreachable (${this.redis.status})`));
     let timer: NodeJS.Timeout | undefined;

@@ -49,6 +49,8 @@ export interface CacheOptions extends CacheLifetimes {
   now?: () => number;
   /** Told when the store fails (the read then goes to the upstream). */
   onStoreError?: (operation: string, error: unknown) => void;
+  /** Called at each read with what it was (the figures of usage, for all requests: metrics). */
+  onRead?: (result: 'hit' | 'miss' | 'stale') => void;
   /**
    * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS): past it, the rest of
    * its reads go to the upstream. Writes to the store happen after the answer and are not counted.
@@ -163,6 +165,12 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
   function forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
+    const counted = (result: 'hit' | 'miss' | 'stale'): void => {
+      if (result === 'hit') usage.hits++;
+      else if (result === 'miss') usage.misses++;
+      else usage.stale++;
+      options.onRead?.(result);
+    };
     let keyAccepted = false;
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
@@ -288,7 +296,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
       const scoped = await scopeOf();
       if (scoped === null) {
-        usage.misses++; // no key, or no store: straight to the upstream
+        counted('miss'); // no key, or no store: straight to the upstream
         const value = await fetch();
         keyAccepted = true;
         return value;
@@ -300,7 +308,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       const cached = await ask('get', () => store.get(fullKey));
       if (cached !== undefined && cached.freshUntil > now()) {
         await ensureAccepted(scoped.keyId);
-        usage.hits++;
+        counted('hit');
         used(cached);
         return cached.value as T;
       }
@@ -337,8 +345,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         try {
           const record = await shared;
           keyAccepted = true;
-          if (coalesced) usage.hits++;
-          else usage.misses++;
+          counted(coalesced ? 'hit' : 'miss');
           used(record);
           return record.value as T;
         } catch (error) {
@@ -353,11 +360,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
             cached.staleUntil > now() &&
             (await acceptedLately(scoped.keyId, safely))
           ) {
-            usage.stale++;
+            counted('stale');
             usage.freshForS = 0;
             return cached.value as T;
           }
-          usage.misses++; // went to the upstream (itself or with others), and was not answered
+          counted('miss'); // went to the upstream (itself or with others), and was not answered
           throw error;
         }
       }

@@ -42,6 +42,8 @@ export interface UpstreamResponse {
 
 export interface UpstreamClient {
   send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /** The circuit breaker's state (reported by /ready, never deciding it). */
+  breakerState(): 'closed' | 'open' | 'half-open';
   close(): Promise<void>;
 }
 
@@ -77,6 +79,50 @@ export interface UpstreamClientOptions extends UpstreamTransportOptions {
   dispatcher?: Dispatcher;
   /** Called once per HTTP attempt (retries included), for metrics and logs. */
   onAttempt?: (request: UpstreamRequest) => void;
+  /** Called when an attempt is over: its route template (routeTemplate), its status or `error` (no answer), its seconds. */
+  onAttemptDone?: (request: UpstreamRequest, route: string, status: number | 'error', seconds: number) => void;
+  /** Called when the circuit breaker opens (true) and when it closes or lets a trial call through (false). */
+  onBreakerChange?: (open: boolean) => void;
+  /** Called as a call starts (tracing: gateway.ts); what it answers follows the call's attempts to its end. */
+  traceCall?: (method: HttpMethod, route: string) => UpstreamCallTrace;
+  /** Called when an attempt fails for the install's sake (no answer, a 5xx or a 429), with its cause, for the log. */
+  onAttemptFailed?: (failure: UpstreamFailure) => void;
+}
+
+/** One upstream call as a trace sees it (a CLIENT span). */
+export interface UpstreamCallTrace {
+  /** Sent with every attempt: the W3C `traceparent` (and `tracestate`) of the call. */
+  headers: Record<string, string>;
+  /** The call is over: its attempts, and the last status (`error`: no answer; none when no attempt was made). */
+  end(attempts: number, status: number | 'error' | null, failed: boolean): void;
+}
+
+/** What an attempt of a traced call reports back to it. */
+interface AttemptTrace {
+  headers: Record<string, string>;
+  attempts: number;
+  status: number | 'error' | null;
+}
+
+/** Why an upstream attempt failed, as an operator needs it: never the key, the query or an id. */
+export interface UpstreamFailure {
+  method: UpstreamRequest['method'];
+  route: string;
+  /** host:port of the install, the port always written out. */
+  upstream: string;
+  /** The socket, DNS, TLS or undici error code, when no answer came. */
+  code?: string;
+  /** The status, when the install answered. */
+  status?: number;
+}
+
+/**
+ * The path below `/api/v1` with every segment after the resource's name as `{id}`, e.g.
+ * `/api/v1/stats/{id}`: a label for metrics and spans that never holds an id.
+ */
+export function routeTemplate(path: string): string {
+  const [resource = '', ...rest] = path.replace(/^\/+/, '').split('/');
+  return `/api/v1/${[resource, ...rest.map(() => '{id}')].join('/')}`;
 }
 
 const BACKOFF_BASE_MS = 50;
@@ -85,6 +131,9 @@ const BACKOFF_MAX_MS = 1_000;
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.url);
   const origin = base.origin;
+  const upstreamAddress = `${base.hostname}:${base.port || (base.protocol === 'https:' ? '443' : '80')}`;
+  const failed = (request: UpstreamRequest, cause: { code?: string; status?: number }): void =>
+    options.onAttemptFailed?.({ method: request.method, route: routeTemplate(request.path), upstream: upstreamAddress, ...cause });
   const apiPrefix = `${base.pathname.replace(/\/+$/, '')}/api/v1`;
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher =
@@ -97,11 +146,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       bodyTimeout: options.timeoutMs,
     });
 
-  async function attempt(request: UpstreamRequest): Promise<UpstreamResponse> {
+  async function attempt(request: UpstreamRequest, trace?: AttemptTrace): Promise<UpstreamResponse> {
     const remaining = request.deadline - Date.now();
     if (remaining <= 0) throw timeoutError(request);
     const timeout = Math.min(options.timeoutMs, remaining);
     options.onAttempt?.(request);
+    const onDone = options.onAttemptDone;
+    const startedAt = onDone ? performance.now() : 0;
+    if (trace) trace.attempts++;
+    const done = (status: number | 'error'): void => {
+      if (trace) trace.status = status;
+      onDone?.(request, routeTemplate(request.path), status, (performance.now() - startedAt) / 1000);
+    };
 
     let response: Exchange;
     try {
@@ -111,7 +167,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           origin,
           path: pathWithQuery(apiPrefix + request.path, request.query),
           method: request.method,
-          headers: requestHeaders(request),
+          headers: trace ? { ...requestHeaders(request), ...trace.headers } : requestHeaders(request),
           body: request.form ? new URLSearchParams(request.form).toString() : null,
           headersTimeout: timeout,
           bodyTimeout: timeout,
@@ -120,10 +176,15 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         request.signal,
       );
     } catch (error) {
+      done('error');
+      // A call its client cancelled is not the install's failure.
+      if (!request.signal?.aborted) failed(request, { code: errorCode(error) ?? 'unknown' });
       throw transportError(error, request);
     }
 
     const { status, headers, text, failure } = response;
+    done(status);
+    if (status >= 500 || status === 429) failed(request, { status });
     const rateLimit = readRateLimit(headers);
     if (rateLimit !== null) request.onRateLimit?.(rateLimit);
     if (status >= 200 && status < 300) {
@@ -164,13 +225,33 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     rollingPercentilesEnabled: false,
     errorFilter: (error: unknown) => !opensBreaker(error),
   });
+  if (options.onBreakerChange) {
+    const onChange = options.onBreakerChange;
+    breaker.on('open', () => onChange(true));
+    breaker.on('halfOpen', () => onChange(false));
+    breaker.on('close', () => onChange(false));
+  }
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    const callTrace = options.traceCall?.(request.method, routeTemplate(request.path));
+    if (!callTrace) return sendAttempts(request);
+    const trace: AttemptTrace = { headers: callTrace.headers, attempts: 0, status: null };
+    try {
+      const response = await sendAttempts(request, trace);
+      callTrace.end(trace.attempts, trace.status, false);
+      return response;
+    } catch (error) {
+      callTrace.end(trace.attempts, trace.status, true);
+      throw error;
+    }
+  }
+
+  async function sendAttempts(request: UpstreamRequest, trace?: AttemptTrace): Promise<UpstreamResponse> {
     // Writes are never retried: the upstream may have applied the first one.
     const maxAttempts = request.method === 'GET' ? options.maxAttempts : 1;
     for (let attemptNo = 1; ; attemptNo++) {
       try {
-        return await breaker.fire(request);
+        return await breaker.fire(request, trace);
       } catch (error) {
         if (errorCode(error) === 'EOPENBREAKER') {
           throw new GatewayError(
@@ -191,6 +272,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     send,
+    breakerState: () => (breaker.halfOpen ? 'half-open' : breaker.opened ? 'open' : 'closed'),
     async close() {
       breaker.shutdown();
       if (ownsDispatcher) await dispatcher.close();

@@ -44,6 +44,7 @@ type Query {
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
 }
+type Subscription { website(id: ID!): Website }
 interface Node { id: ID! }
 type WebsiteConnection { edges: [WebsiteEdge!]!  pageInfo: ConnectionPageInfo!  totalCount: Int! }
 type WebsiteEdge { cursor: String!  node: Website! }

@@ -12,6 +12,8 @@ export interface RequestLogLine {
   cache: { hits: number; misses: number; stale: number };
   outcome: 'ok' | 'error';
   errorCodes?: string[];
+  /** The request's OpenTelemetry trace id, when tracing is on. */
+  trace_id?: string;
 }
 
 export interface RequestLogOptions {
@@ -19,11 +21,13 @@ export interface RequestLogOptions {
   write: (line: RequestLogLine) => void;
   /** The request's context, for its usage figures; requests refused before execution have none. */
   contextOf: (request: Request) => GatewayContext | undefined;
+  /** The request's trace id (use-tracing.ts); none when tracing is off. */
+  traceIdOf?: (request: Request) => string | undefined;
 }
 
 const MAX_NAME_LENGTH = 100;
 
-export function useRequestLog({ write, contextOf }: RequestLogOptions): Plugin<GatewayContext> {
+export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions): Plugin<GatewayContext> {
   const started = new WeakMap<Request, { at: number; operation: string | null }>();
   return {
     onRequest({ request }) {
@@ -48,6 +52,7 @@ export function useRequestLog({ write, contextOf }: RequestLogOptions): Plugin<G
         'errors' in r && r.errors ? r.errors.map((e) => String(e.extensions?.code ?? 'GRAPHQL_ERROR')) : [],
       );
       const context = contextOf(request);
+      const traceId = traceIdOf?.(request);
       write({
         operation: entry.operation,
         durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
@@ -56,6 +61,7 @@ export function useRequestLog({ write, contextOf }: RequestLogOptions): Plugin<G
         cache: { hits: context?.usage.cache.hits ?? 0, misses: context?.usage.cache.misses ?? 0, stale: context?.usage.cache.stale ?? 0 },
         outcome: codes.length === 0 ? 'ok' : 'error',
         ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
+        ...(traceId === undefined ? {} : { trace_id: traceId }),
       });
     },
   };

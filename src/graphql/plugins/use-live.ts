@@ -1,0 +1,125 @@
+// Subscriptions as live queries: `subscription { website(id:) { … } }` is served by polling the same
+// selection as a query, through the whole query pipeline (the key's ownership, argument checks, the cost
+// limit, the upstream data source and its cache), once per topic for all the streams that watch it
+// (live/hub.ts). A stream gets the first result at once and then each result that differs. An error that
+// will not change by polling again (NOT_FOUND, UNAUTHENTICATED, a refused document) ends the stream with
+// that error and no data. Event streams leave with `X-Accel-Buffering: no`, so that nginx and the like
+// pass each event on as it comes instead of buffering them; yoga sends the heartbeats (a comment every
+// 12 s) and never compresses them.
+import { randomBytes } from 'node:crypto';
+import {
+  GraphQLError,
+  Kind,
+  OperationTypeNode,
+  getOperationAST,
+  print,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type NamedTypeNode,
+  type OperationDefinitionNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
+import { keyIdOf } from '../../upstream/keys.js';
+
+/** What a poll sends: the subscription's document, as a query. */
+export interface LiveQuery {
+  query: string;
+  variables: Record<string, unknown>;
+  operationName?: string;
+  authorization: string | null;
+}
+
+export interface LiveOptions {
+  hub: LiveHub;
+  /** Streams one key may have open at once (LIVE_MAX_STREAMS_PER_KEY; default 20); one more ends with OVERLOADED. */
+  maxStreamsPerKey?: number;
+  /** Runs a query as a client's request would be run (the gateway's own yoga, in process). */
+  runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<ExecutionResult>;
+}
+
+/** Codes that polling again would only repeat: the stream ends with them. */
+const FINAL_CODES = new Set([
+  'NOT_FOUND',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'UNSUPPORTED',
+  'COST_LIMIT_EXCEEDED',
+  'GRAPHQL_VALIDATION_FAILED',
+]);
+
+/** Below this share of the key's limit left, polls wait for the install's minute to refill. */
+const LOW_REMAINING_SHARE = 0.25;
+
+/** The subscription's operation as a query: Subscription.website and Query.website take the same selection. */
+export function asQuery(document: DocumentNode, operationName: string | null | undefined): string {
+  const operation = getOperationAST(document, operationName);
+  // The other operations go: a poll runs this one alone. A fragment on Subscription is one on Query.
+  const rewritten = visit(document, {
+    OperationDefinition: (node: OperationDefinitionNode) => (node === operation ? { ...node, operation: OperationTypeNode.QUERY } : null),
+    NamedType: (node: NamedTypeNode) =>
+      node.name.value === 'Subscription' ? { ...node, name: { kind: Kind.NAME, value: 'Query' } } : undefined,
+  });
+  return print(rewritten);
+}
+
+/** What a poll's answer means for the stream: what to push, whether it ends it, how long to wait. */
+export function pollOutcome(answer: ExecutionResult): PollOutcome<ExecutionResult> {
+  // The poll's answer is JSON: its errors become GraphQLErrors again, which yoga passes on unmasked.
+  const errors = (answer.errors ?? []).map(
+    (error) => new GraphQLError(error.message, { ...(error.path ? { path: error.path } : {}), extensions: error.extensions ?? {} }),
+  );
+  const codes = errors.map((error) => String(error.extensions?.code ?? ''));
+  const extensions = (answer.extensions ?? {}) as {
+    upstreamCalls?: number;
+    stale?: boolean;
+    rateLimit?: { limit: number; remaining: number };
+  };
+  const upstreamCalls = typeof extensions.upstreamCalls === 'number' ? extensions.upstreamCalls : 0;
+  if (codes.some((code) => FINAL_CODES.has(code)) || answer.data === undefined || answer.data === null) {
+    // A key the install refuses is refused for every document: all of its streams end with it.
+    return { result: { errors }, upstreamCalls, final: true, ...(codes.includes('UNAUTHENTICATED') ? { endsKey: true } : {}) };
+  }
+  const rateLimited = errors.find((error) => error.extensions?.code === 'RATE_LIMITED');
+  const retryAfterS = Number(rateLimited?.extensions?.retryAfter ?? 0);
+  const { rateLimit } = extensions;
+  const low = rateLimit !== undefined && rateLimit.remaining < rateLimit.limit * LOW_REMAINING_SHARE;
+  const backoffMs = Math.max(retryAfterS * 1000, low ? 60_000 : 0);
+  // Only data and errors are compared and pushed: the figures of each poll (cache hits, calls) differ
+  // every time. `stale` says the data is not the install's latest (a 429, an outage).
+  const stale = extensions.stale === true || rateLimited !== undefined;
+  return {
+    result: { data: answer.data, ...(errors.length > 0 ? { errors } : {}), ...(stale ? { extensions: { stale: true } } : {}) },
+    upstreamCalls,
+    final: false,
+    ...(backoffMs > 0 ? { backoffMs } : {}),
+  };
+}
+
+export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStreamsPerKey }: LiveOptions): Plugin {
+  // Topics are this process's own: a secret of its own keeps keys out of them.
+  const secret = randomBytes(32).toString('base64url');
+  return {
+    onSubscribe({ args, setSubscribeFn }) {
+      setSubscribeFn(async (subscribeArgs) => {
+        const request = (subscribeArgs.contextValue as { request?: Request }).request;
+        const authorization = request?.headers.get('authorization') ?? null;
+        const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
+        const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
+        const key = keyIdOf(secret, authorization ?? '');
+        const live: LiveQuery = { query, variables, authorization, ...(args.operationName ? { operationName: args.operationName } : {}) };
+        const topic = { key, id: JSON.stringify([key, query, variables, args.operationName ?? null]) };
+        if (hub.streamsOf(key) >= maxStreamsPerKey) {
+          const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
+          return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' } })] };
+        }
+        return hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal)));
+      });
+    },
+    onResponse({ response }) {
+      if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
+    },
+  };
+}

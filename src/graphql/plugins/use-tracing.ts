@@ -1,0 +1,112 @@
+// OpenTelemetry spans of a GraphQL request: a SERVER span that continues the client's W3C
+// `traceparent`, under it the operation's span (`query Dashboard`: name and type) with parse, validate
+// and execute. Execution runs inside the execute span's context, so the upstream client's CLIENT spans
+// (gateway.ts) are its children. Only the OpenTelemetry API is used here: without an SDK started
+// (tracing.ts) every span is a no-op. No attribute holds a header, a document or a variable value.
+import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+export interface TracingOptions {
+  /** Receives each request's trace id, for its log line (use-request-log.ts). Required. */
+  traceIds: WeakMap<Request, string>;
+}
+
+interface RequestSpans {
+  server: Span;
+  operation: Span;
+  operationContext: Context;
+}
+
+const tracer = trace.getTracer('analytics-graphql-gateway');
+
+/** Headers as the propagator reads them: the W3C `traceparent` and `tracestate` of the client. */
+const headerGetter = {
+  keys: (carrier: Headers) => [...carrier.keys()],
+  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+};
+
+/** Ends `span` once `result` (a value or a promise) is settled, marking it failed when it threw. */
+function endAfter<T>(span: Span, run: () => T): T {
+  let result: T;
+  try {
+    result = run();
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw error;
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value: unknown) => {
+        span.end();
+        return value;
+      },
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    ) as T;
+  }
+  span.end();
+  return result;
+}
+
+export function useTracing({ traceIds }: TracingOptions): Plugin {
+  const spans = new WeakMap<Request, RequestSpans>();
+  const phase = (request: Request, name: string, wrapped: () => void): void => {
+    const entry = spans.get(request);
+    if (!entry) return wrapped();
+    const span = tracer.startSpan(name, {}, entry.operationContext);
+    return endAfter(span, () => context.with(trace.setSpan(entry.operationContext, span), wrapped));
+  };
+  return {
+    instrumentation: {
+      request({ request }, wrapped) {
+        const parent = propagation.extract(context.active(), request.headers, headerGetter);
+        const server = tracer.startSpan(
+          `${request.method} /graphql`,
+          { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': new URL(request.url).pathname } },
+          parent,
+        );
+        const serverContext = trace.setSpan(parent, server);
+        const operation = tracer.startSpan('graphql.operation', {}, serverContext);
+        spans.set(request, { server, operation, operationContext: trace.setSpan(serverContext, operation) });
+        traceIds.set(request, server.spanContext().traceId);
+        return endAfter(server, () => endAfter(operation, () => context.with(serverContext, wrapped)));
+      },
+      parse: ({ context: { request } }, wrapped) => phase(request, 'graphql.parse', wrapped),
+      validate: ({ context: { request } }, wrapped) => phase(request, 'graphql.validate', wrapped),
+      execute({ context: { request } }, wrapped) {
+        const entry = spans.get(request);
+        if (!entry) return wrapped();
+        const span = tracer.startSpan('graphql.execute', {}, entry.operationContext);
+        return endAfter(span, () => context.with(trace.setSpan(entry.operationContext, span), wrapped));
+      },
+    },
+    onExecute({ args }) {
+      const entry = spans.get(args.contextValue.request);
+      const operation = getOperationAST(args.document, args.operationName);
+      if (!entry || !operation) return;
+      const name = operation.name?.value;
+      entry.operation.updateName(name === undefined ? operation.operation : `${operation.operation} ${name}`);
+      entry.operation.setAttribute('graphql.operation.type', operation.operation);
+      if (name !== undefined) entry.operation.setAttribute('graphql.operation.name', name);
+    },
+    onResultProcess({ request, result }) {
+      const entry = spans.get(request);
+      if (!entry) return;
+      const results = Array.isArray(result) ? result : [result];
+      if (results.some((one) => 'errors' in one && one.errors !== undefined && one.errors.length > 0)) {
+        entry.operation.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    },
+    onResponse({ request, response }) {
+      const entry = spans.get(request);
+      if (!entry) return;
+      entry.server.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 500) entry.server.setStatus({ code: SpanStatusCode.ERROR });
+    },
+  };
+}

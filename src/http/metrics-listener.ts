@@ -1,0 +1,150 @@
+// Prometheus: one registry per gateway with the figures the upstream side and admission control
+// report (the GraphQL ones are graphql/plugins/use-metrics.ts's), and the listener that serves it.
+// The listener is its own (METRICS_PORT, METRICS_HOST), never the public port: the figures name
+// operations and error rates, which are for operators, not for the internet.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Where the metrics listener listens (config.ts reads METRICS_PORT and METRICS_HOST). */
+export interface MetricsListenerConfig {
+  port: number;
+  host: string;
+}
+
+export const METRICS_HOST_DEFAULT = '127.0.0.1';
+
+/**
+ * Seconds, from a cached answer (about a millisecond) to a request that spends the whole default
+ * deadline on retries (tens of seconds).
+ */
+export const DURATION_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
+
+export type RefusalReason = 'queue_full' | 'queue_timeout';
+
+/** What the layers under the composition root report; gateway.ts passes these as their callbacks. */
+export interface GatewayMetrics {
+  registry: Registry;
+  /** One upstream attempt: its method, route template (never an id), and status or `error` (no answer). */
+  upstreamAttempt(method: string, route: string, status: number | 'error', seconds: number): void;
+  cacheRead(result: 'hit' | 'miss' | 'stale'): void;
+  breakerOpen(open: boolean): void;
+  refused(reason: RefusalReason): void;
+  /** Read at each scrape: the requests being worked on and waiting in line. */
+  observeAdmission(load: () => { active: number; queued: number }): void;
+}
+
+export function createGatewayMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const upstream = new Histogram({
+    name: 'gateway_upstream_request_duration_seconds',
+    help: 'Upstream HTTP attempts (retries included), by method, route template and status (`error`: no answer)',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: DURATION_BUCKETS_S,
+    registers: [registry],
+  });
+  const cacheReads = new Counter({
+    name: 'gateway_cache_reads_total',
+    help: 'Reads of the upstream cache: hit (fresh, or joined a call in flight), miss, stale (answered stale during an outage)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const breaker = new Gauge({
+    name: 'gateway_upstream_breaker_open',
+    help: '1 while the circuit breaker in front of the upstream is open (calls fail fast), else 0',
+    registers: [registry],
+  });
+  breaker.set(0);
+  const refusedTotal = new Counter({
+    name: 'gateway_requests_refused_total',
+    help: 'HTTP requests turned away by admission control: queue_full (line full), queue_timeout (waited too long)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  let load = (): { active: number; queued: number } => ({ active: 0, queued: 0 });
+  new Gauge({
+    name: 'gateway_requests_active',
+    help: 'HTTP requests being worked on (MAX_ACTIVE_REQUESTS at most)',
+    registers: [registry],
+    collect() {
+      this.set(load().active);
+    },
+  });
+  new Gauge({
+    name: 'gateway_requests_queued',
+    help: 'HTTP requests waiting in line for a slot (MAX_QUEUED_REQUESTS at most)',
+    registers: [registry],
+    collect() {
+      this.set(load().queued);
+    },
+  });
+  return {
+    registry,
+    upstreamAttempt: (method, route, status, seconds) => upstream.observe({ method, route, status: String(status) }, seconds),
+    cacheRead: (result) => cacheReads.inc({ result }),
+    breakerOpen: (open) => breaker.set(open ? 1 : 0),
+    refused: (reason) => refusedTotal.inc({ reason }),
+    observeAdmission: (read) => {
+      load = read;
+    },
+  };
+}
+
+export interface MetricsListener {
+  /** e.g. http://127.0.0.1:9464; the text is at `${url}/metrics`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * In a worker (WORKERS > 1): this registry answers the primary's aggregation instead of a listener of
+ * its own, since workers listening on one port share it and a scrape would see one worker at random.
+ */
+export function reportToPrimary(registry: Registry): void {
+  AggregatorRegistry.setRegistries([registry]);
+  // prom-client answers the primary's requests only once an AggregatorRegistry was made in the process.
+  new AggregatorRegistry();
+}
+
+/** In the primary: METRICS_PORT answers the sum over all workers (asked over IPC) on every scrape. */
+export function serveClusterMetrics(config: MetricsListenerConfig): Promise<MetricsListener> {
+  const aggregator = new AggregatorRegistry();
+  return serveMetrics({ read: () => aggregator.clusterMetrics(), contentType: aggregator.contentType }, config);
+}
+
+/** Serves `GET /metrics` (Prometheus text format) and nothing else. */
+export async function serveMetrics(
+  source: Registry | { read(): Promise<string>; contentType: string },
+  config: MetricsListenerConfig,
+): Promise<MetricsListener> {
+  const read = 'read' in source ? source.read : () => source.metrics();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: the metrics are at GET /metrics\n');
+      return;
+    }
+    read().then(
+      (text) => res.writeHead(200, { 'content-type': source.contentType }).end(req.method === 'HEAD' ? undefined : text),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    url: `http://${host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,79 @@
+// WORKERS: a primary process and that many workers sharing the port (node:cluster: the primary
+// accepts and hands connections to the workers). The primary serves nothing itself: it starts the
+// workers, replaces one that dies (with backoff, so a worker that crashes at start does not spin),
+// and on a signal tells every worker to drain and exits once they all have.
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+
+/** The message a worker drains on, as on its own first SIGTERM (main.ts). */
+export const DRAIN_MESSAGE = 'gateway:drain';
+
+/** WORKERS: a count, or `auto` for the machine's available parallelism. */
+export function workerCount(value: number | 'auto'): number {
+  return value === 'auto' ? availableParallelism() : value;
+}
+
+export interface PrimaryOptions {
+  workers: number;
+  /** Extra environment of every worker (the embedded sandbox's URL). */
+  env?: Record<string, string>;
+  /** Called for every worker forked, replacements included: where the primary learns of its workers (e.g. to gather their metrics). */
+  onWorker?: (worker: Worker) => void;
+  /** Called once every worker has exited after a signal, before the primary exits. */
+  onStopped?: () => Promise<void>;
+}
+
+// A worker that dies within this long of its start counts as crashing: the next one waits longer.
+const STABLE_MS = 10_000;
+const MAX_BACKOFF_MS = 10_000;
+
+/** Runs the primary: forks `workers`, replaces the dead, drains all on SIGTERM or SIGINT (a second one: exit at once). */
+export function runPrimary(options: PrimaryOptions): void {
+  let stopping = false;
+  let crashes = 0;
+  const startedAt = new Map<Worker, number>();
+
+  const fork = (): void => {
+    const worker = cluster.fork(options.env ?? {});
+    startedAt.set(worker, Date.now());
+    console.log(`Worker ${worker.id} started (pid ${worker.process.pid})`);
+    options.onWorker?.(worker);
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (startedAt.get(worker) ?? 0);
+    startedAt.delete(worker);
+    if (stopping) {
+      if (startedAt.size === 0) void stopped();
+      return;
+    }
+    crashes = lived >= STABLE_MS ? 0 : crashes + 1;
+    const backoffMs = crashes === 0 ? 0 : Math.min(100 * 2 ** (crashes - 1), MAX_BACKOFF_MS);
+    console.error(`Worker ${worker.id} (pid ${worker.process.pid}) exited (${signal ?? `code ${code}`}); a new one in ${backoffMs} ms`);
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, backoffMs);
+  });
+
+  const stopped = async (): Promise<void> => {
+    await options.onStopped?.();
+    process.exit(0);
+  };
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      console.error(`${signal} again: stopping the workers without waiting for the requests in flight`);
+      for (const worker of startedAt.keys()) worker.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`${signal}: draining ${startedAt.size} workers`);
+    if (startedAt.size === 0) void stopped();
+    // A message, not a signal: a worker that also got the terminal's SIGINT must not take this as a second one.
+    for (const worker of startedAt.keys()) if (worker.isConnected()) worker.send(DRAIN_MESSAGE);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  for (let i = 0; i < options.workers; i++) fork();
+}

@@ -1,0 +1,165 @@
+// A rolling restart as an operator runs one: two gateways (real processes, the built entry point)
+// behind a real HAProxy that health-checks `GET /ready` and retries only when a connection fails; each
+// gateway gets a real SIGTERM in turn and is started again on its port, under steady load. Not one
+// request may fail. The HAProxy configuration is the README's (Running in production).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const HAPROXY = ['haproxy', '/usr/sbin/haproxy'].find((path) => spawnSync(path, ['-v']).status === 0);
+
+/** The README's configuration, with the test's addresses; health checks every 200 ms, down after 2 failures. */
+function haproxyConfig(frontendPort: number, gatewayPorts: readonly number[]): string {
+  return `defaults
+  mode http
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+  # Only a request that never reached a gateway is sent again (to another one): a request a gateway
+  # received may have been a write, and is never repeated.
+  retries 3
+  retry-on conn-failure
+  option redispatch 1
+
+frontend graphql
+  bind 127.0.0.1:${frontendPort}
+  default_backend gateways
+
+backend gateways
+  balance roundrobin
+  option httpchk GET /ready
+  http-check expect status 200
+  default-server inter 200ms fall 2 rise 2
+${gatewayPorts.map((port, i) => `  server gateway${i + 1} 127.0.0.1:${port} check`).join('\n')}
+`;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Running {
+  const child = spawn(command, args, { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, output: () => output, exited };
+}
+
+async function until(check: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+const answers200 = (url: string) => () =>
+  fetch(url).then(
+    async (response) => {
+      await response.body?.cancel();
+      return response.status === 200;
+    },
+    () => false,
+  );
+
+const running: Running[] = [];
+let sandbox: Sandbox | undefined;
+let configDir: string | undefined;
+afterAll(async () => {
+  for (const each of running) each.child.kill('SIGKILL');
+  await sandbox?.close();
+  if (configDir) rmSync(configDir, { recursive: true, force: true });
+});
+
+describe('rolling restart behind HAProxy', () => {
+  it('restarts each gateway in turn under steady load with 0 failed requests', { timeout: 60_000 }, async () => {
+    if (HAPROXY === undefined) throw new Error('haproxy is not installed (Debian: apt-get install haproxy)');
+    sandbox = await startSandbox({ port: 0, latencyMs: 40 });
+    const upstream = sandbox;
+    const gatewayPorts = [await freePort(), await freePort()];
+    const frontendPort = await freePort();
+    const startGateway = (port: number): Running => {
+      const gateway = run(process.execPath, [MAIN], {
+        PORT: String(port),
+        UPSTREAM_URL: upstream.url,
+        CACHE: 'off',
+        LOG_LEVEL: 'info',
+        DRAIN_DELAY_MS: '1500',
+        DRAIN_TIMEOUT_MS: '10000',
+      });
+      running.push(gateway);
+      return gateway;
+    };
+    const gateways = gatewayPorts.map(startGateway);
+    for (const port of gatewayPorts) await until(answers200(`http://127.0.0.1:${port}/ready`));
+
+    configDir = mkdtempSync(join(tmpdir(), 'haproxy-'));
+    const configPath = join(configDir, 'haproxy.cfg');
+    writeFileSync(configPath, haproxyConfig(frontendPort, gatewayPorts));
+    const haproxy = run(HAPROXY, ['-db', '-f', configPath], {});
+    running.push(haproxy);
+    const endpoint = `http://127.0.0.1:${frontendPort}/graphql`;
+    await until(answers200(`http://127.0.0.1:${frontendPort}/ready`));
+
+    // Steady load: 8 clients, each sending its next request as soon as the last one is answered.
+    let loading = true;
+    let answered = 0;
+    const failures: string[] = [];
+    const client = async (): Promise<void> => {
+      while (loading) {
+        try {
+          const response = await fetch(endpoint, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: 'Bearer sandbox-key-1' },
+            body: JSON.stringify({ query: '{ websites { totalCount } }' }),
+          });
+          const body = (await response.json()) as { errors?: unknown; data?: { websites?: { totalCount?: number } } };
+          if (response.status !== 200 || body.errors !== undefined || body.data?.websites?.totalCount === undefined) {
+            failures.push(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+          } else answered++;
+        } catch (error) {
+          failures.push(error instanceof Error ? `${error.message}: ${String((error as { cause?: unknown }).cause)}` : String(error));
+        }
+      }
+    };
+    const clients = Array.from({ length: 8 }, client);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const restarted: Running[] = [];
+    for (const [i, port] of gatewayPorts.entries()) {
+      const old = gateways[i];
+      if (old === undefined) throw new Error('no gateway to restart');
+      old.child.kill('SIGTERM');
+      expect(await old.exited).toBe(0);
+      const fresh = startGateway(port);
+      restarted.push(fresh);
+      await until(answers200(`http://127.0.0.1:${port}/ready`));
+      // HAProxy takes it back after 2 passing checks; let it serve before the next one stops.
+      await until(() => fresh.output().includes('graphql request'));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    loading = false;
+    await Promise.all(clients);
+
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(failures).toHaveLength(0);
+    expect(answered).toBeGreaterThan(100);
+    // Both old gateways served before their restart, and both new ones after it.
+    for (const gateway of [...gateways, ...restarted]) expect(gateway.output()).toContain('graphql request');
+  });
+});

@@ -1,0 +1,173 @@
+// The shared pollers, driven by a hand-run timer: who starts and stops a poller, what a subscriber is
+// pushed, and how long a key's polls wait.
+import { describe, expect, it } from 'vitest';
+import { createLiveHub, type PollOutcome } from '../../src/live/hub.js';
+
+/** Timers that run only when the test says, recording the delay each was set for. */
+function manualTimers() {
+  const pending: { run: () => void; ms: number; cancelled: boolean }[] = [];
+  return {
+    delays: () => pending.map((timer) => timer.ms),
+    setTimer: (run: () => void, ms: number) => {
+      const timer = { run, ms, cancelled: false };
+      pending.push(timer);
+      return { cancel: () => void (timer.cancelled = true) };
+    },
+    /** Runs every timer set and not cancelled so far. */
+    fire: () => {
+      for (const timer of pending.splice(0)) if (!timer.cancelled) timer.run();
+    },
+    live: () => pending.filter((timer) => !timer.cancelled).length,
+  };
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A poll function answering the values given, one a poll, counting its calls. */
+function scripted(values: number[], calls = 1) {
+  let polls = 0;
+  const poll = async (): Promise<PollOutcome<number>> => ({
+    result: values[Math.min(polls++, values.length - 1)] as number,
+    upstreamCalls: calls,
+    final: false,
+  });
+  return { poll, polls: () => polls };
+}
+
+describe('createLiveHub', () => {
+  it('polls once for every subscriber of a topic; a later one gets the last result at once', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const source = scripted([7]);
+    const topic = { key: 'k', id: 'k/doc' };
+    const a = hub.subscribe(topic, source.poll);
+    expect((await a.next()).value).toBe(7);
+    const b = hub.subscribe(topic, source.poll);
+    expect((await b.next()).value).toBe(7);
+    expect(source.polls()).toBe(1);
+    expect(hub.pollers).toBe(1);
+    await a.return();
+    await b.return();
+    expect(hub.pollers).toBe(0);
+  });
+
+  it('pushes a result only when it changed, and a slow subscriber only the latest', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const source = scripted([1, 1, 2, 3]);
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, source.poll);
+    expect((await stream.next()).value).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      timers.fire();
+      await tick();
+    }
+    expect(source.polls()).toBe(4);
+    // 1 again was not pushed; 2 was overtaken by 3 before the subscriber asked.
+    expect((await stream.next()).value).toBe(3);
+    await stream.return();
+  });
+
+  it('stops polling when the last subscriber leaves and aborts the poll in flight', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    let signal: AbortSignal | undefined;
+    let polls = 0;
+    const poll = (given: AbortSignal): Promise<PollOutcome<number>> => {
+      polls++;
+      signal = given;
+      if (polls === 1) return Promise.resolve({ result: 1, upstreamCalls: 1, final: false });
+      return new Promise((_, reject) => given.addEventListener('abort', () => reject(new Error('aborted'))));
+    };
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, poll);
+    expect((await stream.next()).value).toBe(1);
+    timers.fire();
+    await tick();
+    expect(polls).toBe(2);
+    expect(signal?.aborted).toBe(false);
+    await stream.return();
+    expect(signal?.aborted).toBe(true);
+    expect(hub.pollers).toBe(0);
+    expect(timers.live()).toBe(0);
+  });
+
+  it("stretches the interval so that all of one key's pollers stay within its calls a minute", async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, callsPerMinute: 30, setTimer: timers.setTimer });
+    const a = hub.subscribe({ key: 'k', id: 'k/a' }, scripted([1], 10).poll);
+    await a.next();
+    // One poller of 10 calls: 10 calls every 20 s is 30 a minute.
+    expect(timers.delays()).toEqual([20_000]);
+    const b = hub.subscribe({ key: 'k', id: 'k/b' }, scripted([1], 10).poll);
+    await b.next();
+    // Two pollers of 10 calls each: each waits 40 s. Another key's pollers do not count.
+    expect(timers.delays()[1]).toBe(40_000);
+    const other = hub.subscribe({ key: 'other', id: 'other/a' }, scripted([1], 1).poll);
+    await other.next();
+    expect(timers.delays()[2]).toBe(2_000);
+    await Promise.all([a.return(), b.return(), other.return()]);
+  });
+
+  it("ends every stream of the key when a poll says the key is refused, and no other key's", async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const a = hub.subscribe({ key: 'k', id: 'k/a' }, scripted([1]).poll);
+    const other = hub.subscribe({ key: 'other', id: 'other/a' }, scripted([1]).poll);
+    await a.next();
+    await other.next();
+    const revoked = hub.subscribe(
+      { key: 'k', id: 'k/b' },
+      async (): Promise<PollOutcome<number>> => ({
+        result: 401,
+        upstreamCalls: 1,
+        final: true,
+        endsKey: true,
+      }),
+    );
+    expect((await revoked.next()).value).toBe(401);
+    expect(await a.next()).toEqual({ done: false, value: 401 });
+    expect(await a.next()).toEqual({ done: true, value: undefined });
+    expect(hub.streamsOf('k')).toBe(0);
+    expect(hub.streamsOf('other')).toBe(1);
+    await other.return();
+  });
+
+  it('polls again at the next interval after a poll that threw', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    let polls = 0;
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, async (): Promise<PollOutcome<number>> => {
+      if (++polls === 1) throw new Error('socket hang up');
+      return { result: 2, upstreamCalls: 1, final: false };
+    });
+    const next = stream.next();
+    await tick();
+    expect(timers.delays()).toEqual([1000]);
+    timers.fire();
+    expect((await next).value).toBe(2);
+    await stream.return();
+  });
+
+  it('waits as long as a poll asks (a Retry-After) before the next', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, async () => ({ result: 1, upstreamCalls: 0, final: false, backoffMs: 30_000 }));
+    await stream.next();
+    expect(timers.delays()).toEqual([30_000]);
+    await stream.return();
+  });
+
+  it('ends every stream of the topic after a final result, and every stream on close', async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const final = async (): Promise<PollOutcome<string>> => ({ result: 'gone', upstreamCalls: 1, final: true });
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, final);
+    expect(await stream.next()).toEqual({ done: false, value: 'gone' });
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    expect(hub.pollers).toBe(0);
+    const open = hub.subscribe({ key: 'k', id: 'k/other' }, scripted([5]).poll);
+    await open.next();
+    hub.close();
+    expect(await open.next()).toEqual({ done: true, value: undefined });
+    expect(timers.live()).toBe(0);
+  });
+});

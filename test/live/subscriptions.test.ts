@@ -1,0 +1,162 @@
+// Subscription.website over GraphQL over SSE, against the sandbox over real HTTP: the first result at
+// once, one poll for every stream of a key and document, a push only when the data changed, the end of
+// polling when the last stream leaves, and the same refusals as the query (ownership, cost limit).
+import { describe, expect, it } from 'vitest';
+import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, restCalls, startStack, useStack } from '../fixture.js';
+import { openSubscription } from './sse.js';
+
+interface LiveWebsite {
+  website: { id: string; domain: string; favorite: boolean | null; today?: { nodes: { value: string; count: number }[] } };
+}
+
+const LIVE_DASHBOARD = `subscription Live($id: ID!) {
+  website(id: $id) { id domain favorite today: stats(name: VISITOR, period: TODAY) { nodes { value count } } }
+}`;
+
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('subscription { website }', () => {
+  const stack = useStack({ env: { LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600', MAX_COST: '3' } });
+
+  it('answers an event stream that proxies pass through, with the first result at once', async () => {
+    const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(stream.response.headers.get('x-accel-buffering')).toBe('no');
+    // Asked for gzip and br: an event stream is never compressed, or proxies and browsers would hold events back.
+    expect(['none', null]).toContain(stream.response.headers.get('content-encoding'));
+    const first = await stream.next();
+    expect(first?.errors).toBeUndefined();
+    expect(first?.data?.website).toMatchObject({ id: '1', domain: 'acme-analytics.com' });
+    expect(first?.data?.website.today?.nodes).toHaveLength(1);
+    stream.close();
+  });
+
+  it('polls once for every stream of one key, document and variables', async () => {
+    const body = { query: LIVE_DASHBOARD, variables: { id: '2' } };
+    const a = await openSubscription<LiveWebsite>(stack.endpoint, body, KEY_1);
+    const firstOfA = await a.next();
+    const b = await openSubscription<LiveWebsite>(stack.endpoint, body, KEY_1);
+    const firstOfB = await b.next();
+    expect(firstOfB).toEqual(firstOfA);
+    // One execution of the selection: the website and its statistic, once each.
+    expect(restCalls(stack.sandbox).filter((call) => call.startsWith('GET /api/v1/websites/2'))).toHaveLength(1);
+    a.close();
+    b.close();
+  });
+
+  it('pushes again only when the data changed, and stops polling when the last stream leaves', async () => {
+    const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '4' } }, KEY_1);
+    const first = await stream.next();
+    const before = first?.data?.website.favorite;
+    // Polled about twice meanwhile, with the same data: nothing pushed.
+    await expect(stream.next(2_500)).rejects.toThrow(/no event/);
+    expect(restCalls(stack.sandbox).filter((call) => call === 'GET /api/v1/websites/4').length).toBeGreaterThanOrEqual(2);
+    dataOf(await stack.gql(UPDATE_WEBSITE, { id: '4', input: { favorite: !before } }));
+    const changed = await stream.next(5_000);
+    expect(changed?.data?.website.favorite).toBe(!before);
+    stream.close();
+    await wait(300);
+    const polls = restCalls(stack.sandbox).length;
+    await wait(2_500);
+    expect(restCalls(stack.sandbox).length).toBe(polls);
+  });
+
+  it("pushes today's figures as they grow (the sandbox's traffic control path)", async () => {
+    const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
+    const before = (await stream.next())?.data?.website.today?.nodes[0]?.count ?? 0;
+    const added = await fetch(`${stack.sandbox.url}/__sandbox/traffic`, {
+      method: 'POST',
+      body: JSON.stringify({ websiteId: 1, visitors: 7 }),
+    });
+    expect(added.status).toBe(204);
+    const after = await stream.next(5_000);
+    expect(after?.data?.website.today?.nodes[0]?.count).toBe(before + 7);
+    stream.close();
+    const refused = await fetch(`${stack.sandbox.url}/__sandbox/traffic`, {
+      method: 'POST',
+      body: JSON.stringify({ websiteId: 1, visitors: -1 }),
+    });
+    expect(refused.status).toBe(400);
+  });
+
+  it("ends with NOT_FOUND and no data for another user's website or an unknown id (BAD_USER_INPUT for an id that is none)", async () => {
+    for (const [id, key, code] of [
+      ['1', KEY_2, 'NOT_FOUND'],
+      ['999', KEY_1, 'NOT_FOUND'],
+      ['one', KEY_1, 'BAD_USER_INPUT'],
+    ] as const) {
+      const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id } }, key);
+      const event = await stream.next();
+      expect(event?.data).toBeUndefined();
+      expect(event?.errors?.map((error) => error.extensions?.code)).toEqual([code]);
+      expect(await stream.next()).toBeNull();
+    }
+  });
+
+  it('ends with UNAUTHENTICATED without a key, and with the cost limit as the query has it', async () => {
+    const anonymous = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, null);
+    expect((await anonymous.next())?.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+    expect(await anonymous.next()).toBeNull();
+    // 1 + 3 statistics: 4 upstream calls, over MAX_COST 3.
+    const costly = `subscription { website(id: "1") { id
+      a: stats(name: PAGE, period: TODAY) { totalCount } b: stats(name: COUNTRY, period: TODAY) { totalCount }
+      c: stats(name: BROWSER, period: TODAY) { totalCount } } }`;
+    const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: costly }, KEY_1);
+    const event = await stream.next();
+    expect(event?.data).toBeUndefined();
+    expect(event?.errors?.map((error) => error.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
+    expect(await stream.next()).toBeNull();
+  });
+});
+
+describe('open streams', () => {
+  const stack = useStack({
+    env: {
+      MAX_ACTIVE_REQUESTS: '1',
+      LIVE_INTERVAL_S: '60',
+      LIVE_MAX_STREAMS: '3',
+      LIVE_MAX_STREAMS_PER_KEY: '2',
+      LIVE_MAX_LIFETIME_S: '2',
+    },
+  });
+  const open = (id: string, key: string) =>
+    openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id } }, key);
+
+  it("hold no request slot, within their own bounds: LIVE_MAX_STREAMS_PER_KEY, LIVE_MAX_STREAMS, then the lifetime's end", async () => {
+    const a = await open('1', KEY_1);
+    const b = await open('2', KEY_1);
+    await a.next();
+    await b.next();
+    // MAX_ACTIVE_REQUESTS is 1 and two streams are open: a query still gets in.
+    expect(dataOf(await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }')).website.id).toBe('1');
+    // A third stream of the same key ends at once.
+    const third = await open('5', KEY_1);
+    expect((await third.next())?.errors?.map((error) => error.extensions?.code)).toEqual(['OVERLOADED']);
+    expect(await third.next()).toBeNull();
+    // Another key's stream takes the process's third place; a fourth stream is turned away with a 503.
+    const other = await open('3', KEY_2);
+    expect((await other.next())?.data?.website.id).toBe('3');
+    const fourth = await open('3', KEY_2);
+    expect(fourth.response.status).toBe(503);
+    // LIVE_MAX_LIFETIME_S: each stream completes by then, for its client to subscribe again.
+    expect(await a.next(5_000)).toBeNull();
+    expect(await other.next(5_000)).toBeNull();
+    b.close();
+  });
+});
+
+describe('drain', () => {
+  it('completes open streams at once, so that their clients resubscribe to another replica', async () => {
+    const stack = await startStack({ env: { LIVE_INTERVAL_S: '60', DRAIN_DELAY_MS: '0' } });
+    try {
+      const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
+      expect((await stream.next())?.data?.website.id).toBe('1');
+      const drained = stack.gateway.drain();
+      expect(await stream.next(5_000)).toBeNull();
+      await drained;
+    } finally {
+      await stack.close();
+    }
+  });
+});
