@@ -505,6 +505,24 @@ describe('a failing Redis costs a request at most the store timeout, never its a
     own = undefined;
   });
 
+  it('GET /ready reports the Redis connection, and stays 200 while Redis is down (reported, not decisive)', async () => {
+    own = await startRedis();
+    const gateway = await startGateway(await startUpstream(), {
+      CACHE: 'on',
+      REDIS_URL: own.url,
+      CACHE_STORE_TIMEOUT_MS: String(TIMEOUT_MS),
+    });
+    const ready = () =>
+      fetch(`${gateway.gateway.url}/ready`).then(async (response) => ({ status: response.status, body: await response.json() }));
+    await until('the store to connect', async () => (await ready()).body.store === 'redis ready');
+    expect(await ready()).toEqual({ status: 200, body: { status: 'ready', upstreamBreaker: 'closed', store: 'redis ready' } });
+    await own.kill();
+    await until('the store to be reported down', async () => (await ready()).body.store !== 'redis ready');
+    const down = await ready();
+    expect(down.status).toBe(200);
+    expect(down.body.store).toMatch(/^redis (reconnecting|connecting|close|end)$/);
+  });
+
   it('Redis killed mid-run: answers come from the upstream, in time, with the warn line and no 5xx', async () => {
     own = await startRedis();
     const sandbox = await startUpstream();
