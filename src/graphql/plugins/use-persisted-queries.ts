@@ -131,7 +131,9 @@ export function usePersistedQueries({
   };
   // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.
   const apq = useAPQ({ store, responseConfig: { forceStatusCodeOk: true } });
-  // Documents sent with their hash (checked by then: the APQ plugin runs first), by request.
+  // Documents sent with their hash, by request: seen before the APQ plugin fills in a hash-only request's
+  // document (which is kept already), and checked by it after (a wrong hash fails the request, which then
+  // never runs, so never registers).
   const sent = new WeakMap<Request, { hash: string; document: string }>();
   const registration: Plugin = {
     onParams({ params, request }) {
@@ -173,7 +175,7 @@ export function usePersistedQueries({
     },
   };
   // Trusted-only: nothing a client sends is kept, or a hash could smuggle a document in later.
-  if (!trustedOnly) return [documentIds, apq, registration];
+  if (!trustedOnly) return [documentIds, registration, apq];
   const trustedHashes = new Set(manifest.keys());
   const guard: Plugin = {
     onParams({ params }) {
