@@ -68,6 +68,13 @@ async function main(): Promise<void> {
   }
   const demoKey = sandbox?.keys[0];
   const gateway = await createGateway(config, { ...(demoKey ? { demoKey } : {}), ...(cluster.isWorker ? { metricsToPrimary: true } : {}) });
+  // Before the banner: a signal sent as soon as the address is printed drains rather than kills.
+  const embedded = sandbox;
+  exitOnSignals(async () => {
+    await gateway.drain();
+    await embedded?.close();
+    await tracing?.shutdown();
+  });
   const endpoint = `${gateway.url}/graphql`;
 
   if (sandbox && demoKey) {
@@ -90,11 +97,6 @@ async function main(): Promise<void> {
   }
   console.log(`Browser apps allowed (CORS): ${describeAllowedOrigins(config)}`);
 
-  exitOnSignals(async () => {
-    await gateway.drain();
-    await sandbox?.close();
-    await tracing?.shutdown();
-  });
 }
 
 /**
