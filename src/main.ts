@@ -96,7 +96,6 @@ async function main(): Promise<void> {
     }
   }
   console.log(`Browser apps allowed (CORS): ${describeAllowedOrigins(config)}`);
-
 }
 
 /**
