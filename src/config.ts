@@ -4,6 +4,7 @@
 // from there.
 import { dayIn } from './analytics/calendar.js';
 import { LIVE_DEFAULTS } from './live/hub.js';
+import { DEFAULT_DOCUMENT_CACHE_MAX_BYTES } from './graphql/document-cache.js';
 import { DEFAULT_COMPILED_CACHE_MAX_BYTES, DEFAULT_JIT_ON_RUN } from './graphql/plugins/use-compiled-execution.js';
 import { DEFAULT_COST_LIMIT } from './graphql/plugins/use-cost-limit.js';
 import { DEFAULT_FIELD_LIMIT } from './graphql/plugins/use-field-limit.js';
@@ -264,7 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
       fields: read.int('MAX_FIELDS', DEFAULT_FIELD_LIMIT, 1, 1_000_000),
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
-    documentCacheMaxBytes: read.int('DOCUMENT_CACHE_MAX_BYTES', 16 * 1024 * 1024, 0, 16 * 1024 ** 3),
+    documentCacheMaxBytes: read.int('DOCUMENT_CACHE_MAX_BYTES', DEFAULT_DOCUMENT_CACHE_MAX_BYTES, 0, 16 * 1024 ** 3),
     compiledCacheMaxBytes: read.int('COMPILED_CACHE_MAX_BYTES', DEFAULT_COMPILED_CACHE_MAX_BYTES, 0, 16 * 1024 ** 3),
     corsOrigins: read.origins('CORS_ORIGINS'),
     cache: {

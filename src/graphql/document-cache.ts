@@ -38,6 +38,9 @@ const LIFETIME_MS = 3_600_000;
  * results hang off them weakly and go with them), parse errors within a quarter of it. A document
  * larger than its cache's bound is parsed every time it comes, and kept by nobody.
  */
+/** DOCUMENT_CACHE_MAX_BYTES's default. */
+export const DEFAULT_DOCUMENT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+
 export function createDocumentCaches(maxBytes: number): DocumentCaches {
   return {
     documentCache: new LRUCache<string, DocumentNode>({

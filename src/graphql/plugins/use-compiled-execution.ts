@@ -35,7 +35,7 @@ import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../../schema/context.js';
 import { usesDirective } from '../../schema/directives.js';
 import { documentBytes } from '../document-cache.js';
-import { expandedFieldCount } from './use-field-limit.js';
+import { fieldCountOf } from './use-field-limit.js';
 
 export interface CompiledExecutionOptions {
   /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
@@ -54,7 +54,7 @@ const COMPILED_BYTES_BASE = 16 * 1024;
 /** What keeping `document` compiled costs: the code, and the document it holds alive. */
 function compiledBytes(document: DocumentNode): number {
   const source = document.loc?.source.body ?? '';
-  return COMPILED_BYTES_BASE + COMPILED_BYTES_PER_FIELD * expandedFieldCount(document) + documentBytes(source, document);
+  return COMPILED_BYTES_BASE + COMPILED_BYTES_PER_FIELD * fieldCountOf(document) + documentBytes(source, document);
 }
 
 interface Compiled {

@@ -60,12 +60,18 @@ export function expandedFieldCount(document: DocumentNode): number {
 /** yoga hands repeated requests the same parsed document: counted once. */
 const counts = new WeakMap<DocumentNode, number>();
 
+/** expandedFieldCount, once per parsed document (the limit and the compiled-operation budget both ask). */
+export function fieldCountOf(document: DocumentNode): number {
+  let count = counts.get(document);
+  if (count === undefined) counts.set(document, (count = expandedFieldCount(document)));
+  return count;
+}
+
 export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: FieldLimitOptions = {}): Plugin {
   return {
     onValidate({ params, setResult }) {
       const { documentAST } = params;
-      let count = counts.get(documentAST);
-      if (count === undefined) counts.set(documentAST, (count = expandedFieldCount(documentAST)));
+      const count = fieldCountOf(documentAST);
       if (count <= limit) return;
       // Past 2^53 the figure is no longer exact: say "more than" instead of a made-up number.
       const found = Number.isSafeInteger(count)
