@@ -95,8 +95,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const metricsListener =
     metrics && config.metrics && !options.metricsToPrimary ? await serveMetrics(metrics.registry, config.metrics) : null;
   if (metrics && options.metricsToPrimary) reportToPrimary(metrics.registry);
-  // On drain, open subscriptions complete at once, so that their clients resubscribe to another replica.
-  const drainingListeners: (() => void)[] = [() => live.close()];
+  // On drain, the HTTP server closes open event streams (http/server.ts), so that their clients
+  // resubscribe to another replica; the pollers stop with the last stream that leaves.
+  const drainingListeners: (() => void)[] = [];
   let stopped: Promise<void> | undefined;
   const closeBehind = async (closeHttp: () => Promise<void>): Promise<void> => {
     live.close();

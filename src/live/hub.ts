@@ -28,8 +28,6 @@ export interface LiveHubOptions {
   intervalMs?: number;
   /** Upstream calls a minute one key's polls may make together (LIVE_CALLS_PER_MIN; default 30). */
   callsPerMinute?: number;
-  /** A stream completes this long after it opened; its client subscribes again (LIVE_MAX_LIFETIME_S; default 1 h). */
-  maxLifetimeMs?: number;
   /** Timers of polls, for tests; default setTimeout. */
   setTimer?: (run: () => void, ms: number) => { cancel(): void };
 }
@@ -94,7 +92,6 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const intervalMs = options.intervalMs ?? LIVE_DEFAULTS.intervalMs;
   const callsPerMinute = options.callsPerMinute ?? LIVE_DEFAULTS.callsPerMinute;
   const setTimer = options.setTimer ?? defaultTimer;
-  const maxLifetimeMs = options.maxLifetimeMs ?? LIVE_DEFAULTS.maxLifetimeMs;
   const pollers = new Map<string, Poller>();
 
   /** The calls a minute the key's pollers made at their latest polls, all together. */
@@ -185,14 +182,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
         void run(poller);
       }
       const own = poller;
-      // Past its lifetime a stream completes: a long-lived connection is rebalanced, and its client
-      // subscribes again (and gets the last result at once).
-      const lifetime = defaultTimer(() => {
-        subscriber.ended = true;
-        subscriber.wake?.();
-      }, maxLifetimeMs);
       const leave = (): IteratorResult<T, undefined> => {
-        lifetime.cancel();
         subscriber.ended = true;
         subscriber.pending = null;
         own.subscribers.delete(subscriber);
