@@ -11,6 +11,7 @@ import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics
 import { serveHttp } from './http/server.js';
 import { recordCacheRead, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
+import { RedisLiveShare } from './live/redis-share.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
 import { MemoryCacheStore, RedisCacheStore } from './upstream/cache-store.js';
 import { createUpstreamClient } from './upstream/client.js';
@@ -65,11 +66,18 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, documentRegistry, storeConnection } = createCache(config, logger, options.now, metrics);
+  const { cache, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
-  // Subscriptions' pollers. Without Redis, each gateway polls for its own subscribers.
-  const live = createLiveHub(config.live);
+  // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
+  // each gateway polls for its own streams.
+  const live = createLiveHub({
+    ...config.live,
+    ...(keySecret ? { keySecret } : {}),
+    ...(config.cache.redisUrl === null
+      ? {}
+      : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
+  });
   const yoga = createGatewayYoga(config, {
     upstream,
     logger,
@@ -100,8 +108,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const drainingListeners: (() => void)[] = [];
   let stopped: Promise<void> | undefined;
   const closeBehind = async (closeHttp: () => Promise<void>): Promise<void> => {
-    live.close();
     await closeHttp();
+    await live.close();
     await client.close();
     await upstream.cache.close();
     await metricsListener?.close();
@@ -142,7 +150,15 @@ function createCache(
   logger: Logger,
   now: (() => number) | undefined,
   metrics: GatewayMetrics | null,
-): { cache: ResponseCache; documentRegistry?: DocumentRegistry; storeConnection: () => string } {
+): {
+  cache: ResponseCache;
+  documentRegistry?: DocumentRegistry;
+  storeConnection: () => string;
+  /** Says, at most once per 10 s per kind of operation, that the store failed. */
+  onStoreError: (operation: string, error: unknown) => void;
+  /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
+  keySecret?: () => Promise<string>;
+} {
   const { cache } = config;
   // One warn line per failing store operation kind at most every 10 s: the log says the store is
   // failing without a line per request.
@@ -159,6 +175,7 @@ function createCache(
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
   // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not.
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
+  const shared = { storeConnection, onStoreError, ...(redis ? { keySecret: () => redis.secret() } : {}) };
   // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
   // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
   const { persistedQueries: pq } = config;
@@ -174,7 +191,7 @@ function createCache(
   if (!cache.enabled) {
     return {
       cache: { ...NO_CACHE, close: async () => redis?.close() },
-      storeConnection,
+      ...shared,
       ...(documentRegistry ? { documentRegistry } : {}),
     };
   }
@@ -190,5 +207,5 @@ function createCache(
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
-  return { cache: responseCache, storeConnection, ...(documentRegistry ? { documentRegistry } : {}) };
+  return { cache: responseCache, ...shared, ...(documentRegistry ? { documentRegistry } : {}) };
 }

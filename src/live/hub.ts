@@ -8,10 +8,18 @@
 // against an install that throttles each key. The key's budget (`callsPerMinute`) bounds the calls of
 // all of one key's pollers together: each poller waits at least its share of the minute for the calls
 // its last poll made, so intervals stretch as a key watches more documents.
+//
+// With a share (REDIS_URL: live/redis-share.ts), the gateways on it poll each topic once among them: a
+// poller polls only while it holds the topic's lock, and otherwise passes on what the holder publishes;
+// the key's budget counts the calls of every gateway's pollers. A share that fails makes each gateway
+// poll for its own streams, as without one.
+
+import { randomBytes } from 'node:crypto';
+import { keyIdOf } from '../upstream/keys.js';
 
 /** What one poll answered, as the live plugin reads it from the query's result. */
 export interface PollOutcome<T> {
-  /** The result to push (compared by its JSON text). */
+  /** The result to push: JSON (compared, and shared between gateways, as its text). */
   result: T;
   /** Upstream calls the poll made (what counts against the key's budget). */
   upstreamCalls: number;
@@ -23,11 +31,41 @@ export interface PollOutcome<T> {
   backoffMs?: number;
 }
 
+/** A result as gateways pass it to each other: its JSON text, and whether it ends the topic or the key. */
+export interface SharedResult {
+  text: string;
+  final?: boolean;
+  endsKey?: boolean;
+}
+
+/** What the gateways on one store share of their pollers (live/redis-share.ts). Any call may fail. */
+export interface LiveShare {
+  /** Takes or renews the topic's lock for `ttlMs` (and its last result's life with it): whether this gateway holds it. */
+  claim(topic: Topic, ttlMs: number): Promise<boolean>;
+  /** Lets go of the topic's lock, if this gateway holds it. */
+  release(topic: Topic): Promise<void>;
+  /** Sends a result to every other gateway's poller of the topic, and keeps it (not a final one) for `ttlMs`. */
+  publish(topic: Topic, result: SharedResult, ttlMs: number): Promise<void>;
+  /** The topic's last result, if a gateway polls it. */
+  last(topic: Topic): Promise<string | null>;
+  /** Calls `onResult` with each result another gateway publishes for the topic, until the returned function is called. */
+  listen(topic: Topic, onResult: (result: SharedResult) => void): () => void;
+  /** Records the calls of the topic's latest poll for `ttlMs`; answers those of all the key's topics. */
+  keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number>;
+  close(): Promise<void>;
+}
+
 export interface LiveHubOptions {
   /** The interval aimed for between two polls of a topic (LIVE_INTERVAL_S; default 15 s). */
   intervalMs?: number;
   /** Upstream calls a minute one key's polls may make together (LIVE_CALLS_PER_MIN; default 30). */
   callsPerMinute?: number;
+  /** What the gateways on one Redis share; none: this gateway polls for its own streams. */
+  share?: LiveShare;
+  /** The secret that keys the hash of API keys in topics: shared by the gateways on one store. Default: this process's own. */
+  keySecret?: () => Promise<string>;
+  /** Called when the share fails (the hub goes on as without it). */
+  onShareError?: (operation: string, error: unknown) => void;
   /** Timers of polls, for tests; default setTimeout. */
   setTimer?: (run: () => void, ms: number) => { cancel(): void };
 }
@@ -39,6 +77,9 @@ export const LIVE_DEFAULTS = {
   maxStreams: 1_000,
   maxStreamsPerKey: 20,
 } as const;
+
+/** A lock lives this much longer than the wait before its holder's next poll (or the interval, if longer). */
+const LOCK_MARGIN_MS = 10_000;
 
 export interface Topic {
   /** The key's keyed hash: what the budget is counted by. */
@@ -55,17 +96,19 @@ export interface LiveStream<T> extends AsyncIterableIterator<T> {
 export interface LiveHub {
   /** A stream of the topic's results, polled by `poll` while anyone watches; return() leaves it. */
   subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>): LiveStream<T>;
+  /** A key's id in topics: a keyed hash of its Authorization header, alike in every gateway on the share. */
+  keyId(authorization: string): Promise<string>;
   /** Streams open now with this key (LIVE_MAX_STREAMS_PER_KEY bounds them). */
   streamsOf(key: string): number;
   /** Pollers running now (for tests and metrics). */
   readonly pollers: number;
-  /** Ends every stream (drain, shutdown). */
-  close(): void;
+  /** Ends every stream (shutdown) and closes the share. */
+  close(): Promise<void>;
 }
 
 interface Subscriber {
   /** The latest result not yet taken, if any. */
-  pending: { text: string; value: unknown } | null;
+  pending: { value: unknown } | null;
   ended: boolean;
   wake: (() => void) | null;
 }
@@ -74,12 +117,17 @@ interface Poller {
   topic: Topic;
   poll: (signal: AbortSignal) => Promise<PollOutcome<unknown>>;
   subscribers: Set<Subscriber>;
-  last: { text: string; value: unknown; final: boolean } | null;
+  last: { text: string; value: unknown } | null;
   /** Calls of the latest poll: this poller's share of its key's budget. */
   lastCalls: number;
+  /** The wait before the next poll, as last planned. */
+  delayMs: number;
   abort: AbortController;
   timer: { cancel(): void } | null;
   stopped: boolean;
+  /** Whether this gateway may hold the topic's lock (it is released when the poller stops). */
+  claimed: boolean;
+  unlisten: (() => void) | null;
 }
 
 const defaultTimer = (run: () => void, ms: number): { cancel(): void } => {
@@ -92,33 +140,41 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const intervalMs = options.intervalMs ?? LIVE_DEFAULTS.intervalMs;
   const callsPerMinute = options.callsPerMinute ?? LIVE_DEFAULTS.callsPerMinute;
   const setTimer = options.setTimer ?? defaultTimer;
+  const { share } = options;
+  const onShareError = options.onShareError ?? (() => undefined);
   const pollers = new Map<string, Poller>();
+  const ownSecret = randomBytes(32).toString('base64url');
+  const keySecret = options.keySecret ?? (async () => ownSecret);
 
   /** The calls a minute the key's pollers made at their latest polls, all together. */
-  const keyCalls = (key: string): number => {
+  const localKeyCalls = (key: string): number => {
     let calls = 0;
     for (const poller of pollers.values()) if (poller.topic.key === key) calls += poller.lastCalls;
     return calls;
   };
 
   /** Long enough that the key's pollers, each polling this often, stay within the key's calls a minute. */
-  const delayOf = (poller: Poller, backoffMs: number): number => {
-    const budgetMs = (keyCalls(poller.topic.key) * 60_000) / callsPerMinute;
-    return Math.max(intervalMs, budgetMs, backoffMs);
-  };
+  const delayFor = (keyCalls: number, backoffMs: number): number =>
+    Math.max(intervalMs, (keyCalls * 60_000) / callsPerMinute, backoffMs);
 
-  const deliver = (poller: Poller, text: string, value: unknown): void => {
+  const lockMs = (delayMs: number): number => Math.max(delayMs, intervalMs) + Math.max(LOCK_MARGIN_MS, intervalMs);
+
+  const deliver = (poller: Poller, value: unknown): void => {
     for (const subscriber of poller.subscribers) {
-      subscriber.pending = { text, value };
+      subscriber.pending = { value };
       subscriber.wake?.();
     }
   };
 
-  const stop = (poller: Poller): void => {
+  /** Stops polling; with a share, another gateway whose streams watch the topic takes it over. */
+  const stop = (poller: Poller): Promise<void> => {
     poller.stopped = true;
     poller.timer?.cancel();
     poller.abort.abort();
+    poller.unlisten?.();
     pollers.delete(poller.topic.id);
+    if (!share || !poller.claimed) return Promise.resolve();
+    return share.release(poller.topic).catch((error: unknown) => onShareError('live release', error));
   };
 
   const endAll = (poller: Poller): void => {
@@ -128,36 +184,100 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     }
   };
 
-  const run = async (poller: Poller): Promise<void> => {
+  /** A result polled here or by another gateway: pushed if it changed; it may end the topic or the key. */
+  const receive = (poller: Poller, result: SharedResult, value: unknown = JSON.parse(result.text)): void => {
+    if (poller.stopped) return;
+    if (poller.last === null || poller.last.text !== result.text) {
+      poller.last = { text: result.text, value };
+      deliver(poller, value);
+    }
+    if (result.endsKey) {
+      for (const other of [...pollers.values()]) {
+        if (other === poller || other.topic.key !== poller.topic.key) continue;
+        deliver(other, value);
+        void stop(other);
+        endAll(other);
+      }
+    }
+    if (result.final) {
+      void stop(poller);
+      endAll(poller);
+    }
+  };
+
+  const schedule = (poller: Poller, ms: number): void => {
+    if (!poller.stopped) poller.timer = setTimer(() => void cycle(poller), ms);
+  };
+
+  /** Whether this gateway polls the topic now: without a share always; with one, while it holds the lock. */
+  const mayPoll = async (poller: Poller): Promise<boolean> => {
+    if (!share) return true;
+    try {
+      poller.claimed = await share.claim(poller.topic, lockMs(poller.delayMs));
+    } catch (error) {
+      onShareError('live claim', error);
+      poller.claimed = true; // the share failing: poll for this gateway's own streams
+    }
+    return poller.claimed;
+  };
+
+  const cycle = async (poller: Poller): Promise<void> => {
     poller.timer = null;
+    if (!(await mayPoll(poller))) {
+      // Another gateway polls it: its results come through the share. Take over if it stops.
+      schedule(poller, intervalMs);
+      return;
+    }
+    if (poller.stopped) return;
     let outcome: PollOutcome<unknown>;
     try {
       outcome = await poller.poll(poller.abort.signal);
     } catch {
       // Aborted: the last subscriber left. Anything else thrown (the poll function answers the
       // upstream's failures as results) is tried again at the next interval.
-      if (!poller.stopped) poller.timer = setTimer(() => void run(poller), delayOf(poller, 0));
+      schedule(poller, poller.delayMs);
       return;
     }
     if (poller.stopped) return;
     poller.lastCalls = outcome.upstreamCalls;
-    const text = JSON.stringify(outcome.result);
-    if (poller.last === null || poller.last.text !== text) deliver(poller, text, outcome.result);
-    poller.last = { text, value: outcome.result, final: outcome.final };
-    if (outcome.endsKey) {
-      for (const other of [...pollers.values()]) {
-        if (other === poller || other.topic.key !== poller.topic.key) continue;
-        deliver(other, text, outcome.result);
-        stop(other);
-        endAll(other);
+    const result: SharedResult = {
+      text: JSON.stringify(outcome.result),
+      ...(outcome.final ? { final: true } : {}),
+      ...(outcome.endsKey ? { endsKey: true } : {}),
+    };
+    const backoffMs = outcome.backoffMs ?? 0;
+    let keyCalls = localKeyCalls(poller.topic.key);
+    if (share) {
+      try {
+        keyCalls = await share.keyCalls(poller.topic, outcome.upstreamCalls, 2 * lockMs(delayFor(keyCalls, backoffMs)));
+      } catch (error) {
+        onShareError('live budget', error);
       }
     }
-    if (outcome.final) {
-      stop(poller);
-      endAll(poller);
-      return;
+    poller.delayMs = delayFor(keyCalls, backoffMs);
+    if (share && (poller.last?.text !== result.text || result.final)) {
+      share.publish(poller.topic, result, lockMs(poller.delayMs)).catch((error: unknown) => onShareError('live publish', error));
     }
-    poller.timer = setTimer(() => void run(poller), delayOf(poller, outcome.backoffMs ?? 0));
+    // The lock lives as long as the wait before the next poll, however long a Retry-After makes it.
+    if (share && !result.final && poller.delayMs > intervalMs) {
+      share.claim(poller.topic, lockMs(poller.delayMs)).catch((error: unknown) => onShareError('live claim', error));
+    }
+    receive(poller, result, outcome.result);
+    schedule(poller, poller.delayMs);
+  };
+
+  /** A new poller: with a share, it listens for other gateways' results and starts from the last one kept. */
+  const start = async (poller: Poller): Promise<void> => {
+    if (share) {
+      poller.unlisten = share.listen(poller.topic, (result) => receive(poller, result));
+      try {
+        const last = await share.last(poller.topic);
+        if (last !== null && poller.last === null) receive(poller, { text: last });
+      } catch (error) {
+        onShareError('live last', error);
+      }
+    }
+    if (!poller.stopped) await cycle(poller);
   };
 
   return {
@@ -166,7 +286,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       let poller = pollers.get(topic.id);
       if (poller) {
         poller.subscribers.add(subscriber);
-        if (poller.last) subscriber.pending = { text: poller.last.text, value: poller.last.value };
+        if (poller.last) subscriber.pending = { value: poller.last.value };
       } else {
         poller = {
           topic,
@@ -174,19 +294,22 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
           subscribers: new Set([subscriber]),
           last: null,
           lastCalls: 0,
+          delayMs: intervalMs,
           abort: new AbortController(),
           timer: null,
           stopped: false,
+          claimed: false,
+          unlisten: null,
         };
         pollers.set(topic.id, poller);
-        void run(poller);
+        void start(poller);
       }
       const own = poller;
       const leave = (): IteratorResult<T, undefined> => {
         subscriber.ended = true;
         subscriber.pending = null;
         own.subscribers.delete(subscriber);
-        if (own.subscribers.size === 0 && !own.stopped) stop(own);
+        if (own.subscribers.size === 0 && !own.stopped) void stop(own);
         subscriber.wake?.();
         return { done: true, value: undefined };
       };
@@ -212,6 +335,14 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       };
       return iterator;
     },
+    async keyId(authorization) {
+      // Without the shared secret (Redis failing), this gateway names the key's topics on its own.
+      const secret = await keySecret().catch((error: unknown) => {
+        onShareError('live secret', error);
+        return ownSecret;
+      });
+      return keyIdOf(secret, authorization);
+    },
     streamsOf(key) {
       let streams = 0;
       for (const poller of pollers.values()) if (poller.topic.key === key) streams += poller.subscribers.size;
@@ -220,11 +351,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     get pollers() {
       return pollers.size;
     },
-    close() {
-      for (const poller of [...pollers.values()]) {
-        stop(poller);
+    async close() {
+      const released = [...pollers.values()].map((poller) => {
         endAll(poller);
-      }
+        return stop(poller);
+      });
+      await Promise.all(released);
+      await share?.close();
     },
   };
 }

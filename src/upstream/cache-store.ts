@@ -2,8 +2,8 @@
 // that several gateways share them. Both hold the same records; the cache (cache.ts) decides what
 // goes in and what a record means.
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import { PREFIX, boundedCall, connectRedis } from './redis-connection.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
@@ -173,19 +173,6 @@ export class MemoryCacheStore implements CacheStore {
   }
 }
 
-const PREFIX = 'agw:';
-
-/**
- * ioredis, loaded by the first Redis store: a gateway without REDIS_URL never loads it (6–8 MB of
- * resident memory, which counts against the peak RSS under load; BENCHMARKS.md, "Session 4").
- */
-function loadIoredis(): typeof import('ioredis') {
-  return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-}
-
-/** ioredis's states in which Redis is known to be unreachable (until a reconnection): calls fail at once. */
-const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
-
 /**
  * SET of a record, unless a counter moved since its read began (CacheStore.set's guard), in one step:
  * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
@@ -263,21 +250,10 @@ export class RedisCacheStore implements CacheStore {
     private readonly now: () => number = Date.now,
     private readonly secretRecheckMs = SECRET_RECHECK_MS,
   ) {
-    const redis = new (loadIoredis().Redis)(url, {
-      lazyConnect: false,
-      // A call made while the connection is being made (at start-up, or a reconnection under way)
-      // waits for it, within timeoutMs; while Redis is known unreachable, calls fail at once
-      // (bounded). Every lost connection or failed attempt rejects what was queued (maxRetriesPerRequest
-      // 0), so nothing piles up behind an outage.
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: 0,
-      connectTimeout: Math.max(timeoutMs, 1_000),
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    });
+    const redis = connectRedis(url, timeoutMs);
     redis.defineCommand('setUnlessMoved', { lua: SET_UNLESS_MOVED });
     redis.defineCommand('keepDocument', { lua: KEEP_DOCUMENT });
     this.redis = redis as RedisWithScripts;
-    this.redis.on('error', () => undefined); // reported by the calls that fail
     // The Redis found again may have lost its data (restarted without persistence): check the secret.
     this.redis.on('close', () => {
       this.sharedSecret = undefined;
@@ -290,19 +266,7 @@ export class RedisCacheStore implements CacheStore {
   }
 
   private bounded<T>(call: () => Promise<T>): Promise<T> {
-    if (UNREACHABLE.has(this.redis.status)) return Promise.reject(new Error(`Redis is unreachable (${this.redis.status})`));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
-    let pending: Promise<T>;
-    try {
-      pending = call();
-    } catch (error) {
-      clearTimeout(timer);
-      return Promise.reject(error);
-    }
-    return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
+    return boundedCall(this.redis, this.timeoutMs, call);
   }
 
   async get(key: string): Promise<CacheRecord | undefined> {

@@ -17,7 +17,7 @@ describe('pollOutcome', () => {
       const outcome = pollOutcome({ data: { website: null }, errors: [error(code)] as never });
       expect(outcome.final).toBe(true);
       expect(outcome.result.data).toBeUndefined();
-      expect(outcome.result.errors?.map((each) => each.extensions.code)).toEqual([code]);
+      expect(outcome.result.errors?.map((each) => each.extensions?.code)).toEqual([code]);
       expect(outcome.endsKey === true).toBe(code === 'UNAUTHENTICATED');
     }
   });

@@ -6,7 +6,6 @@
 // that error and no data. Event streams leave with `X-Accel-Buffering: no`, so that nginx and the like
 // pass each event on as it comes instead of buffering them; yoga sends the heartbeats (a comment every
 // 12 s) and never compresses them.
-import { randomBytes } from 'node:crypto';
 import {
   GraphQLError,
   Kind,
@@ -20,8 +19,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
-import { keyIdOf } from '../../upstream/keys.js';
+import { LIVE_DEFAULTS, type LiveHub, type LiveStream, type PollOutcome } from '../../live/hub.js';
 
 /** What a poll sends: the subscription's document, as a query. */
 export interface LiveQuery {
@@ -36,7 +34,7 @@ export interface LiveOptions {
   /** Streams one key may have open at once (LIVE_MAX_STREAMS_PER_KEY; default 20); one more ends with OVERLOADED. */
   maxStreamsPerKey?: number;
   /** Runs a query as a client's request would be run (the gateway's own yoga, in process). */
-  runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<ExecutionResult>;
+  runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<PlainResult>;
 }
 
 /** Codes that polling again would only repeat: the stream ends with them. */
@@ -65,12 +63,22 @@ export function asQuery(document: DocumentNode, operationName: string | null | u
   return print(rewritten);
 }
 
+/** A result as JSON carries it: errors are plain objects (GraphQLError's JSON). */
+type PlainResult = Omit<ExecutionResult, 'errors'> & { errors?: readonly PlainError[] };
+interface PlainError {
+  message: string;
+  path?: readonly (string | number)[];
+  extensions?: Record<string, unknown>;
+}
+
 /** What a poll's answer means for the stream: what to push, whether it ends it, how long to wait. */
-export function pollOutcome(answer: ExecutionResult): PollOutcome<ExecutionResult> {
-  // The poll's answer is JSON: its errors become GraphQLErrors again, which yoga passes on unmasked.
-  const errors = (answer.errors ?? []).map(
-    (error) => new GraphQLError(error.message, { ...(error.path ? { path: error.path } : {}), extensions: error.extensions ?? {} }),
-  );
+export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
+  // Only message, path and code-bearing extensions travel: the result is compared, and shared between gateways, as JSON.
+  const errors: PlainError[] = (answer.errors ?? []).map((error) => ({
+    message: error.message,
+    ...(error.path ? { path: error.path } : {}),
+    extensions: error.extensions ?? {},
+  }));
   const codes = errors.map((error) => String(error.extensions?.code ?? ''));
   const extensions = (answer.extensions ?? {}) as {
     upstreamCalls?: number;
@@ -98,9 +106,32 @@ export function pollOutcome(answer: ExecutionResult): PollOutcome<ExecutionResul
   };
 }
 
+/** A pushed result as yoga sends it: its errors GraphQLErrors again, which yoga passes on unmasked. */
+function revive(result: PlainResult): ExecutionResult {
+  if (result.errors === undefined) return result as ExecutionResult;
+  const errors = result.errors.map(
+    (error) => new GraphQLError(error.message, { ...(error.path ? { path: error.path } : {}), extensions: error.extensions ?? {} }),
+  );
+  return { ...result, errors };
+}
+
+/** The stream's results revived; leaving it leaves the hub's stream. */
+function revived(stream: LiveStream<PlainResult>): AsyncIterableIterator<ExecutionResult> {
+  const iterator: AsyncIterableIterator<ExecutionResult> = {
+    next: async () => {
+      const step = await stream.next();
+      return step.done ? step : { done: false, value: revive(step.value) };
+    },
+    return: async () => {
+      await stream.return();
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
+
 export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStreamsPerKey }: LiveOptions): Plugin {
-  // Topics are this process's own: a secret of its own keeps keys out of them.
-  const secret = randomBytes(32).toString('base64url');
   return {
     onSubscribe({ args, setSubscribeFn }) {
       setSubscribeFn(async (subscribeArgs) => {
@@ -108,14 +139,15 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         const authorization = request?.headers.get('authorization') ?? null;
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
-        const key = keyIdOf(secret, authorization ?? '');
+        // A keyed hash, never the key: topics are names in Redis with REDIS_URL.
+        const key = await hub.keyId(authorization ?? '');
         const live: LiveQuery = { query, variables, authorization, ...(args.operationName ? { operationName: args.operationName } : {}) };
         const topic = { key, id: JSON.stringify([key, query, variables, args.operationName ?? null]) };
         if (hub.streamsOf(key) >= maxStreamsPerKey) {
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
           return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' } })] };
         }
-        return hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal)));
+        return revived(hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal))));
       });
     },
     onResponse({ response }) {

@@ -1,0 +1,173 @@
+// The live pollers of several gateways on one Redis (REDIS_URL): one poller per topic among them all,
+// the results to every gateway's streams, the last result for streams that join, and one budget per key.
+//
+// - A lock per topic, with an expiry: the gateway that holds it polls; it renews the lock at each poll
+//   for as long as it will wait before the next one (plus a margin), so a holder that dies is replaced
+//   once that runs out. The others try to take it at each interval.
+// - Results go out through Redis pub/sub (@graphql-yoga/redis-event-target), one channel per topic, and
+//   the last one is kept beside the lock, living as long as it does.
+// - The upstream calls of each topic's latest poll, per key (a hash of topic -> calls and until when):
+//   the sum is the key's calls a minute, whichever gateways poll its topics.
+//
+// Topics are named by a hash of their id (the key's keyed hash, the document, the variables): neither
+// a key nor a document is written to Redis in clear. Every call is bounded (CACHE_STORE_TIMEOUT_MS): a
+// failing Redis makes each gateway poll for its own streams again (live/hub.ts), never a stream fail.
+import { createHash, randomBytes } from 'node:crypto';
+import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import type { Redis } from 'ioredis';
+import { PREFIX, boundedCall, connectRedis } from '../upstream/redis-connection.js';
+import type { LiveShare, SharedResult, Topic } from './hub.js';
+
+/** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
+const CLAIM = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  return 1
+end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
+
+/** KEYS: the lock, the key's calls; ARGV: this gateway, the topic's field. Lets go of a lock this gateway holds. */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[2], ARGV[2])
+return 1`;
+
+/**
+ * KEYS: the key's calls; ARGV: the topic's field, its calls, how long they count (ms). Records them and
+ * answers the calls of the key's topics still counting (Redis's clock: the gateways' may differ).
+ */
+const KEY_CALLS = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. (now + ttl))
+local total = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local calls, untilAt = string.match(fields[i + 1], '^(%d+):(%d+)$')
+  if calls and tonumber(untilAt) > now then total = total + tonumber(calls) else redis.call('HDEL', KEYS[1], fields[i]) end
+end
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return total`;
+
+interface RedisWithScripts extends Redis {
+  liveClaim(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  liveRelease(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  liveKeyCalls(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+}
+
+const LIVE = `${PREFIX}live:`;
+
+/** What travels on a topic's channel: a result, and which gateway polled it. */
+interface Message extends SharedResult {
+  from: string;
+}
+
+export class RedisLiveShare implements LiveShare {
+  /** This gateway, as lock holder and as the sender of messages. */
+  private readonly self = randomBytes(12).toString('base64url');
+  private readonly redis: RedisWithScripts;
+  private readonly subscriber: Redis;
+  private readonly events: ReturnType<typeof createRedisEventTarget>;
+  private readonly names = new WeakMap<Topic, string>();
+
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+    private readonly onError: (operation: string, error: unknown) => void = () => undefined,
+  ) {
+    const redis = connectRedis(url, timeoutMs);
+    redis.defineCommand('liveClaim', { lua: CLAIM });
+    redis.defineCommand('liveRelease', { lua: RELEASE });
+    redis.defineCommand('liveKeyCalls', { lua: KEY_CALLS });
+    this.redis = redis as RedisWithScripts;
+    // A connection in subscriber mode takes no other command: one of its own. ioredis subscribes it
+    // again to every channel after a reconnection.
+    this.subscriber = connectRedis(url, timeoutMs);
+    const { subscriber } = this;
+    // The event target drops the promises of publish and (un)subscribe: these catch their failures,
+    // which would otherwise be unhandled rejections.
+    const publishClient = {
+      publish: (channel: string, message: string) =>
+        this.bounded(() => redis.publish(channel, message)).catch((error: unknown) => onError('live publish', error)),
+    };
+    const subscribeClient = {
+      on: (event: string, listener: (...args: unknown[]) => void) => subscriber.on(event, listener),
+      subscribe: (channel: string) => subscriber.subscribe(channel).catch((error: unknown) => onError('live subscribe', error)),
+      unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch((error: unknown) => onError('live unsubscribe', error)),
+    };
+    this.events = createRedisEventTarget({
+      publishClient: publishClient as unknown as Redis,
+      subscribeClient: subscribeClient as unknown as Redis,
+    });
+  }
+
+  private bounded<T>(call: () => Promise<T>): Promise<T> {
+    return boundedCall(this.redis, this.timeoutMs, call);
+  }
+
+  /** The topic's name in Redis: a hash of its id. */
+  private name(topic: Topic): string {
+    let name = this.names.get(topic);
+    if (name === undefined) {
+      name = createHash('sha256').update(topic.id).digest('base64url').slice(0, 32);
+      this.names.set(topic, name);
+    }
+    return name;
+  }
+
+  async claim(topic: Topic, ttlMs: number): Promise<boolean> {
+    const name = this.name(topic);
+    const held = await this.bounded(() => this.redis.liveClaim(2, `${LIVE}lock:${name}`, `${LIVE}last:${name}`, this.self, ttl(ttlMs)));
+    return held === 1;
+  }
+
+  async release(topic: Topic): Promise<void> {
+    const name = this.name(topic);
+    await this.bounded(() => this.redis.liveRelease(2, `${LIVE}lock:${name}`, `${LIVE}calls:${topic.key}`, this.self, name));
+  }
+
+  async publish(topic: Topic, result: SharedResult, ttlMs: number): Promise<void> {
+    const name = this.name(topic);
+    // A final result is for the streams open now: one that joins later polls again.
+    const last = `${LIVE}last:${name}`;
+    if (result.final) await this.bounded(() => this.redis.del(last));
+    else await this.bounded(() => this.redis.set(last, result.text, 'PX', ttl(ttlMs)));
+    const message: Message = { ...result, from: this.self };
+    this.events.dispatchEvent(new CustomEvent(`${LIVE}${name}`, { detail: message }));
+  }
+
+  async last(topic: Topic): Promise<string | null> {
+    return this.bounded(() => this.redis.get(`${LIVE}last:${this.name(topic)}`));
+  }
+
+  listen(topic: Topic, onResult: (result: SharedResult) => void): () => void {
+    const channel = `${LIVE}${this.name(topic)}`;
+    const listener = (event: Event): void => {
+      const message = (event as CustomEvent<Message | null>).detail;
+      // This gateway's own results reached its streams when it polled them.
+      if (message === null || message.from === this.self || typeof message.text !== 'string') return;
+      onResult({ text: message.text, ...(message.final ? { final: true } : {}), ...(message.endsKey ? { endsKey: true } : {}) });
+    };
+    this.events.addEventListener(channel, listener);
+    return () => this.events.removeEventListener(channel, listener);
+  }
+
+  async keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number> {
+    const name = this.name(topic);
+    return this.bounded(() => this.redis.liveKeyCalls(1, `${LIVE}calls:${topic.key}`, name, Math.max(0, Math.round(calls)), ttl(ttlMs)));
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+    this.subscriber.disconnect();
+  }
+}
+
+/** PX and PEXPIRE take whole milliseconds, at least one. */
+const ttl = (ms: number): number => Math.max(1, Math.ceil(ms));
