@@ -143,6 +143,17 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const { share } = options;
   const onShareError = options.onShareError ?? (() => undefined);
   const pollers = new Map<string, Poller>();
+  /** Calls on the share that nothing waits for (publish, renew, release): close() waits for them. */
+  const unawaited = new Set<Promise<void>>();
+  const inBackground = (operation: string, call: Promise<unknown>): Promise<void> => {
+    const done = call.then(
+      () => undefined,
+      (error: unknown) => onShareError(operation, error),
+    );
+    unawaited.add(done);
+    void done.finally(() => unawaited.delete(done));
+    return done;
+  };
   const ownSecret = randomBytes(32).toString('base64url');
   const keySecret = options.keySecret ?? (async () => ownSecret);
 
@@ -154,8 +165,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   };
 
   /** Long enough that the key's pollers, each polling this often, stay within the key's calls a minute. */
-  const delayFor = (keyCalls: number, backoffMs: number): number =>
-    Math.max(intervalMs, (keyCalls * 60_000) / callsPerMinute, backoffMs);
+  const delayFor = (keyCalls: number, backoffMs: number): number => Math.max(intervalMs, (keyCalls * 60_000) / callsPerMinute, backoffMs);
 
   const lockMs = (delayMs: number): number => Math.max(delayMs, intervalMs) + Math.max(LOCK_MARGIN_MS, intervalMs);
 
@@ -174,7 +184,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     poller.unlisten?.();
     pollers.delete(poller.topic.id);
     if (!share || !poller.claimed) return Promise.resolve();
-    return share.release(poller.topic).catch((error: unknown) => onShareError('live release', error));
+    return inBackground('live release', share.release(poller.topic));
   };
 
   const endAll = (poller: Poller): void => {
@@ -256,11 +266,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     }
     poller.delayMs = delayFor(keyCalls, backoffMs);
     if (share && (poller.last?.text !== result.text || result.final)) {
-      share.publish(poller.topic, result, lockMs(poller.delayMs)).catch((error: unknown) => onShareError('live publish', error));
+      void inBackground('live publish', share.publish(poller.topic, result, lockMs(poller.delayMs)));
     }
     // The lock lives as long as the wait before the next poll, however long a Retry-After makes it.
     if (share && !result.final && poller.delayMs > intervalMs) {
-      share.claim(poller.topic, lockMs(poller.delayMs)).catch((error: unknown) => onShareError('live claim', error));
+      void inBackground('live claim', share.claim(poller.topic, lockMs(poller.delayMs)));
     }
     receive(poller, result, outcome.result);
     schedule(poller, poller.delayMs);
@@ -356,7 +366,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
         endAll(poller);
         return stop(poller);
       });
-      await Promise.all(released);
+      await Promise.all([...released, ...unawaited]);
       await share?.close();
     },
   };

@@ -21,13 +21,9 @@ import type { LiveShare, SharedResult, Topic } from './hub.js';
 /** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
 const CLAIM = `
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-  return 1
-end
-if holder then return 0 end
+if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1`;
 
 /** KEYS: the lock, the key's calls; ARGV: this gateway, the topic's field. Lets go of a lock this gateway holds. */
@@ -75,6 +71,8 @@ export class RedisLiveShare implements LiveShare {
   private readonly subscriber: Redis;
   private readonly events: ReturnType<typeof createRedisEventTarget>;
   private readonly names = new WeakMap<Topic, string>();
+  /** Publishes under way (the event target does not wait for them): close() does. */
+  private readonly publishing = new Set<Promise<unknown>>();
 
   constructor(
     url: string,
@@ -93,8 +91,12 @@ export class RedisLiveShare implements LiveShare {
     // The event target drops the promises of publish and (un)subscribe: these catch their failures,
     // which would otherwise be unhandled rejections.
     const publishClient = {
-      publish: (channel: string, message: string) =>
-        this.bounded(() => redis.publish(channel, message)).catch((error: unknown) => onError('live publish', error)),
+      publish: (channel: string, message: string) => {
+        const sent = this.bounded(() => redis.publish(channel, message)).catch((error: unknown) => onError('live publish', error));
+        this.publishing.add(sent);
+        void sent.finally(() => this.publishing.delete(sent));
+        return sent;
+      },
     };
     const subscribeClient = {
       on: (event: string, listener: (...args: unknown[]) => void) => subscriber.on(event, listener),
@@ -164,6 +166,7 @@ export class RedisLiveShare implements LiveShare {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.publishing);
     this.redis.disconnect();
     this.subscriber.disconnect();
   }
