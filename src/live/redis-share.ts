@@ -77,7 +77,7 @@ export class RedisLiveShare implements LiveShare {
   constructor(
     url: string,
     private readonly timeoutMs: number,
-    private readonly onError: (operation: string, error: unknown) => void = () => undefined,
+    onError: (operation: string, error: unknown) => void = () => undefined,
   ) {
     const redis = connectRedis(url, timeoutMs);
     redis.defineCommand('liveClaim', { lua: CLAIM });
