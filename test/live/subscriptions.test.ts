@@ -2,7 +2,7 @@
 // once, one poll for every stream of a key and document, a push only when the data changed, the end of
 // polling when the last stream leaves, and the same refusals as the query (ownership, cost limit).
 import { describe, expect, it } from 'vitest';
-import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, restCalls, useStack } from '../fixture.js';
+import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, restCalls, startStack, useStack } from '../fixture.js';
 import { openSubscription } from './sse.js';
 
 interface LiveWebsite {
@@ -107,5 +107,36 @@ describe('subscription { website }', () => {
     expect(event?.data).toBeUndefined();
     expect(event?.errors?.map((error) => error.extensions?.code)).toEqual(['COST_LIMIT_EXCEEDED']);
     expect(await stream.next()).toBeNull();
+  });
+});
+
+describe('a revoked key', () => {
+  it("ends every stream of the key with UNAUTHENTICATED within KEY_RECHECK_S, through the read cache, and no other key's", async () => {
+    const stack = await startStack({ env: { CACHE: 'on', KEY_RECHECK_S: '2', LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600' } });
+    try {
+      // The website alone: answered from the cache (60 s) at every poll until the key is checked again.
+      const cached = await openSubscription<LiveWebsite>(
+        stack.endpoint,
+        { query: 'subscription { website(id: "1") { id domain } }' },
+        KEY_1,
+      );
+      const fresh = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '2' } }, KEY_1);
+      const other = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '3' } }, KEY_2);
+      for (const stream of [cached, fresh, other]) expect((await stream.next())?.errors).toBeUndefined();
+      stack.sandbox.revokeKey(KEY_1);
+      const revokedAt = Date.now();
+      for (const stream of [cached, fresh]) {
+        const last = await stream.next(6_000);
+        expect(last?.data).toBeUndefined();
+        expect(last?.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+        expect(await stream.next()).toBeNull();
+      }
+      // KEY_RECHECK_S (2 s), then the next poll (1 s): with some slack for a loaded machine.
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      await expect(other.next(1_500)).rejects.toThrow(/no event/);
+      other.close();
+    } finally {
+      await stack.close();
+    }
   });
 });
