@@ -1,6 +1,7 @@
 // Subscription.website over GraphQL over SSE, against the sandbox over real HTTP: the first result at
 // once, one poll for every stream of a key and document, a push only when the data changed, the end of
 // polling when the last stream leaves, and the same refusals as the query (ownership, cost limit).
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, restCalls, startStack, useStack } from '../fixture.js';
 import { openSubscription } from './sse.js';
@@ -135,6 +136,26 @@ describe('a revoked key', () => {
       expect(Date.now() - revokedAt).toBeLessThan(5_000);
       await expect(other.next(1_500)).rejects.toThrow(/no event/);
       other.close();
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
+describe('the request log', () => {
+  it('has a line for the stream when it opens and one for each poll, named after the subscription', async () => {
+    const lines: { msg?: string; operation?: string | null; upstreamCalls?: number }[] = [];
+    const logger = pino({ level: 'info', base: null }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const stack = await startStack({ env: { LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600' }, gateway: { logger } });
+    try {
+      const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
+      await stream.next();
+      await wait(1_500);
+      stream.close();
+      const requests = lines.filter((line) => line.msg === 'graphql request');
+      expect(requests.length).toBeGreaterThanOrEqual(3); // the stream, its first poll, and at least one more
+      expect(requests.every((line) => line.operation === 'Live')).toBe(true);
+      expect(requests.filter((line) => (line.upstreamCalls ?? 0) > 0).length).toBeGreaterThanOrEqual(2);
     } finally {
       await stack.close();
     }

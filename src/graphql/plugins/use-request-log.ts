@@ -1,6 +1,6 @@
 // One log line per GraphQL request: operation name, duration, upstream calls, cost, outcome. Built
 // from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
-import { getOperationAST } from 'graphql';
+import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
 
@@ -39,9 +39,11 @@ export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions
     },
     // A document with one named operation names it, whether or not the client sent operationName.
     onExecute({ args }) {
-      const entry = started.get(args.contextValue.request);
-      const name = getOperationAST(args.document, args.operationName)?.name?.value;
-      if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
+      nameFromDocument(started.get(args.contextValue.request), args);
+    },
+    // A subscription's line is written when its stream opens; its polls have lines of their own (use-live.ts).
+    onSubscribe({ args }) {
+      nameFromDocument(started.get(args.contextValue.request), args);
     },
     onResultProcess({ request, result }) {
       const entry = started.get(request);
@@ -65,4 +67,12 @@ export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions
       });
     },
   };
+}
+
+function nameFromDocument(
+  entry: { operation: string | null } | undefined,
+  args: { document: DocumentNode; operationName?: string | null },
+): void {
+  const name = getOperationAST(args.document, args.operationName)?.name?.value;
+  if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
 }
