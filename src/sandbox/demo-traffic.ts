@@ -7,7 +7,7 @@ import type { SeriesName } from './dialect.js';
 import { seededRandom } from './random.js';
 import type { Random } from './random.js';
 import { LabelSeriesBuilder, dailySeries } from './stat-series.js';
-import type { StatSeries } from './stat-series.js';
+import type { DaySeries } from './stat-series.js';
 
 export interface TrafficProfile {
   /** Typical weekday visitors at the middle of the window. */
@@ -173,6 +173,8 @@ const COUNTRIES: readonly (readonly [string, string, number, readonly (readonly 
   ['MX:Mexico', 'NA:North America', 1.5, [['MX:Mexico City', 0.4]]],
   ['NG:Nigeria', 'AF:Africa', 1, [['NG:Lagos', 0.5]]],
 ];
+/** Each country's continent (`CC:Name` both): a continent's count is its countries' counts added up. */
+export const CONTINENT_OF: ReadonlyMap<string, string> = new Map(COUNTRIES.map(([country, continent]) => [country, continent]));
 const REFERRERS: readonly string[] = [
   'google.com',
   'bing.com',
@@ -247,7 +249,7 @@ export function generateTraffic(
   firstDay: number,
   dates: readonly string[],
   createdAt: number,
-): Map<SeriesName, StatSeries> {
+): Map<SeriesName, DaySeries> {
   const days = dates.length;
   const recentDays = Math.min(RECENT_DAYS, days);
   /** Index of the recent span's first day. */
@@ -411,7 +413,7 @@ export function generateTraffic(
     for (const built of builders.values()) built.clearBefore(start);
   }
 
-  const series = new Map<SeriesName, StatSeries>([
+  const series = new Map<SeriesName, DaySeries>([
     ['visitor', dailySeries(firstDay, dates, visitorCounts)],
     ['pageview', dailySeries(firstDay, dates, pageviewCounts)],
   ]);

@@ -40,8 +40,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port must be an integer 0..65535, got ${port}`);
   const host = options.host ?? '127.0.0.1';
-  const today = options.today === undefined ? currentUtcDay() : parseYmd(options.today);
+  const clock = options.now;
+  if (clock !== undefined && typeof clock !== 'function') throw new TypeError('now must be a function answering ms since the epoch');
+  const started = clock?.();
+  if (started !== undefined && !Number.isFinite(started)) throw new RangeError(`now() must answer ms since the epoch, got ${started}`);
+  const today =
+    options.today !== undefined ? parseYmd(options.today) : started === undefined ? currentUtcDay() : Math.floor(started / MS_PER_DAY);
   if (today === null) throw new RangeError(`today must be a real date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
+  const liveToday = options.liveToday ?? (clock !== undefined || options.today === undefined);
+  if (typeof liveToday !== 'boolean') throw new TypeError(`liveToday must be a boolean, got ${JSON.stringify(liveToday)}`);
   const seed = options.seed ?? DEFAULT_SEED;
   if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
   const logLimit = options.logLimit ?? 10_000;
@@ -52,11 +59,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const dialect = checkedDialect(options.dialect ?? 'contract');
 
-  const store = new SandboxStore(today, seed);
-  // With a pinned today the clock starts at that date, at the real time of day, and runs on, so
-  // timestamps of writes stay after the seeded ones.
+  // With a pinned today (and no clock given) the clock starts at that date, at the real time of
+  // day, and runs on, so timestamps of writes stay after the seeded ones.
   const clockOffset = options.today === undefined ? 0 : dayStartMs(today) + (Date.now() % MS_PER_DAY) - Date.now();
-  const context: ApiContext = { dialect, store, limiter: null, now: () => Date.now() + clockOffset };
+  const now = clock ?? (() => Date.now() + clockOffset);
+  const store = new SandboxStore(today, seed, liveToday ? now : null);
+  const context: ApiContext = { dialect, store, limiter: null, now };
   const { latencyMs, jitterMs, faultRate, rateLimit } = options;
   let knobs: SandboxKnobs = { ...DEFAULT_KNOBS };
   const setKnobs = (update: Partial<SandboxKnobs>): SandboxKnobs => {

@@ -23,75 +23,154 @@ export interface StatSeries {
   rows(range: StatRange): StatRow[];
 }
 
+/** A generated statistic: one of its days can be read, or stood in for by other counts. */
+export interface DaySeries extends StatSeries {
+  /** The day's counts by value (positive ones only); empty outside the window. */
+  countsOn(day: number): Map<string, number>;
+  /**
+   * A view of the statistic with the day's counts replaced by `counts` (a value left out counts 0
+   * that day; values the statistic never had are ignored). It shares the tables, so it costs a
+   * pass over the values, and a request on it costs what one on the statistic does.
+   */
+  withDay(day: number, counts: ReadonlyMap<string, number>): StatSeries;
+}
+
 /** Day indexes [lo, hi] of the window inside the range; lo > hi when they do not meet. */
 function clamp(range: StatRange, firstDay: number, dayCount: number): [number, number] {
   return [Math.max(range.fromDay - firstDay, 0), Math.min(range.toDay - firstDay, dayCount - 1)];
 }
 
-class LabelSeries implements StatSeries {
-  private readonly lowered: string[];
+/** One day of a label statistic counted otherwise: `delta[v]` is added to value v's count on day index `index`. */
+interface DayDelta {
+  index: number;
+  delta: Float64Array;
+}
 
+class LabelSeries implements DaySeries {
   constructor(
     private readonly firstDay: number,
     private readonly dayCount: number,
     private readonly values: readonly string[],
+    private readonly lowered: readonly string[],
     /** prefix[v * (dayCount + 1) + d] = value v's counts summed over days [0, d). */
     private readonly prefix: Float64Array,
-  ) {
-    this.lowered = values.map((value) => value.toLowerCase());
-  }
+    private readonly replaced: DayDelta | null = null,
+  ) {}
 
   rows(range: StatRange): StatRow[] {
     const [lo, hi] = clamp(range, this.firstDay, this.dayCount);
     if (lo > hi) return [];
     const needle = range.search?.toLowerCase();
     const stride = this.dayCount + 1;
+    const delta = this.replaced !== null && this.replaced.index >= lo && this.replaced.index <= hi ? this.replaced.delta : null;
     const rows: StatRow[] = [];
     for (let v = 0; v < this.values.length; v++) {
       if (needle !== undefined && !(this.lowered[v] as string).includes(needle)) continue;
-      const count = (this.prefix[v * stride + hi + 1] as number) - (this.prefix[v * stride + lo] as number);
+      let count = (this.prefix[v * stride + hi + 1] as number) - (this.prefix[v * stride + lo] as number);
+      if (delta !== null) count += delta[v] as number;
       if (count > 0) rows.push({ value: this.values[v] as string, count });
     }
     return sortRows(rows, range);
   }
+
+  countsOn(day: number): Map<string, number> {
+    const counts = new Map<string, number>();
+    const d = day - this.firstDay;
+    if (d < 0 || d >= this.dayCount) return counts;
+    for (let v = 0; v < this.values.length; v++) {
+      const count = this.countAt(v, d);
+      if (count > 0) counts.set(this.values[v] as string, count);
+    }
+    return counts;
+  }
+
+  withDay(day: number, counts: ReadonlyMap<string, number>): StatSeries {
+    const d = day - this.firstDay;
+    if (d < 0 || d >= this.dayCount) return this;
+    const delta = new Float64Array(this.values.length);
+    for (let v = 0; v < this.values.length; v++) delta[v] = Math.max(0, counts.get(this.values[v] as string) ?? 0) - this.countAt(v, d);
+    return new LabelSeries(this.firstDay, this.dayCount, this.values, this.lowered, this.prefix, { index: d, delta });
+  }
+
+  /** Value v's own count on day index d (without any replaced day). */
+  private countAt(v: number, d: number): number {
+    const at = v * (this.dayCount + 1) + d;
+    return (this.prefix[at + 1] as number) - (this.prefix[at] as number);
+  }
 }
 
-class DailySeries implements StatSeries {
-  /** Indexes of the days with a count, by count ascending, ties by day (= value) ascending. */
-  private readonly byCountAsc: Uint32Array;
-  /** The same days by count descending, ties by day ascending. */
-  private readonly byCountDesc: Uint32Array;
-
+class DailySeries implements DaySeries {
   constructor(
     private readonly firstDay: number,
     /** `YYYY-MM-DD` of each day of the window. */
     private readonly dates: readonly string[],
     private readonly counts: readonly number[],
-  ) {
-    // Sorted once here, so a request over many days only walks them in order.
+    /** Indexes of the days with a count, by count ascending, ties by day (= value) ascending. */
+    private readonly byCountAsc: Uint32Array,
+    /** The same days by count descending, ties by day ascending. */
+    private readonly byCountDesc: Uint32Array,
+    /** One day counted otherwise: its index, and its count there. */
+    private readonly replaced: { index: number; count: number } | null = null,
+  ) {}
+
+  /** Sorted once here, so a request over many days only walks them in order. */
+  static of(firstDay: number, dates: readonly string[], counts: readonly number[]): DailySeries {
     const days = [...counts.keys()].filter((d) => (counts[d] as number) > 0);
     const count = (d: number): number => counts[d] as number;
-    this.byCountAsc = Uint32Array.from(days.sort((a, b) => count(a) - count(b) || a - b));
-    this.byCountDesc = Uint32Array.from(days.sort((a, b) => count(b) - count(a) || a - b));
+    const byCountAsc = Uint32Array.from(days.sort((a, b) => count(a) - count(b) || a - b));
+    const byCountDesc = Uint32Array.from(days.sort((a, b) => count(b) - count(a) || a - b));
+    return new DailySeries(firstDay, dates, counts, byCountAsc, byCountDesc);
   }
 
   /** Rows in the order sortRows() would give them: dates are unique and sort as the days do. */
   rows(range: StatRange): StatRow[] {
     const [lo, hi] = clamp(range, this.firstDay, this.dates.length);
     const needle = range.search?.toLowerCase();
+    const replaced = this.replaced;
+    const countOf = (d: number): number => (replaced !== null && d === replaced.index ? replaced.count : (this.counts[d] as number));
     const rows: StatRow[] = [];
     const take = (d: number): void => {
-      const count = this.counts[d] as number;
+      const count = countOf(d);
       const value = this.dates[d] as string;
       if (count > 0 && (needle === undefined || value.includes(needle))) rows.push({ value, count });
     };
     if (range.sortBy === 'value') {
       if (range.sort === 'asc') for (let d = lo; d <= hi; d++) take(d);
       else for (let d = hi; d >= lo; d--) take(d);
-    } else {
-      for (const d of range.sort === 'asc' ? this.byCountAsc : this.byCountDesc) if (d >= lo && d <= hi) take(d);
+      return rows;
     }
+    const asc = range.sort === 'asc';
+    // The replaced day is left where its own count sorted it and taken where its new count goes:
+    // before the first day that sorts after it.
+    let pending = replaced !== null && replaced.index >= lo && replaced.index <= hi ? replaced : null;
+    for (const d of asc ? this.byCountAsc : this.byCountDesc) {
+      if (replaced !== null && d === replaced.index) continue;
+      if (d < lo || d > hi) continue;
+      if (pending !== null) {
+        const count = this.counts[d] as number;
+        const after = asc ? count > pending.count : count < pending.count;
+        if (after || (count === pending.count && d > pending.index)) {
+          take(pending.index);
+          pending = null;
+        }
+      }
+      take(d);
+    }
+    if (pending !== null) take(pending.index);
     return rows;
+  }
+
+  countsOn(day: number): Map<string, number> {
+    const d = day - this.firstDay;
+    const count = d >= 0 && d < this.dates.length ? (this.counts[d] as number) : 0;
+    return count > 0 ? new Map([[this.dates[d] as string, count]]) : new Map();
+  }
+
+  withDay(day: number, counts: ReadonlyMap<string, number>): StatSeries {
+    const index = day - this.firstDay;
+    if (index < 0 || index >= this.dates.length) return this;
+    const count = Math.max(0, counts.get(this.dates[index] as string) ?? 0);
+    return new DailySeries(this.firstDay, this.dates, this.counts, this.byCountAsc, this.byCountDesc, { index, count });
   }
 }
 
@@ -149,7 +228,7 @@ export class LabelSeriesBuilder {
     for (const counts of this.daily.values()) counts.fill(0, 0, day);
   }
 
-  build(): StatSeries {
+  build(): DaySeries {
     const values = [...this.daily.keys()].sort();
     const stride = this.dayCount + 1;
     const prefix = new Float64Array(values.length * stride);
@@ -161,11 +240,17 @@ export class LabelSeriesBuilder {
         prefix[v * stride + d + 1] = running;
       }
     });
-    return new LabelSeries(this.firstDay, this.dayCount, values, prefix);
+    return new LabelSeries(
+      this.firstDay,
+      this.dayCount,
+      values,
+      values.map((value) => value.toLowerCase()),
+      prefix,
+    );
   }
 }
 
 /** A statistic whose values are the days themselves (visitor, pageview). */
-export function dailySeries(firstDay: number, dates: readonly string[], counts: readonly number[]): StatSeries {
-  return new DailySeries(firstDay, dates, counts);
+export function dailySeries(firstDay: number, dates: readonly string[], counts: readonly number[]): DaySeries {
+  return DailySeries.of(firstDay, dates, counts);
 }

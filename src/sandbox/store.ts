@@ -1,13 +1,16 @@
 // The install's state: users, websites (one global id sequence) and each website's statistics.
 // Seeded websites generate their statistics on first read, so starting a sandbox costs almost
-// nothing; the generated tables depend only on the seed, the website and "today".
+// nothing; the generated tables depend only on the seed, the website and "today". With a clock,
+// today's figures are the part of the day's generated traffic that has happened by its time of day
+// (growing-day.ts), worked out once a minute per website on top of the same tables.
 import { dayStartMs, formatYmd, laravelTimestamp } from './calendar.js';
 import { DEMO_USERS, DEMO_WEBSITES } from './demo-data.js';
 import type { TrafficProfile } from './demo-traffic.js';
 import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
 import type { Dialect, SeriesName } from './dialect.js';
+import { GrowingDay, MINUTES_PER_DAY } from './growing-day.js';
 import { mixSeed, seededRandom } from './random.js';
-import { withAddedOnDay, type StatSeries } from './stat-series.js';
+import { withAddedOnDay, type DaySeries, type StatSeries } from './stat-series.js';
 import type { EchoedField, Flag, ListQuery, NewWebsite, WebsiteChanges } from './validation.js';
 
 /** A stored website: what a store request validates to, plus what the service itself keeps. */
@@ -100,7 +103,16 @@ export function wireOf(
   return dialect === 'legacy' ? toLegacyWire(website, posted) : toWire(website);
 }
 
-const EMPTY_STATS: ReadonlyMap<SeriesName, StatSeries> = new Map();
+const EMPTY_STATS: ReadonlyMap<SeriesName, DaySeries> = new Map();
+const NO_COUNTS: ReadonlyMap<string, number> = new Map();
+const MS_PER_MINUTE = 60_000;
+
+/** A seeded website's today: its whole day of traffic, and its figures at the latest minute asked. */
+interface Today {
+  day: GrowingDay;
+  minute: number;
+  series: ReadonlyMap<SeriesName, StatSeries>;
+}
 
 export class SandboxStore {
   /** First day of the stats window: `today - (WINDOW_DAYS - 1)`, i.e. `today - 399`. */
@@ -108,7 +120,9 @@ export class SandboxStore {
   /** `YYYY-MM-DD` of each day of the window, shared by all websites; made on the first stats request. */
   private dates: readonly string[] | undefined;
   private readonly websites = new Map<number, WebsiteRecord>();
-  private readonly stats = new Map<number, ReadonlyMap<SeriesName, StatSeries>>();
+  private readonly stats = new Map<number, ReadonlyMap<SeriesName, DaySeries>>();
+  /** Today's figures of the seeded websites read so far, by website id (with a clock only). */
+  private readonly todays = new Map<number, Today>();
   /** Counts added to today by POST /__sandbox/traffic: website id -> statistic -> value -> count. */
   private readonly addedToday = new Map<number, Map<SeriesName, Map<string, number>>>();
   private readonly userByKey = new Map(DEMO_USERS.map((user) => [user.key, user.id]));
@@ -116,9 +130,14 @@ export class SandboxStore {
   private readonly revokedKeys = new Set<string>();
   private nextId = 1;
 
+  /**
+   * `clock` (ms since the epoch, the sandbox's own): with one, today's figures of the seeded
+   * websites are those of its time of day, and grow with it; without, they are the whole day's.
+   */
   constructor(
     readonly today: number,
     seed: number,
+    private readonly clock: (() => number) | null = null,
   ) {
     this.firstDay = today - (WINDOW_DAYS - 1);
     DEMO_WEBSITES.forEach((demo, index) => {
@@ -207,6 +226,7 @@ export class SandboxStore {
   delete(website: WebsiteRecord): void {
     this.websites.delete(website.id);
     this.stats.delete(website.id);
+    this.todays.delete(website.id);
     this.addedToday.delete(website.id);
   }
 
@@ -232,26 +252,53 @@ export class SandboxStore {
   }
 
   statsOf(website: WebsiteRecord): ReadonlyMap<SeriesName, StatSeries> {
-    let series = this.stats.get(website.id);
-    if (!series) {
+    let generated = this.stats.get(website.id);
+    if (!generated) {
       if (website.traffic) {
         this.dates ??= Array.from({ length: WINDOW_DAYS }, (_, d) => formatYmd(this.firstDay + d));
-        series = generateTraffic(website.traffic.profile, seededRandom(website.traffic.seed), this.firstDay, this.dates, website.createdAt);
+        generated = generateTraffic(
+          website.traffic.profile,
+          seededRandom(website.traffic.seed),
+          this.firstDay,
+          this.dates,
+          website.createdAt,
+        );
       } else {
-        series = EMPTY_STATS;
+        generated = EMPTY_STATS;
       }
-      this.stats.set(website.id, series);
+      this.stats.set(website.id, generated);
     }
+    const minute = this.minuteOfToday();
+    const series = minute < MINUTES_PER_DAY && generated.size > 0 ? this.todayAt(website.id, generated, minute) : generated;
     const added = this.addedToday.get(website.id);
     if (!added) return series;
-    const generated = series;
     return new Map(
-      [...new Set([...generated.keys(), ...added.keys()])].map((name) => {
-        const base = generated.get(name) ?? { rows: () => [] };
+      [...new Set([...series.keys(), ...added.keys()])].map((name) => {
+        const base = series.get(name) ?? { rows: () => [] };
         const values = added.get(name);
         return [name, values ? withAddedOnDay(base, this.today, values) : base];
       }),
     );
+  }
+
+  /** Minutes of today gone by the clock, 0 to 1440 (1440 from the end of the day on, and without a clock). */
+  minuteOfToday(): number {
+    if (this.clock === null) return MINUTES_PER_DAY;
+    const minute = Math.floor((this.clock() - dayStartMs(this.today)) / MS_PER_MINUTE);
+    return Math.min(Math.max(minute, 0), MINUTES_PER_DAY);
+  }
+
+  /** The website's statistics with today as it stands at `minute`: made once a minute, on the generated tables. */
+  private todayAt(id: number, generated: ReadonlyMap<SeriesName, DaySeries>, minute: number): ReadonlyMap<SeriesName, StatSeries> {
+    const known = this.todays.get(id);
+    if (known?.minute === minute) return known.series;
+    const day = known?.day ?? new GrowingDay(new Map([...generated].map(([name, stat]) => [name, stat.countsOn(this.today)])));
+    const counts = day.at(minute);
+    const series = new Map<SeriesName, StatSeries>(
+      [...generated].map(([name, stat]) => [name, stat.withDay(this.today, counts.get(name) ?? NO_COUNTS)]),
+    );
+    this.todays.set(id, { day, minute, series });
+    return series;
   }
 
   private insert(fields: Omit<WebsiteRecord, 'id'>): WebsiteRecord {

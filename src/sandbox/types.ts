@@ -64,8 +64,23 @@ export interface SandboxOptions extends Partial<SandboxKnobs> {
   port?: number;
   /** Default '127.0.0.1'. */
   host?: string;
-  /** 'YYYY-MM-DD': pins "today" for the seeded data; default: the real UTC date. */
+  /** 'YYYY-MM-DD': pins "today" for the seeded data; default: the UTC date of the clock (`now`) at start. */
   today?: string;
+  /**
+   * The sandbox's clock, ms since the epoch: timestamps of writes, and the time of day today's
+   * figures have reached. Default: the real clock; with a pinned `today`, shifted onto that day at
+   * the real time of day, and running on.
+   */
+  now?: () => number;
+  /**
+   * Whether today's figures of the seeded websites grow with the clock: at each minute of the day
+   * (UTC), the part of the day's seeded traffic that has happened by then, along the site's
+   * hour-of-day curve (its `visitors_hours`/`pageviews_hours`), none at midnight, the whole day's
+   * once the day is over; worked out once a minute per website. Counts added by POST
+   * /__sandbox/traffic come on top either way. Default: true, except with a pinned `today` and no
+   * `now`, whose figures stay fixed (today's are then the whole day's, as with false).
+   */
+  liveToday?: boolean;
   /** Default: a fixed constant. */
   seed?: number;
   /** Most entries the request log keeps, oldest dropped first (count is unaffected); default 10000. */

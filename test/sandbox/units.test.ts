@@ -168,6 +168,113 @@ describe('daily series', () => {
   });
 });
 
+describe('a day counted otherwise (today as it grows)', () => {
+  const byValue = (a: StatRow, b: StatRow) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+  const plainSort = (rows: StatRow[], { sortBy, sort }: StatRange) => {
+    const sign = sort === 'asc' ? 1 : -1;
+    return rows.sort((a, b) => (sortBy === 'value' ? sign * byValue(a, b) : sign * (a.count - b.count) || byValue(a, b)));
+  };
+  const ranges = (first: number, last: number): StatRange[] =>
+    [
+      [first - 10, last + 10],
+      [first + 10, first + 30],
+      [last, last],
+    ].flatMap(([fromDay, toDay]) =>
+      (['count', 'value'] as const).flatMap((sortBy) =>
+        (['asc', 'desc'] as const).flatMap((sort) =>
+          [undefined, '1'].map(
+            (search): StatRange => ({
+              fromDay: fromDay as number,
+              toDay: toDay as number,
+              sortBy,
+              sort,
+              ...(search === undefined ? {} : { search }),
+            }),
+          ),
+        ),
+      ),
+    );
+
+  it('puts the day where its new count sorts, in a daily series, in every order', () => {
+    const dates = Array.from({ length: 60 }, (_, d) => formatYmd(20_000 + d));
+    const counts = dates.map((_, d) => (d % 7 === 3 ? 0 : (d * 37) % 5)); // many ties, some empty days
+    const series = dailySeries(20_000, dates, counts);
+    expect(series.countsOn(20_058)).toEqual(new Map([[dates[58], counts[58]]]));
+    expect(series.countsOn(20_003)).toEqual(new Map()); // an empty day
+    for (const [d, count] of [
+      [59, 0],
+      [59, 2],
+      [59, 9],
+      [20, 1],
+      [20, 4],
+      [3, 3], // an empty day gets a count
+      [0, 0],
+    ] as const) {
+      const replaced = series.withDay(20_000 + d, new Map([[dates[d] as string, count]]));
+      for (const range of ranges(20_000, 20_059)) {
+        const expected = plainSort(
+          dates
+            .map((value, i) => ({ value, count: i === d ? count : (counts[i] as number), day: 20_000 + i }))
+            .filter(
+              (row) =>
+                row.count > 0 &&
+                row.day >= range.fromDay &&
+                row.day <= range.toDay &&
+                (range.search === undefined || row.value.includes(range.search)),
+            )
+            .map(({ value, count: n }) => ({ value, count: n })),
+          range,
+        );
+        expect(replaced.rows(range), `day ${d} = ${count}, ${JSON.stringify(range)}`).toEqual(expected);
+      }
+      // The series itself is left as it was.
+      expect(series.rows({ fromDay: 20_000 + d, toDay: 20_000 + d, sortBy: 'count', sort: 'asc' })).toEqual(
+        (counts[d] as number) > 0 ? [{ value: dates[d], count: counts[d] }] : [],
+      );
+    }
+  });
+
+  it('replaces the day in a label series, its other days and values as they were', () => {
+    const builder = new LabelSeriesBuilder(100, 5);
+    builder.column('a').splice(0, 5, 1, 2, 3, 4, 5);
+    builder.column('b').splice(0, 5, 0, 0, 10, 0, 7);
+    builder.column('c1').splice(0, 5, 0, 0, 0, 0, 2);
+    const series = builder.build();
+    expect(series.countsOn(104)).toEqual(
+      new Map([
+        ['a', 5],
+        ['b', 7],
+        ['c1', 2],
+      ]),
+    );
+    const replaced = series.withDay(
+      104,
+      new Map([
+        ['a', 1],
+        ['b', 3],
+        ['unknown', 9],
+      ]),
+    );
+    const rows = (fromDay: number, toDay: number, extra: Partial<StatRange> = {}) =>
+      replaced.rows({ fromDay, toDay, sortBy: 'count', sort: 'desc', ...extra });
+    expect(rows(104, 104)).toEqual([
+      { value: 'b', count: 3 },
+      { value: 'a', count: 1 },
+    ]);
+    expect(rows(100, 104)).toEqual([
+      { value: 'b', count: 13 },
+      { value: 'a', count: 11 },
+    ]);
+    expect(rows(100, 103)).toEqual(series.rows({ fromDay: 100, toDay: 103, sortBy: 'count', sort: 'desc' }));
+    expect(rows(0, 999, { search: 'C', sortBy: 'value', sort: 'asc' })).toEqual([]);
+    expect(series.rows({ fromDay: 104, toDay: 104, sortBy: 'value', sort: 'asc' })).toEqual([
+      { value: 'a', count: 5 },
+      { value: 'b', count: 7 },
+      { value: 'c1', count: 2 },
+    ]);
+  });
+});
+
 describe('demo traffic', () => {
   const profile: TrafficProfile = {
     visitors: 300,
