@@ -99,6 +99,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     metrics ? (reason) => metrics.refused(reason === 'full' ? 'queue_full' : 'queue_timeout') : undefined,
   );
   metrics?.observeAdmission(http.load);
+  metrics?.observeLive(() => ({ streams: live.streams, topics: live.pollers }));
   // Its own listener, never the public port (http/metrics-listener.ts).
   const metricsListener =
     metrics && config.metrics && !options.metricsToPrimary ? await serveMetrics(metrics.registry, config.metrics) : null;

@@ -32,6 +32,8 @@ export interface GatewayMetrics {
   refused(reason: RefusalReason): void;
   /** Read at each scrape: the requests being worked on and waiting in line. */
   observeAdmission(load: () => { active: number; queued: number }): void;
+  /** Read at each scrape: the subscriptions' open streams and the topics polled for them. */
+  observeLive(live: () => { streams: number; topics: number }): void;
 }
 
 export function createGatewayMetrics(): GatewayMetrics {
@@ -79,6 +81,23 @@ export function createGatewayMetrics(): GatewayMetrics {
       this.set(load().queued);
     },
   });
+  let live = (): { streams: number; topics: number } => ({ streams: 0, topics: 0 });
+  new Gauge({
+    name: 'gateway_live_streams',
+    help: 'Subscriptions open now (their event streams; LIVE_MAX_STREAMS at most)',
+    registers: [registry],
+    collect() {
+      this.set(live().streams);
+    },
+  });
+  new Gauge({
+    name: 'gateway_live_topics',
+    help: 'Topics (key, document, variables) the open subscriptions watch: one poller each, polling here or (with Redis) following another gateway',
+    registers: [registry],
+    collect() {
+      this.set(live().topics);
+    },
+  });
   return {
     registry,
     upstreamAttempt: (method, route, status, seconds) => upstream.observe({ method, route, status: String(status) }, seconds),
@@ -87,6 +106,9 @@ export function createGatewayMetrics(): GatewayMetrics {
     refused: (reason) => refusedTotal.inc({ reason }),
     observeAdmission: (read) => {
       load = read;
+    },
+    observeLive: (read) => {
+      live = read;
     },
   };
 }

@@ -19,6 +19,13 @@ export type RefusalConfig = CorsConfig & Pick<Config, 'maxCost'>;
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 
+/** A subscription's stream asked of a gateway that is stopping: its client subscribes again (another replica). */
+export const DRAINING: Refusal = {
+  status: 503,
+  message: 'This gateway is stopping and opens no new stream; subscribe again in a moment.',
+  code: 'OVERLOADED',
+};
+
 export const bodyTooLarge = (limit: number): Refusal => ({
   status: 413,
   message: `The request body is larger than the ${limit}-byte limit (MAX_BODY_BYTES).`,

@@ -11,13 +11,15 @@ import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { LIVE_DEFAULTS } from '../live/hub.js';
 import { createAdmission } from './admission.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
-import { OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse, type RefusalConfig } from './refusals.js';
+import { operationTypeOf } from './operation-type.js';
+import { DRAINING, OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse, type RefusalConfig } from './refusals.js';
+import { createOpenStreams } from './streams.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
   Pick<Config, 'host' | 'port' | 'receiveTimeoutMs' | 'maxActiveRequests' | 'maxQueuedRequests' | 'requestDeadlineMs'> & {
     limits: Pick<Config['limits'], 'bodyBytes'>;
-    live?: Pick<Config['live'], 'maxStreams'>;
+    live?: Partial<Pick<Config['live'], 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
   };
 
@@ -31,8 +33,9 @@ export interface HttpServer {
   /** `starting` until listening, `serving`, then `draining` once drain() was called (/ready answers 503). */
   readonly phase: ServingPhase;
   /**
-   * Turns /ready to 503 at once, serves on for DRAIN_DELAY_MS, stops accepting (idle keep-alive
-   * sockets closed), waits for what is in flight up to DRAIN_TIMEOUT_MS and ends what is left.
+   * Turns /ready to 503 and closes the open event streams at once (their clients subscribe again
+   * elsewhere; a new one is answered 503), serves on for DRAIN_DELAY_MS, stops accepting (idle
+   * keep-alive sockets closed), waits for what is in flight up to DRAIN_TIMEOUT_MS and ends what is left.
    */
   drain(): Promise<void>;
   /** Ends every connection at once. */
@@ -72,7 +75,9 @@ export async function serveHttp(
 
   // An event stream (a subscription) is not a request being worked on: it waits on the live pollers
   // (live/hub.ts) for as long as it stays open, so it takes no MAX_ACTIVE_REQUESTS slot. Streams have
-  // their own bound instead, LIVE_MAX_STREAMS, and none waits in line for one.
+  // their own bound instead, LIVE_MAX_STREAMS, and none waits in line for one. Each is closed (its
+  // connection, never with `complete`: streams.ts) LIVE_MAX_LIFETIME_S after it opened, and when drain starts.
+  const openStreams = createOpenStreams(config.live?.maxLifetimeMs ?? LIVE_DEFAULTS.maxLifetimeMs);
   const streams = createAdmission({
     maxActive: config.live?.maxStreams ?? LIVE_DEFAULTS.maxStreams,
     maxQueued: 0,
@@ -97,6 +102,14 @@ export async function serveHttp(
   // The response in flight on each connection: the 408 of a request whose body is late goes through
   // it, with CORS and the security headers, as the gateway's other refusals do.
   const responses = new WeakMap<Duplex, ServerResponse>();
+  // A draining gateway opens no stream: its client gets a 503 and subscribes again, on another replica.
+  const admitStream = (req: IncomingMessage, res: ServerResponse): void => {
+    if (phase === 'draining') return refuse(req, res, DRAINING, config);
+    streams.admit(req, res, (admitted, stream) => {
+      openStreams.track(stream);
+      handle(admitted, stream);
+    });
+  };
   // The body cap is enforced before anything is buffered, so an oversized body never is. The
   // health check skips the line: it says the process is alive, however busy.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -109,7 +122,7 @@ export async function serveHttp(
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
     else {
       readBody(req, res, config.limits.bodyBytes, {
-        read: () => (asksForEventStream(req) ? streams : admission).admit(req, res, handle),
+        read: () => (isStream(req) ? admitStream(req, res) : admission.admit(req, res, handle)),
         tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
       });
     }
@@ -146,8 +159,11 @@ export async function serveHttp(
     },
     load: () => ({ active: admission.active, queued: admission.queued }),
     drain() {
+      if (drained) return drained;
       phase = 'draining';
-      drained ??= drainServer(server, inFlight, config.drain);
+      const closed = openStreams.closeAll();
+      if (closed > 0) logger.info({ streams: closed }, 'event streams closed: draining');
+      drained = drainServer(server, inFlight, config.drain);
       return drained;
     },
     close: () =>
@@ -221,7 +237,14 @@ function redirectToGraphQL(res: ServerResponse): void {
   res.end();
 }
 
-/** Whether the client asks for GraphQL over SSE (a subscription's stream), as yoga decides to answer one. */
-function asksForEventStream(req: IncomingMessage): boolean {
-  return (req.headers.accept ?? '').includes('text/event-stream');
+/**
+ * Whether the request opens a subscription's event stream: it asks for GraphQL over SSE (yoga streams a
+ * subscription only then) and its operation is a subscription. A query or a mutation asking for an
+ * event stream is answered with one, but is worked on as any request: it waits in line. A request that
+ * carries no document (an APQ hash, a persisted document's id) is taken at its word, as it asks.
+ */
+function isStream(req: IncomingMessage): boolean {
+  if (!(req.headers.accept ?? '').includes('text/event-stream')) return false;
+  const type = operationTypeOf(req);
+  return type === null || type === 'subscription';
 }

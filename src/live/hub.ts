@@ -100,8 +100,10 @@ export interface LiveHub {
   keyId(authorization: string): Promise<string>;
   /** Streams open now with this key (LIVE_MAX_STREAMS_PER_KEY bounds them). */
   streamsOf(key: string): number;
-  /** Pollers running now (for tests and metrics). */
+  /** Pollers running now, one per topic watched here (for tests and metrics). */
   readonly pollers: number;
+  /** Streams open now, all keys together (for metrics). */
+  readonly streams: number;
   /** Ends every stream (shutdown) and closes the share. */
   close(): Promise<void>;
 }
@@ -360,6 +362,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     },
     get pollers() {
       return pollers.size;
+    },
+    get streams() {
+      let streams = 0;
+      for (const poller of pollers.values()) streams += poller.subscribers.size;
+      return streams;
     },
     async close() {
       const released = [...pollers.values()].map((poller) => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { KEY_1, type Stack, postGraphQL, startStack } from '../fixture.js';
+import { openSubscription } from '../live/sse.js';
 
 let stack: Stack;
 let prometheus: ChildProcess;
@@ -155,6 +156,20 @@ describe('metrics scraped by Prometheus', () => {
     const onPublicPort = await fetch(`${stack.gateway.url}/metrics`);
     expect(await onPublicPort.text()).not.toContain('gateway_requests_active');
   }, 30_000);
+
+  it('shows the open subscriptions and the topics they watch', async () => {
+    const watch = (id: string) =>
+      openSubscription(stack.endpoint, { query: `subscription { website(id: "${id}") { id } }` }, KEY_1).then(async (stream) => {
+        await stream.next();
+        return stream;
+      });
+    const streams = [await watch('1'), await watch('1'), await watch('2')];
+    expect(await settled('gateway_live_streams', 3)).toBe(3);
+    expect(await settled('gateway_live_topics', 2)).toBe(2);
+    for (const stream of streams) stream.close();
+    expect(await settled('gateway_live_streams', 0)).toBe(0);
+    expect(await settled('gateway_live_topics', 0)).toBe(0);
+  }, 60_000);
 
   it('shows the breaker open while the upstream fails', async () => {
     stack.sandbox.scriptFaults(Array.from({ length: 30 }, () => ({ kind: 'status' as const, status: 503 })));

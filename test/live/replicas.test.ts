@@ -22,10 +22,11 @@ const LIVE_DASHBOARD = `subscription Live($id: ID!) {
 }`;
 
 const redis = useRedis();
-// The sandbox's today is the real one: a gateway process (whose clock is the real one) reads the same day.
+// The sandbox's today is the real one: a gateway process (whose clock is the real one) reads the same
+// day. Today's figures stay at the full day's (liveToday: false): only the traffic the tests add moves them.
 let sandbox: Sandbox;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
+  sandbox = await startSandbox({ port: 0, liveToday: false });
 });
 afterAll(() => sandbox?.close());
 beforeEach(() => sandbox.log.reset());

@@ -1,11 +1,15 @@
 // A minimal reader of GraphQL over SSE (distinct connections) for the live suites: it opens the stream
-// with fetch, as a browser's EventSource-less client does, and hands out each `next` event's payload.
+// with fetch, as a browser's EventSource-less client does, and hands out each `next` event's payload,
+// and says how the stream ended: with the protocol's `complete` (a graphql-sse client stops for good) or
+// with its connection closed (a network error to a graphql-sse client, which subscribes again).
 import type { GraphQLResponse } from '../fixture.js';
 
 export interface SseStream<T> {
   response: Response;
-  /** The next event's payload; null once the stream completed or closed. */
+  /** The next event's payload; null once the stream completed or closed (endedBy says which). */
   next(timeoutMs?: number): Promise<Omit<GraphQLResponse<T>, 'status' | 'headers'> | null>;
+  /** How the stream ended, once next() answered null: `complete`, or `closed` (the connection, without `complete`). */
+  readonly endedBy: 'complete' | 'closed' | null;
   /** Leaves the stream (the client goes away). */
   close(): void;
 }
@@ -27,10 +31,12 @@ export async function openSubscription<T>(
     body: JSON.stringify(body),
     signal: abort.signal,
   });
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  // Taken at the first next(): until then the body can be read otherwise (a refusal's JSON).
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const decoder = new TextDecoder();
   let buffer = '';
   let done = false;
+  let endedBy: 'complete' | 'closed' | null = null;
   let inFlight: Promise<{ event: string; data: string } | null> | null = null;
   const readEvent = async (): Promise<{ event: string; data: string } | null> => {
     while (true) {
@@ -52,6 +58,7 @@ export async function openSubscription<T>(
         return { event, data };
       }
       if (done) return null;
+      reader ??= (response.body as ReadableStream<Uint8Array>).getReader();
       const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
       if (chunk.done) done = true;
       else buffer += decoder.decode(chunk.value, { stream: true });
@@ -70,13 +77,19 @@ export async function openSubscription<T>(
           inFlight ??= readEvent();
           const event = await Promise.race([inFlight, timeout]);
           inFlight = null;
-          if (event === null || event.event === 'complete') return null;
+          if (event === null || event.event === 'complete') {
+            endedBy ??= event === null ? 'closed' : 'complete';
+            return null;
+          }
           if (event.event === 'next' || event.event === 'message')
             return JSON.parse(event.data) as Omit<GraphQLResponse<T>, 'status' | 'headers'>;
         }
       } finally {
         clearTimeout(timer);
       }
+    },
+    get endedBy() {
+      return endedBy;
     },
     close: () => abort.abort(),
   };

@@ -1,0 +1,86 @@
+// Which kind of operation a request runs, read before it is admitted: a subscription's event stream
+// takes a LIVE_MAX_STREAMS place, every other request a MAX_ACTIVE_REQUESTS slot, whatever it asks to
+// be answered with (a query asking for text/event-stream is still a query: it waits in line). Only the
+// document's tokens are read (graphql's lexer, comments and strings skipped), not the whole parse:
+// yoga parses the document again anyway, with its cache.
+import type { IncomingMessage } from 'node:http';
+import { Lexer, Source, TokenKind } from 'graphql';
+
+export type OperationType = 'query' | 'mutation' | 'subscription';
+
+const OPERATION_TYPES = new Set<string>(['query', 'mutation', 'subscription']);
+const OPENING = new Set<TokenKind>([TokenKind.BRACE_L, TokenKind.PAREN_L, TokenKind.BRACKET_L]);
+const CLOSING = new Set<TokenKind>([TokenKind.BRACE_R, TokenKind.PAREN_R, TokenKind.BRACKET_R]);
+
+/**
+ * The type of the operation `operationName` picks in `document` (the only one when no name is given),
+ * as GraphQL would pick it; null when there is none to pick, or the text does not lex as GraphQL (yoga
+ * then answers the error).
+ */
+export function operationTypeIn(document: string, operationName?: string | null): OperationType | null {
+  const operations: { type: OperationType; name: string | null }[] = [];
+  const lexer = new Lexer(new Source(document));
+  let depth = 0;
+  // At the first token of a definition: an operation's type, `fragment`, or `{` (a query's shorthand).
+  let atDefinition = true;
+  // An operation type was read: its name comes next, unless it has none.
+  let pending: OperationType | null = null;
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      if (depth === 0) {
+        if (pending !== null) {
+          operations.push({ type: pending, name: token.kind === TokenKind.NAME ? token.value : null });
+          pending = null;
+          if (token.kind === TokenKind.NAME) continue;
+        }
+        if (atDefinition) {
+          atDefinition = false;
+          if (token.kind === TokenKind.NAME && OPERATION_TYPES.has(token.value)) {
+            pending = token.value as OperationType;
+            continue;
+          }
+          if (token.kind === TokenKind.BRACE_L) operations.push({ type: 'query', name: null });
+        }
+      }
+      if (OPENING.has(token.kind)) depth++;
+      else if (CLOSING.has(token.kind)) {
+        depth--;
+        if (depth < 0) return null;
+        // A definition ends with its selection set.
+        if (depth === 0 && token.kind === TokenKind.BRACE_R) atDefinition = true;
+      }
+    }
+  } catch {
+    return null; // not GraphQL: yoga answers the syntax error
+  }
+  if (operationName) return operations.find((operation) => operation.name === operationName)?.type ?? null;
+  return operations.length === 1 ? (operations[0]?.type ?? null) : null;
+}
+
+/**
+ * The type of the operation a GraphQL request over HTTP runs, from its body (read whole before
+ * admission: server.ts) or, for a GET, its query string; null when the request carries no document (an
+ * APQ hash, a persisted document's id) or it cannot be read.
+ */
+export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): OperationType | null {
+  let query: unknown;
+  let operationName: unknown;
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    const params = new URL(req.url ?? '/', 'http://gateway.invalid').searchParams;
+    query = params.get('query');
+    operationName = params.get('operationName');
+  } else if (req.body !== undefined) {
+    const text = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8');
+    const mediaType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (mediaType === 'application/graphql') query = text;
+    else {
+      try {
+        ({ query, operationName } = JSON.parse(text) as { query?: unknown; operationName?: unknown });
+      } catch {
+        return null;
+      }
+    }
+  }
+  if (typeof query !== 'string') return null;
+  return operationTypeIn(query, typeof operationName === 'string' ? operationName : null);
+}
