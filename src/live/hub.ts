@@ -68,6 +68,8 @@ export interface LiveHubOptions {
   onShareError?: (operation: string, error: unknown) => void;
   /** Timers of polls, for tests; default setTimeout. */
   setTimer?: (run: () => void, ms: number) => { cancel(): void };
+  /** The clock polls are timed by (milliseconds), for tests; default performance.now. */
+  now?: () => number;
 }
 
 export const LIVE_DEFAULTS = {
@@ -142,6 +144,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const intervalMs = options.intervalMs ?? LIVE_DEFAULTS.intervalMs;
   const callsPerMinute = options.callsPerMinute ?? LIVE_DEFAULTS.callsPerMinute;
   const setTimer = options.setTimer ?? defaultTimer;
+  const now = options.now ?? (() => performance.now());
   const { share } = options;
   const onShareError = options.onShareError ?? (() => undefined);
   const pollers = new Map<string, Poller>();
@@ -241,6 +244,8 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       return;
     }
     if (poller.stopped) return;
+    // Polls are timed from start to start: the interval is the period, however long a poll takes.
+    const startedAt = now();
     let outcome: PollOutcome<unknown>;
     try {
       outcome = await poller.poll(poller.abort.signal);
@@ -275,7 +280,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       void inBackground('live claim', share.claim(poller.topic, lockMs(poller.delayMs)));
     }
     receive(poller, result, outcome.result);
-    schedule(poller, poller.delayMs);
+    schedule(poller, Math.max(0, poller.delayMs - (now() - startedAt)));
   };
 
   /** A new poller: with a share, it listens for other gateways' results and starts from the last one kept. */

@@ -37,7 +37,7 @@ function scripted(values: number[], calls = 1) {
 describe('createLiveHub', () => {
   it('polls once for every subscriber of a topic; a later one gets the last result at once', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     const source = scripted([7]);
     const topic = { key: 'k', id: 'k/doc' };
     const a = hub.subscribe(topic, source.poll);
@@ -53,7 +53,7 @@ describe('createLiveHub', () => {
 
   it('pushes a result only when it changed, and a slow subscriber only the latest', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     const source = scripted([1, 1, 2, 3]);
     const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, source.poll);
     expect((await stream.next()).value).toBe(1);
@@ -69,7 +69,7 @@ describe('createLiveHub', () => {
 
   it('stops polling when the last subscriber leaves and aborts the poll in flight', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     let signal: AbortSignal | undefined;
     let polls = 0;
     const poll = (given: AbortSignal): Promise<PollOutcome<number>> => {
@@ -92,7 +92,7 @@ describe('createLiveHub', () => {
 
   it("stretches the interval so that all of one key's pollers stay within its calls a minute", async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, callsPerMinute: 30, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, callsPerMinute: 30, setTimer: timers.setTimer, now: () => 0 });
     const a = hub.subscribe({ key: 'k', id: 'k/a' }, scripted([1], 10).poll);
     await a.next();
     // One poller of 10 calls: 10 calls every 20 s is 30 a minute.
@@ -109,7 +109,7 @@ describe('createLiveHub', () => {
 
   it("ends every stream of the key when a poll says the key is refused, and no other key's", async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     const a = hub.subscribe({ key: 'k', id: 'k/a' }, scripted([1]).poll);
     const other = hub.subscribe({ key: 'other', id: 'other/a' }, scripted([1]).poll);
     await a.next();
@@ -133,7 +133,7 @@ describe('createLiveHub', () => {
 
   it('polls again at the next interval after a poll that threw', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     let polls = 0;
     const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, async (): Promise<PollOutcome<number>> => {
       if (++polls === 1) throw new Error('socket hang up');
@@ -149,16 +149,29 @@ describe('createLiveHub', () => {
 
   it('waits as long as a poll asks (a Retry-After) before the next', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, async () => ({ result: 1, upstreamCalls: 0, final: false, backoffMs: 30_000 }));
     await stream.next();
     expect(timers.delays()).toEqual([30_000]);
     await stream.return();
   });
 
+  it('times polls from start to start: a poll that took 300 ms waits 700 ms for the next at a 1 s interval', async () => {
+    const timers = manualTimers();
+    let clock = 0;
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => clock });
+    const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, async () => {
+      clock += 300;
+      return { result: 1, upstreamCalls: 0, final: false };
+    });
+    await stream.next();
+    expect(timers.delays()).toEqual([700]);
+    await stream.return();
+  });
+
   it('ends every stream of the topic after a final result, and every stream on close', async () => {
     const timers = manualTimers();
-    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer });
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
     const final = async (): Promise<PollOutcome<string>> => ({ result: 'gone', upstreamCalls: 1, final: true });
     const stream = hub.subscribe({ key: 'k', id: 'k/doc' }, final);
     expect(await stream.next()).toEqual({ done: false, value: 'gone' });

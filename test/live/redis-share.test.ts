@@ -130,8 +130,8 @@ describe('live hubs on one Redis', () => {
 
   it("poll a topic on one gateway only, the other's streams pushed what it polls", async () => {
     const [timersA, timersB] = [manualTimers(), manualTimers()];
-    const a = createLiveHub({ intervalMs: 1_000, share: newShare(), setTimer: timersA.setTimer });
-    const b = createLiveHub({ intervalMs: 1_000, share: newShare(), setTimer: timersB.setTimer });
+    const a = createLiveHub({ intervalMs: 1_000, share: newShare(), setTimer: timersA.setTimer, now: () => 0 });
+    const b = createLiveHub({ intervalMs: 1_000, share: newShare(), setTimer: timersB.setTimer, now: () => 0 });
     let figure = 1;
     const [onA, onB] = [counting(1, () => figure), counting(1, () => figure)];
     const dashboard = topic('k1', 'dashboard');
@@ -163,8 +163,8 @@ describe('live hubs on one Redis', () => {
   it("stretch the interval by the calls a minute of the key's topics on every gateway", async () => {
     const [timersA, timersB] = [manualTimers(), manualTimers()];
     const options = { intervalMs: 1_000, callsPerMinute: 60 };
-    const a = createLiveHub({ ...options, share: newShare(), setTimer: timersA.setTimer });
-    const b = createLiveHub({ ...options, share: newShare(), setTimer: timersB.setTimer });
+    const a = createLiveHub({ ...options, share: newShare(), setTimer: timersA.setTimer, now: () => 0 });
+    const b = createLiveHub({ ...options, share: newShare(), setTimer: timersB.setTimer, now: () => 0 });
     const streamA = a.subscribe(topic('k1', 'dashboard'), counting(3, () => 'a').poll);
     await streamA.next();
     // Alone, 3 calls at 60 a minute: one poll every 3 s.
