@@ -15,6 +15,7 @@ import {
   type SharedOptions,
   type SharedPassResult,
 } from './caching.js';
+import { DEFAULT_LIVE, runLivePass, type LivePassOptions, type LivePassResult } from './live.js';
 import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
@@ -76,6 +77,8 @@ export interface BenchOptions {
   shared?: SharedOptions | null;
   /** The `floor` pass (the gateway against dist-bench/bench/floor-gateway.js, a minimal gateway); not run when absent. */
   floor?: FloorPassOptions | null;
+  /** The `live` pass (many subscribers of one live dashboard on a gateway of its own); not run when absent. */
+  live?: LivePassOptions | null;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
 }
@@ -96,7 +99,7 @@ export interface DefaultPassOptions {
 }
 
 /** Every pass `--passes` knows. */
-export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor'] as const;
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor', 'live'] as const;
 export type PassName = (typeof PASS_NAMES)[number];
 /** The passes of a run without `--passes`: the read cache's passes run only when selected. */
 export const DEFAULT_PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const satisfies readonly PassName[];
@@ -185,6 +188,15 @@ export function floorPass(
       ...(options.previousScript ? { previousScript: options.previousScript } : {}),
     },
   };
+}
+
+/**
+ * The `live` pass's options when `live` is among `names` (it runs only when named): --latency, --connections,
+ * and its own figures (DEFAULT_LIVE: 1,000 subscribers, LIVE_INTERVAL_S=2, calls counted over 5 intervals, 10 changes).
+ */
+export function livePass(names: readonly PassName[], options: Partial<LivePassOptions> = {}): Pick<BenchOptions, 'live'> {
+  if (!names.includes('live')) return { live: null };
+  return { live: { latencyMs: 20, connections: 10, ...DEFAULT_LIVE, ...options } };
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -310,6 +322,8 @@ export interface BenchReport {
   shared?: SharedPassResult;
   /** The floor pass, when it ran. */
   floor?: FloorPassResult;
+  /** The live pass, when it ran. */
+  live?: LivePassResult;
 }
 
 /** One measured run of the floor pass. */
@@ -400,12 +414,16 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       ...options.gatewayEnv,
     };
     // A gateway process from `script` on the same sandbox, with the harness's gateway's environment and node flags.
-    const startGatewayFrom = async (script: string, extraEnv: Record<string, string>): Promise<ChildServer> => {
+    const startGatewayFrom = async (
+      script: string,
+      extraEnv: Record<string, string>,
+      extraNodeArgs: readonly string[] = [],
+    ): Promise<ChildServer> => {
       const child = await spawnServer({
         script,
         env: { ...gatewayEnv, ...extraEnv },
         ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
-        nodeArgs: options.gatewayNodeArgs,
+        nodeArgs: [...options.gatewayNodeArgs, ...extraNodeArgs],
       });
       children.push(child);
       return child;
@@ -474,6 +492,23 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     if (options.shared) {
       caching.shared = await runSharedPass(options.shared, { control, startGateway, key: DEMO_KEY, context, today, gatewayToday, log });
     }
+    // The live pass: a gateway of its own (LIVE_* settings, --inspect for its memory), on the same sandbox.
+    const live = options.live
+      ? {
+          live: await runLivePass(options.live, {
+            control,
+            rest,
+            startGateway: (extraEnv, extraNodeArgs) => startGatewayFrom(options.gatewayScript, extraEnv, extraNodeArgs),
+            key: DEMO_KEY,
+            context,
+            today,
+            durationSeconds: options.durationSeconds,
+            warmupSeconds: options.warmupSeconds,
+            repeat: options.repeat,
+            log,
+          }),
+        }
+      : {};
     // The floor last: it sets the sandbox's latency to its own.
     const startFloor = async (): Promise<ChildServer> => {
       const child = await spawnServer({
@@ -523,6 +558,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       passes,
       ...caching,
       ...floor,
+      ...live,
     };
   } finally {
     process.off('exit', onSignal);

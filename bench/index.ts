@@ -8,6 +8,7 @@ export {
   cachingPasses,
   defaultPasses,
   floorPass,
+  livePass,
   runBench,
   type BenchOptions,
   type CachePassOptions,
@@ -36,6 +37,8 @@ export {
   sharedSection,
   floorSection,
   floorTargets,
+  liveSection,
+  liveTargets,
   type Target,
 } from './report.js';
 export {
@@ -48,4 +51,15 @@ export {
   type SharedPassResult,
   type SharedRow,
 } from './caching.js';
+export {
+  DEFAULT_LIVE,
+  LIVE_QUERY,
+  LIVE_SUBSCRIPTION,
+  LIVE_TARGETS,
+  type LiveChange,
+  type LiveDashboardRun,
+  type LivePassOptions,
+  type LivePassResult,
+  type MemorySnapshot,
+} from './live.js';
 export { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios.js';

@@ -1,5 +1,6 @@
 // The report as Markdown: one table per scenario and pass, the read cache's passes when they ran,
 // then the targets with ✓/✗ and their figures.
+import { median } from './percentiles.js';
 import {
   FLOOR_TARGETS,
   type BenchReport,
@@ -11,6 +12,7 @@ import {
   type ScenarioResult,
 } from './bench.js';
 import type { SessionPassResult, SharedPassResult } from './caching.js';
+import { LIVE_TARGETS, type LivePassResult, type MemorySnapshot } from './live.js';
 
 export interface Target {
   target: string;
@@ -97,6 +99,7 @@ export function evaluateTargets(report: BenchReport): Target[] {
   const targets: Target[] = report.passes.length > 0 || !hasCachingPasses(report) ? scenarioTargets(report) : [];
   targets.push(...cachingTargets(report));
   if (report.floor) targets.push(...floorTargets(report.floor));
+  if (report.live) targets.push(...liveTargets(report.live));
   return targets;
 }
 
@@ -117,9 +120,15 @@ export function floorTargets(floor: FloorPassResult): Target[] {
   ];
 }
 
-/** The passes that are not scenario passes: the read cache's, and the floor. */
+/** The passes that are not scenario passes: the read cache's, the floor and live. */
 function hasCachingPasses(report: BenchReport): boolean {
-  return report.cache !== undefined || report.session !== undefined || report.shared !== undefined || report.floor !== undefined;
+  return (
+    report.cache !== undefined ||
+    report.session !== undefined ||
+    report.shared !== undefined ||
+    report.floor !== undefined ||
+    report.live !== undefined
+  );
 }
 
 /** The read cache's targets, for the passes that ran. */
@@ -293,6 +302,7 @@ export function formatReport(report: BenchReport): string {
   if (report.session) out.push('', ...sessionSection(report.session));
   if (report.shared) out.push('', ...sharedSection(report.shared));
   if (report.floor) out.push('', ...floorSection(report.floor));
+  if (report.live) out.push('', ...liveSection(report.live));
   out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
   for (const target of evaluateTargets(report)) {
     out.push(`| ${target.target} | ${target.figure} | ${target.met === null ? DASH : target.met ? '✓' : '✗'} |`);
@@ -453,5 +463,141 @@ export function floorSection(floor: FloorPassResult): string[] {
     );
   }
   out.push(...notes(floor.notes));
+  return out;
+}
+
+/** What the live pass measured with a target: calls per poll, change → event, dashboard p50 with the streams open. */
+export function liveTargets(live: LivePassResult): Target[] {
+  const { polls, delays, p50 } = live;
+  const queryCalls = median(live.queryCalls);
+  const streams = `${live.subscribers} subscribers, one key, LIVE_INTERVAL_S=${live.intervalSeconds}, ${live.latencyMs} ms sandbox`;
+  return [
+    {
+      target: `live: upstream calls of each poll = those of one execution of the document as a query (${streams})`,
+      figure:
+        polls.calls.length === 0
+          ? 'no poll seen'
+          : `${polls.calls.join(', ')} in the ${polls.calls.length} polls of ${fixed(polls.windowSeconds, 1)} s; the query ${live.queryCalls.join(', ')}`,
+      met: polls.calls.length === 0 || queryCalls === null ? null : polls.calls.every((calls) => calls === queryCalls) && polls.sameCalls,
+    },
+    {
+      target: `live: a change reaches every subscriber within interval + upstream round trip + ${LIVE_TARGETS.marginMs} ms (p99 over ${live.changes} changes × ${live.subscribers} subscribers)`,
+      figure:
+        delays.count === 0
+          ? 'not measured'
+          : `p99 ${ms(delays.p99)} ms vs ${ms(live.boundMs)} ms (p50 ${ms(delays.p50)}, max ${ms(delays.max)}; ${delays.missing} missed)`,
+      met: delays.count === 0 ? null : delays.p99 <= live.boundMs && delays.missing === 0,
+    },
+    {
+      target: `live: the same at the worst phase, estimated: a change just after a poll read its data (a poll period + after-poll p99)`,
+      figure: Number.isFinite(live.worstCaseMs)
+        ? `${ms(live.worstCaseMs)} ms vs ${ms(live.boundMs)} ms (period ${ms(median(polls.gapsMs) ?? Number.NaN)} + after-poll p99 ${ms(live.afterPoll.p99)})`
+        : 'not measured',
+      met: Number.isFinite(live.worstCaseMs) ? live.worstCaseMs <= live.boundMs : null,
+    },
+    {
+      target: `live: dashboard p50 with ${live.subscribers} streams open within ${Math.round((LIVE_TARGETS.p50Ratio - 1) * 100)} % of it with none (${live.connections} connections)`,
+      figure: `${ms(p50.open)} ms vs ${ms(p50.none)} ms: ${fixed(p50.ratio, 2)}× (a change every interval: ${ms(p50.openChanging)} ms, ${fixed(p50.changingRatio, 2)}×)`,
+      met: Number.isFinite(p50.ratio) ? p50.ratio <= LIVE_TARGETS.p50Ratio : null,
+    },
+  ];
+}
+
+function megabytes(value: number | null): string {
+  return fixed(value, 1);
+}
+
+/** The live pass: the four figures with their targets, then each change, the memory and the dashboard runs. */
+export function liveSection(live: LivePassResult): string[] {
+  const { polls, delays, afterPoll, memory, p50 } = live;
+  const verdict = (met: boolean | null): string => (met === null ? DASH : met ? '✓' : '✗');
+  const [calls, change, worst, query] = liveTargets(live);
+  const env = Object.entries(live.gatewayEnv)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(', ');
+  const memoryFigure =
+    memory.rssKbPerStream === null
+      ? 'not measured'
+      : `RSS ${fixed(memory.rssKbPerStream, 1)} KB, heap used ${fixed(memory.heapKbPerStream, 1)} KB ` +
+        `(RSS ${megabytes(memory.none.rssMb)} → ${megabytes(memory.open.rssMb)} MB, heap ${megabytes(memory.none.heapUsedMb)} → ${megabytes(memory.open.heapUsedMb)} MB` +
+        `${memory.none.gc && memory.open.gc ? ', each after a forced full GC' : ', no forced GC'})`;
+  const out = [
+    `## Pass "live": ${live.subscribers} subscribers of one live dashboard, LIVE_INTERVAL_S=${live.intervalSeconds}, ${live.latencyMs} ms sandbox latency`,
+    '',
+    `${live.subscribers} streams (GraphQL over SSE, distinct connections: one socket each, opened from the harness with undici) on one key ` +
+      `and one document, \`${live.document}\` (variables \`{"id":"1"}\`), through a gateway of their own (${env}; the harness's ` +
+      `environment otherwise). Opening them all until each had its first event took ${live.openSeconds.map((s) => fixed(s, 1)).join(', ')} s. ` +
+      `Upstream round trip (one call from the harness, median of 20): ${ms(live.rttMs)} ms; ` +
+      `bound = ${live.intervalSeconds * 1000} + ${ms(live.rttMs)} + ${LIVE_TARGETS.marginMs} = ${ms(live.boundMs)} ms.`,
+    '',
+    '| figure | value | target | met |',
+    '|---|---|---|:-:|',
+    `| upstream calls per poll, every stream open, nothing changing | ${calls?.figure ?? DASH}; a poll every ${ms(median(polls.gapsMs) ?? Number.NaN)} ms (median), ` +
+      `its upstream time ${ms(median(polls.upstreamMs) ?? Number.NaN)} ms (median) | = the query's, the same calls | ${verdict(calls?.met ?? null)} |`,
+    `| change (POST /__sandbox/traffic) → the event showing it, at every subscriber (${delays.count} deliveries) | ` +
+      `p50 ${ms(delays.p50)} ms, p99 ${ms(delays.p99)} ms, max ${ms(delays.max)} ms; ${delays.withinBound} within the bound, ${delays.missing} missed | ` +
+      `p99 ≤ ${ms(live.boundMs)} ms | ${verdict(change?.met ?? null)} |`,
+    `| of which after the poll that read the change started (delay − the wait for that poll) | ` +
+      (afterPoll.count === 0
+        ? 'not measured'
+        : `p50 ${ms(afterPoll.p50)} ms, p99 ${ms(afterPoll.p99)} ms, max ${ms(afterPoll.max)} ms (RTT + ${LIVE_TARGETS.marginMs} = ` +
+          `${ms(live.rttMs + LIVE_TARGETS.marginMs)} ms)`) +
+      ' | – | – |',
+    `| the worst phase, estimated: a change just after a poll read its data waits a whole period, then the after-poll p99 | ` +
+      `${worst?.figure ?? DASH} | ≤ ${ms(live.boundMs)} ms | ${verdict(worst?.met ?? null)} |`,
+    `| memory per open stream ((${live.subscribers} open − none) ÷ ${live.subscribers}) | ${memoryFigure} | – | – |`,
+    `| the gateway's CPU at rest (/proc, 10 ms ticks, ${fixed(polls.windowSeconds, 1)} s each) | ${fixed(live.idleCpuMsPerSecond.none, 1)} ms a second ` +
+      `with no stream, ${fixed(live.idleCpuMsPerSecond.open, 1)} ms a second with ${live.subscribers} open (a poll every interval, ` +
+      'nothing pushed) | – | – |',
+    `| dashboard p50 (${live.connections} connections, medians of ${live.repeat} run${live.repeat === 1 ? '' : 's'}) | ` +
+      `none ${ms(p50.none)} ms, ${live.subscribers} open ${ms(p50.open)} ms (${fixed(p50.ratio, 2)}×), open with a change every interval ` +
+      `${ms(p50.openChanging)} ms (${fixed(p50.changingRatio, 2)}×) | open ÷ none ≤ ${LIVE_TARGETS.p50Ratio} | ${verdict(query?.met ?? null)} |`,
+    '',
+    "Each change is posted at a random point of the interval (but not within half a second of a minute's turn, when the " +
+      "sandbox's today grows by itself; the figure it is compared with is read from the sandbox just before): its delay is the " +
+      'wait for the next poll to start (0 to one interval ' +
+      "and a poll's time, since the next poll is timed from the end of the last), then that poll's upstream round trip, the " +
+      "gateway's work and the push to every stream. The wait is read from the sandbox's log (the arrival of the poll's visitors " +
+      `call, on the harness's clock: offset ${fixed(live.clockOffsetMs, 2)} ms from 5 calls). Spread: the last subscriber's delay − the first's.`,
+    '',
+    "CPU: from the POST to the last arrival, the gateway's (/proc, 10 ms ticks: the poll and the push) and the harness's (receiving " +
+      `the ${live.subscribers} events on one thread, on the same cores).`,
+    '',
+    '| change | received | missed | first ms | p50 ms | p99 ms | max ms | spread ms | wait for the poll ms | after the poll: p50 / p99 / max ms | gateway CPU ms | harness CPU ms |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...live.perChange.map(
+      (c, i) =>
+        `| ${i + 1} | ${c.received} | ${c.missing} | ${ms(c.first)} | ${ms(c.p50)} | ${ms(c.p99)} | ${ms(c.max)} | ${ms(c.spread)} | ` +
+        `${c.waitMs === null ? DASH : ms(c.waitMs)} | ${c.afterPoll ? `${ms(c.afterPoll.p50)} / ${ms(c.afterPoll.p99)} / ${ms(c.afterPoll.max)}` : DASH} | ` +
+        `${fixed(c.gatewayCpuMs, 0)} | ${fixed(c.harnessCpuMs, 0)} |`,
+    ),
+    '',
+    '| gateway memory | RSS MB | heap used MB | heap total MB | external MB |',
+    '|---|---:|---:|---:|---:|',
+    ...(
+      [
+        ['no stream open (after the warm-up)', memory.none],
+        [`${live.subscribers} streams open`, memory.open],
+        ['every stream closed again (after the dashboard runs)', memory.closed],
+      ] as [string, MemorySnapshot | null][]
+    )
+      .filter((row): row is [string, MemorySnapshot] => row[1] !== null)
+      .map(
+        ([label, m]) =>
+          `| ${label} | ${megabytes(m.rssMb)} | ${megabytes(m.heapUsedMb)} | ${megabytes(m.heapTotalMb)} | ${megabytes(m.externalMb)} |`,
+      ),
+    '',
+    '| dashboard run | round | req/s | p50 ms | p99 ms | requests | errors | events per stream |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...live.runs.map(
+      (run) =>
+        `| ${run.streams === 'none' ? 'no stream' : run.streams === 'open' ? `${live.subscribers} open, idle` : `${live.subscribers} open, a change every interval`} | ` +
+        `${run.round} | ${fixed(run.requestsPerSecond, 0)} | ${ms(run.p50)} | ${ms(run.p99)} | ${run.requests} | ${run.errors} | ${run.eventsPerStream ?? DASH} |`,
+    ),
+    '',
+    `Upstream calls in the ${2 * live.intervalSeconds} s after the last stream closed: ${live.callsAfterClose ?? DASH} (the poller stops with its last stream). ` +
+      `The pass's gateway's peak RSS (VmHWM): ${megabytes(live.gatewayPeakRssMb)} MB.`,
+  ];
+  out.push(...notes(live.notes));
   return out;
 }

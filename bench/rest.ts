@@ -60,6 +60,9 @@ export interface LogEntry {
   body: string;
   /** The status answered (0 while in flight, or when the socket went away). */
   status?: number;
+  /** The sandbox's performance.now() at arrival, and when its answer ended (null while in flight). */
+  startedAt?: number;
+  endedAt?: number | null;
 }
 
 /** The sandbox's control surface (/__sandbox/*), outside the API. */
@@ -70,7 +73,7 @@ export class SandboxControl {
     this.pool = new Pool(url, { connections: 2 });
   }
 
-  private async send(method: 'GET' | 'PUT' | 'DELETE', path: string, json?: unknown): Promise<string> {
+  private async send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, json?: unknown): Promise<string> {
     const { statusCode, body } = await this.pool.request({
       method,
       path,
@@ -98,6 +101,11 @@ export class SandboxControl {
    */
   async setRateLimit(latencyMs: number, perMinute: number): Promise<void> {
     await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: { limit: perMinute, windowMs: 60_000 } });
+  }
+
+  /** Adds visits to a website's today (POST /__sandbox/traffic): its VISITOR, PAGEVIEW and PAGE statistics of today grow. */
+  async traffic(websiteId: number, visitors: number): Promise<void> {
+    await this.send('POST', '/__sandbox/traffic', { websiteId, visitors });
   }
 
   async resetLog(): Promise<void> {

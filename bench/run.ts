@@ -38,6 +38,24 @@
 //            same node flags) and measured in the same alternation (gateway, previous, floor…): a third row, its
 //            ratios to the floor, and gateway ÷ previous (this build against the previous one, same run).
 //            Without --floor-previous, the floor pass's previous build is --previous, if given.
+// The live pass, only when named (not in the default run: it measures subscriptions, not the query path, opens
+// 1,000 sockets from the harness and takes about 2 minutes at --repeat 1, 4-5 at --repeat 5):
+//   npm run bench -- --passes live [--live-subscribers 1000 --live-interval 2 --live-intervals 5 --live-changes 10]
+//                    [--latency 20 --connections 10 --repeat 3 --duration 10 --warmup 2]
+//   live     a gateway of its own (LIVE_INTERVAL_S=--live-interval, LIVE_CALLS_PER_MIN=100000, LIVE_MAX_STREAMS and
+//            LIVE_MAX_STREAMS_PER_KEY 2 × subscribers + 100, started with --inspect on a free port of 127.0.0.1 to force
+//            a GC before reading its memory) and --live-subscribers graphql-sse streams (distinct connections, one
+//            undici socket each) from the harness on one key and one document (website 1 and four statistics of
+//            today), --latency sandbox:
+//            1. the upstream calls of each poll over --live-intervals intervals (the sandbox's log, grouped by
+//               arrival) against one execution of the document as a query (target: equal, the same calls);
+//            2. --live-changes times POST /__sandbox/traffic at a random point of the interval, and at every
+//               subscriber the time to the event showing it: p50/p99/max (target: p99 <= interval + one upstream
+//               round trip measured from the harness + 100 ms);
+//            3. the gateway's RSS and heap (after a forced full GC) with no stream and all of them open, per stream;
+//            4. the dashboard scenario's p50 (autocannon, --connections, --warmup then --duration) with the streams
+//               open (idle; and with a change every interval, for information) and with none, --repeat rounds
+//               alternating which comes first: medians (target: open / none <= 1.1).
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
@@ -45,12 +63,14 @@
 // BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
 // BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
-// BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS.
+// BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS, BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_INTERVAL, BENCH_LIVE_INTERVALS,
+// BENCH_LIVE_CHANGES.
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, runBench } from './bench.js';
+import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, livePass, runBench } from './bench.js';
 import { DEFAULT_SESSION } from './caching.js';
+import { DEFAULT_LIVE, LIVE_TARGETS } from './live.js';
 import { PROJECT_ROOT } from './processes.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
@@ -101,6 +121,10 @@ const { values } = parseArgs({
     'redis-server': { type: 'string' },
     'floor-previous': { type: 'string' },
     previous: { type: 'string' },
+    'live-subscribers': { type: 'string' },
+    'live-interval': { type: 'string' },
+    'live-intervals': { type: 'string' },
+    'live-changes': { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -115,6 +139,8 @@ if (values.help) {
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
       ' [--redis-server path]\n' +
       '  [--floor-previous /path/to/previous/dist/main.js]\n' +
+      `  [--live-subscribers n (${DEFAULT_LIVE.subscribers})] [--live-interval s (${DEFAULT_LIVE.intervalSeconds})]` +
+      ` [--live-intervals n (${DEFAULT_LIVE.countIntervals})] [--live-changes n (${DEFAULT_LIVE.changes})]\n` +
       '\n' +
       `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
@@ -144,7 +170,15 @@ if (values.help) {
       '            project, so it finds node_modules), started like the gateway (same environment, CACHE=off, same node\n' +
       '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +
       '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run);\n' +
-      '            without --floor-previous, --previous if given\n',
+      '            without --floor-previous, --previous if given\n' +
+      'The live pass, only when named in --passes (not by default: it measures subscriptions, not the query path):\n' +
+      '  live      --live-subscribers graphql-sse streams (one socket each) on one key and one document (website 1 and\n' +
+      '            four statistics of today) through a gateway of its own (LIVE_INTERVAL_S=--live-interval, the budget and\n' +
+      '            the stream bounds out of the way, --inspect for a forced GC), --latency sandbox: upstream calls per poll\n' +
+      '            over --live-intervals intervals against one execution as a query (target: equal); --live-changes\n' +
+      '            POST /__sandbox/traffic, the delay to the event at every subscriber (target: p99 <= interval + upstream\n' +
+      `            round trip + ${LIVE_TARGETS.marginMs} ms); RSS and heap per open stream; the dashboard's p50 at --connections with the\n` +
+      `            streams open and with none, --repeat rounds (target: open / none <= ${LIVE_TARGETS.p50Ratio})\n`,
   );
   process.exit(0);
 }
@@ -206,7 +240,22 @@ if (previous !== undefined) {
 }
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
 const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
-if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor) {
+const live = livePass(wanted ?? [], {
+  latencyMs,
+  connections,
+  subscribers: Math.round(
+    number('live-subscribers', pick(values['live-subscribers'], 'BENCH_LIVE_SUBSCRIBERS'), DEFAULT_LIVE.subscribers, 1),
+  ),
+  // Whole seconds: LIVE_INTERVAL_S is read as an integer.
+  intervalSeconds: Math.round(
+    number('live-interval', pick(values['live-interval'], 'BENCH_LIVE_INTERVAL'), DEFAULT_LIVE.intervalSeconds, 1),
+  ),
+  countIntervals: Math.round(
+    number('live-intervals', pick(values['live-intervals'], 'BENCH_LIVE_INTERVALS'), DEFAULT_LIVE.countIntervals, 1),
+  ),
+  changes: Math.round(number('live-changes', pick(values['live-changes'], 'BENCH_LIVE_CHANGES'), DEFAULT_LIVE.changes, 0)),
+});
+if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor && !live.live) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }
 
@@ -228,6 +277,7 @@ const report = await runBench({
   passes,
   ...caching,
   ...floor,
+  ...live,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',

@@ -1,0 +1,90 @@
+// A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=1, two changes, one-second dashboard runs), so
+// that it never rots. It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIVE, formatReport, livePass, runBench } from '../../bench/index.js';
+
+describe('benchmark harness: the live pass', () => {
+  it('shares one poller among the streams, times a change at each, reads the memory per stream and the dashboard beside them', async () => {
+    // Only when named; the run's latency and connections, and its own figures.
+    expect(livePass([])).toEqual({ live: null });
+    expect(livePass(['live'])).toStrictEqual({ live: { latencyMs: 20, connections: 10, ...DEFAULT_LIVE } });
+    expect(DEFAULT_LIVE.subscribers).toBe(1000);
+
+    const report = await runBench({
+      durationSeconds: 1,
+      warmupSeconds: 0.3,
+      repeat: 1,
+      passes: [],
+      ...livePass(['live'], { latencyMs: 5, connections: 2, subscribers: 20, intervalSeconds: 1, countIntervals: 2, changes: 2 }),
+    });
+
+    const live = report.live;
+    expect(live?.notes).toEqual([]);
+    // Website 1 and four statistics of today: 5 reads as a query, and 5 in every poll, the same ones.
+    expect(live?.queryCalls).toEqual([5, 5, 5]);
+    expect(live?.polls.calls.length).toBeGreaterThanOrEqual(2);
+    for (const calls of live?.polls.calls ?? []) expect(calls).toBe(5);
+    expect(live?.polls.sameCalls).toBe(true);
+    for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThanOrEqual(1000);
+    expect(live?.gatewayEnv.LIVE_INTERVAL_S).toBe('1');
+    expect(Number.isFinite(live?.idleCpuMsPerSecond.none)).toBe(true);
+    expect(Number.isFinite(live?.idleCpuMsPerSecond.open)).toBe(true);
+
+    // Every change reached every stream, after the poll that read it.
+    expect(live?.perChange).toHaveLength(2);
+    for (const change of live?.perChange ?? []) {
+      expect(change.received).toBe(20);
+      expect(change.missing).toBe(0);
+      expect(change.waitMs).not.toBeNull();
+    }
+    expect(live?.delays.count).toBe(40);
+    expect(live?.delays.missing).toBe(0);
+    expect(live?.afterPoll.count).toBe(40);
+    for (const figure of [
+      live?.delays.p50,
+      live?.delays.p99,
+      live?.delays.max,
+      live?.afterPoll.p50,
+      live?.worstCaseMs,
+      live?.rttMs,
+      live?.boundMs,
+    ]) {
+      expect(Number.isFinite(figure)).toBe(true);
+      expect(figure).toBeGreaterThan(0);
+    }
+    // At most an interval, a poll and a push late (with room for a busy machine).
+    expect(live?.delays.max).toBeLessThan(5_000);
+
+    // The memory with and without the streams, each after a forced GC through the inspector.
+    expect(live?.memory.none.gc).toBe(true);
+    expect(live?.memory.open.gc).toBe(true);
+    for (const figure of [live?.memory.rssKbPerStream, live?.memory.heapKbPerStream, live?.memory.open.heapUsedMb]) {
+      expect(Number.isFinite(figure)).toBe(true);
+    }
+
+    // The dashboard with the streams open (idle, and changing) and with none; the poller gone with the last stream.
+    expect(live?.runs.map((run) => run.streams)).toEqual(['open', 'open+changes', 'none']);
+    for (const run of live?.runs ?? []) {
+      expect(run.errors).toBe(0);
+      expect(run.p50).toBeGreaterThan(0);
+    }
+    expect(Number.isFinite(live?.p50.ratio)).toBe(true);
+    expect(live?.callsAfterClose).toBe(0);
+
+    const markdown = formatReport(report);
+    expect(markdown).toContain('## Pass "live": 20 subscribers of one live dashboard, LIVE_INTERVAL_S=1, 5 ms sandbox latency');
+    expect(markdown).toMatch(/\| upstream calls per poll, every stream open, nothing changing \| 5(, 5)+ in the \d+ polls .* \| ✓ \|/);
+    expect(markdown).toMatch(
+      /\| 1 \| 20 \| 0 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| -?\d+ \| \d+ \|\n/,
+    );
+    expect(markdown).toMatch(
+      /\| memory per open stream \(\(20 open − none\) ÷ 20\) \| RSS -?[\d.]+ KB, heap used -?[\d.]+ KB .* \| – \| – \|/,
+    );
+    expect(markdown).toMatch(/\| live: upstream calls of each poll = those of one execution of the document as a query .* \| ✓ \|/);
+    expect(markdown).toMatch(/\| live: a change reaches every subscriber within interval \+ upstream round trip \+ 100 ms .* \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| live: dashboard p50 with 20 streams open within 10 % of it with none .* \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| live: the same at the worst phase, estimated: .* \| [\d.]+ ms vs [\d.]+ ms .* \| [✓✗] \|/);
+    // A run of the live pass alone judges only its targets.
+    expect(markdown).not.toContain('dashboard p50 within upstream latency');
+  }, 90_000);
+});
