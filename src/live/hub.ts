@@ -243,7 +243,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       schedule(poller, intervalMs);
       return;
     }
-    if (poller.stopped) return;
+    if (poller.stopped) {
+      // Its last stream left while the lock was being taken: let another gateway have it at once.
+      if (share) void inBackground('live release', share.release(poller.topic));
+      return;
+    }
     // Polls are timed from start to start: the interval is the period, however long a poll takes.
     const startedAt = now();
     let outcome: PollOutcome<unknown>;
@@ -286,7 +290,14 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   /** A new poller: with a share, it listens for other gateways' results and starts from the last one kept. */
   const start = async (poller: Poller): Promise<void> => {
     if (share) {
-      poller.unlisten = share.listen(poller.topic, (result) => receive(poller, result));
+      poller.unlisten = share.listen(poller.topic, (result) => {
+        // Another gateway's text that is not JSON (nothing of ours writes one) is dropped, not thrown into ioredis.
+        try {
+          receive(poller, result);
+        } catch (error) {
+          onShareError('live message', error);
+        }
+      });
       try {
         const last = await share.last(poller.topic);
         if (last !== null && poller.last === null) receive(poller, { text: last });

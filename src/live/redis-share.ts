@@ -106,6 +106,9 @@ export class RedisLiveShare implements LiveShare {
     this.events = createRedisEventTarget({
       publishClient: publishClient as unknown as Redis,
       subscribeClient: subscribeClient as unknown as Redis,
+      // A message that is not JSON (anyone on the Redis may publish on a channel) is null, never a
+      // throw: the event target parses inside ioredis's handler, where a throw would end the process.
+      serializer: { stringify: JSON.stringify, parse: (text: string) => parseOrNull(text) },
     });
   }
 
@@ -151,9 +154,9 @@ export class RedisLiveShare implements LiveShare {
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void {
     const channel = `${LIVE}${this.name(topic)}`;
     const listener = (event: Event): void => {
-      const message = (event as CustomEvent<Message | null>).detail;
+      const message = (event as CustomEvent<Partial<Message> | null>).detail;
       // This gateway's own results reached its streams when it polled them.
-      if (message === null || message.from === this.self || typeof message.text !== 'string') return;
+      if (typeof message !== 'object' || message === null || message.from === this.self || typeof message.text !== 'string') return;
       onResult({ text: message.text, ...(message.final ? { final: true } : {}), ...(message.endsKey ? { endsKey: true } : {}) });
     };
     this.events.addEventListener(channel, listener);
@@ -174,3 +177,11 @@ export class RedisLiveShare implements LiveShare {
 
 /** PX and PEXPIRE take whole milliseconds, at least one. */
 const ttl = (ms: number): number => Math.max(1, Math.ceil(ms));
+
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

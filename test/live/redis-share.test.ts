@@ -188,3 +188,20 @@ async function waitFor(check: () => boolean, timeoutMs = 3_000): Promise<void> {
     await sleep(10);
   }
 }
+
+describe('RedisLiveShare, with what it did not write', () => {
+  it('drops a message on a topic channel that is not one of its own (not JSON, not a result)', async () => {
+    const a = newShare();
+    const hub = createLiveHub({ intervalMs: 60_000, share: a });
+    const dashboard = topic('k9', 'dashboard');
+    const stream = hub.subscribe(dashboard, async () => ({ result: { data: 1 }, upstreamCalls: 0, final: false }));
+    expect((await stream.next()).value).toEqual({ data: 1 });
+    const channel = (await admin.pubsub('CHANNELS', '*')).find((name) => String(name).startsWith('agw:live:')) as string;
+    expect(channel).toBeDefined();
+    for (const junk of ['not json', '{"text": 5}', '{"from":"x","text":"{broken"}', 'null']) await admin.publish(channel, junk);
+    await admin.publish(channel, JSON.stringify({ from: 'another gateway', text: '{"data":2}' }));
+    expect((await stream.next()).value).toEqual({ data: 2 });
+    await stream.return();
+    await hub.close();
+  });
+});
