@@ -2,6 +2,7 @@
 // source bound to it (upstream/source.ts). Nothing here outlives the request, which is what keeps one
 // key's data away from another key.
 import type { GatewayContext, Usage } from '../schema/context.js';
+import type { Freshness } from '../upstream/cache.js';
 import { createSource, type RequestBounds, type Upstream } from '../upstream/source.js';
 
 // RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
@@ -18,7 +19,7 @@ export function readAuthorization(header: string | null): { authorization: strin
   return { authorization: header };
 }
 
-export function createContext(request: Request, upstream: Upstream, bounds: RequestBounds): GatewayContext {
+export function createContext(request: Request, upstream: Upstream, bounds: RequestBounds, freshness?: Freshness): GatewayContext {
   const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const source = createSource(upstream, {
     credentials: readAuthorization(request.headers.get('authorization')),
@@ -26,6 +27,7 @@ export function createContext(request: Request, upstream: Upstream, bounds: Requ
     deadline: Date.now() + bounds.requestDeadlineMs,
     maxConcurrency: bounds.maxConcurrency,
     usage,
+    ...(freshness ? { freshness } : {}),
   });
   return { source, clock: upstream.clock, lookahead: new Map(), usage };
 }

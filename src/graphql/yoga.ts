@@ -22,7 +22,7 @@ import { useDateLiterals } from './plugins/use-date-literals.js';
 import { useDocumentLimits } from './plugins/use-document-limits.js';
 import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
-import { useLive } from './plugins/use-live.js';
+import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { useRequestLog } from './plugins/use-request-log.js';
@@ -46,7 +46,12 @@ export interface GatewayYogaOptions {
   live?: LiveHub;
 }
 
-export type GatewayYoga = YogaServerInstance<Record<string, never>, GatewayContext>;
+/** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
+export interface GatewayServerContext {
+  livePoll?: boolean;
+}
+
+export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
 export function createGatewayYoga(
   config: Config,
@@ -57,7 +62,7 @@ export function createGatewayYoga(
   const traceIds = new WeakMap<Request, string>();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
-  const yoga: GatewayYoga = createYoga<Record<string, never>, GatewayContext>({
+  const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
@@ -81,8 +86,17 @@ export function createGatewayYoga(
         maxAge: 600,
       };
     },
-    context: ({ request }) => {
-      const context = createContext(request, upstream, config);
+    // A live poll (use-live.ts) comes with `livePoll` in its server context, which no HTTP request can
+    // set: it reads today's figures from the install, not from a cache entry of up to CACHE_TTL_RECENT_S.
+    context: (initial) => {
+      const { request } = initial;
+      const livePoll = initial.livePoll === true;
+      const context = createContext(
+        request,
+        upstream,
+        config,
+        livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
+      );
       contexts.set(request, context);
       return context;
     },
@@ -129,12 +143,20 @@ export function createGatewayYoga(
               hub: live,
               maxStreamsPerKey: config.live.maxStreamsPerKey,
               runQuery: async ({ authorization, ...body }, signal) => {
-                const response = await yoga.fetch(`http://live.internal${GRAPHQL_ENDPOINT}`, {
-                  method: 'POST',
-                  headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
-                  body: JSON.stringify(body),
-                  signal,
-                });
+                const response = await yoga.fetch(
+                  `http://live.internal${GRAPHQL_ENDPOINT}`,
+                  {
+                    method: 'POST',
+                    headers: {
+                      'content-type': 'application/json',
+                      accept: 'application/json',
+                      ...(authorization ? { authorization } : {}),
+                    },
+                    body: JSON.stringify(body),
+                    signal,
+                  },
+                  { livePoll: true },
+                );
                 return (await response.json()) as ExecutionResult;
               },
             }),

@@ -107,6 +107,16 @@ export interface RequestCache {
   readonly keyAccepted: boolean;
 }
 
+/**
+ * What a request accepts from the cache beyond its lifetimes: a live dashboard's poll takes a `recent`
+ * entry (today's figures, a website) only if it was read from the install within `recentMaxAgeMs`, so
+ * that each poll sees today as it is, while polls made at the same moment (another document of the
+ * key) still share one read.
+ */
+export interface Freshness {
+  recentMaxAgeMs: number;
+}
+
 /** A request's view of its key in the store: read once, before its first upstream read. */
 interface Scope {
   keyId: string;
@@ -128,7 +138,7 @@ export interface ResponseCache {
    * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
    * `signal` is aborted when the request's client goes away (its calls are then cancelled).
    */
-  forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache;
+  forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal, freshness?: Freshness): RequestCache;
   close(): Promise<void>;
 }
 
@@ -163,7 +173,12 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       await safely('bump', () => store.bump(storeNames.generation(keyId)));
   }
 
-  function forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal): RequestCache {
+  function forRequest(
+    authorization: string | null,
+    validate: () => Promise<unknown>,
+    signal?: AbortSignal,
+    freshness?: Freshness,
+  ): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     const counted = (result: 'hit' | 'miss' | 'stale'): void => {
       if (result === 'hit') usage.hits++;
@@ -306,7 +321,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       const kind = entry.droppedByWrites === 'any' ? `${entry.kind}${scoped.lists}` : entry.kind;
       const fullKey = storeNames.entry(scoped.prefix, kind, entry.key);
       const cached = await ask('get', () => store.get(fullKey));
-      if (cached !== undefined && cached.freshUntil > now()) {
+      // A record's read from the install was at freshUntil − its lifetime.
+      const freshEnough = (record: CacheRecord): boolean =>
+        record.freshUntil > now() &&
+        (freshness === undefined || entry.lifetime === 'settled' || record.freshUntil - lifetimeMs >= now() - freshness.recentMaxAgeMs);
+      if (cached !== undefined && freshEnough(cached)) {
         await ensureAccepted(scoped.keyId);
         counted('hit');
         used(cached);

@@ -15,7 +15,7 @@ import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
-import type { CacheUsage, ResponseCache } from './cache.js';
+import type { CacheUsage, Freshness, ResponseCache } from './cache.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
 import type { StatNames } from './dialect.js';
@@ -60,6 +60,8 @@ export interface SourceRequest {
   maxConcurrency: number;
   /** Counted into as calls are made (shared with the context, which reports it). */
   usage: UpstreamUsage;
+  /** What the request accepts from the cache beyond its lifetimes (a live poll: today fresh). */
+  freshness?: Freshness;
 }
 
 /** Rows a page when every page of a statistic is read (the most the install allows). */
@@ -160,7 +162,12 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   // Re-validating a key costs the cheapest read there is: the first page of its websites.
   const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
-  const cache = upstream.cache.forRequest('problem' in credentials ? null : credentials.authorization, validate, request.signal);
+  const cache = upstream.cache.forRequest(
+    'problem' in credentials ? null : credentials.authorization,
+    validate,
+    request.signal,
+    request.freshness,
+  );
   usage.cache = cache.usage;
 
   const website = perKey((id: string) =>

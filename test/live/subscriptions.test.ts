@@ -112,13 +112,17 @@ describe('subscription { website }', () => {
 });
 
 describe('a revoked key', () => {
-  it("ends every stream of the key with UNAUTHENTICATED within KEY_RECHECK_S, through the read cache, and no other key's", async () => {
+  it("ends every stream of the key with UNAUTHENTICATED at its next poll, with the read cache on, and no other key's", async () => {
     const stack = await startStack({ env: { CACHE: 'on', KEY_RECHECK_S: '2', LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600' } });
     try {
-      // The website alone: answered from the cache (60 s) at every poll until the key is checked again.
+      // Days that are over come from the cache; the website itself (its ownership) is read from the
+      // install at every poll, as everything that can change is: the next poll finds the key refused.
       const cached = await openSubscription<LiveWebsite>(
         stack.endpoint,
-        { query: 'subscription { website(id: "1") { id domain } }' },
+        {
+          query:
+            'subscription { website(id: "1") { id before: stats(name: COUNTRY, from: "2026-03-01", to: "2026-03-14") { totalCount } } }',
+        },
         KEY_1,
       );
       const fresh = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '2' } }, KEY_1);
@@ -132,7 +136,7 @@ describe('a revoked key', () => {
         expect(last?.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
         expect(await stream.next()).toBeNull();
       }
-      // KEY_RECHECK_S (2 s), then the next poll (1 s): with some slack for a loaded machine.
+      // The next poll (1 s), well within KEY_RECHECK_S (2 s) and the interval: with some slack for a loaded machine.
       expect(Date.now() - revokedAt).toBeLessThan(5_000);
       await expect(other.next(1_500)).rejects.toThrow(/no event/);
       other.close();
@@ -159,5 +163,51 @@ describe('the request log', () => {
     } finally {
       await stack.close();
     }
+  });
+});
+
+describe('with the read cache (CACHE=on)', () => {
+  const stack = useStack({ env: { CACHE: 'on', LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600' } });
+  const todayCalls = (id: string) =>
+    restCalls(stack.sandbox).filter((call) => call.startsWith(`GET /api/v1/stats/${id}?`) && call.includes('name=visitor')).length;
+
+  it('polls read today from the install each time (not a cache entry of up to CACHE_TTL_RECENT_S), settled days from the cache', async () => {
+    const document = `subscription { website(id: "5") { id
+      today: stats(name: VISITOR, period: TODAY) { nodes { count } }
+      before: stats(name: COUNTRY, from: "2026-03-01", to: "2026-03-14") { totalCount } } }`;
+    const stream = await openSubscription<{ website: { today: { nodes: { count: number }[] } } }>(
+      stack.endpoint,
+      { query: document },
+      KEY_1,
+    );
+    const before = (await stream.next())?.data?.website.today.nodes[0]?.count ?? 0;
+    await wait(2_500);
+    // About three polls: today read each time, the settled range once.
+    expect(todayCalls('5')).toBeGreaterThanOrEqual(3);
+    expect(restCalls(stack.sandbox).filter((call) => call.includes('name=country')).length).toBe(1);
+    const added = await fetch(`${stack.sandbox.url}/__sandbox/traffic`, {
+      method: 'POST',
+      body: JSON.stringify({ websiteId: 5, visitors: 6 }),
+    });
+    expect(added.status).toBe(204);
+    expect((await stream.next(3_000))?.data?.website.today.nodes[0]?.count).toBe(before + 6);
+    stream.close();
+  });
+
+  it("shares a read made at the same moment between the key's documents (the cache's coalescing)", async () => {
+    const open = (alias: string) =>
+      openSubscription(
+        stack.endpoint,
+        { query: `subscription { website(id: "7") { ${alias}: stats(name: VISITOR, period: TODAY) { totalCount } } }` },
+        KEY_1,
+      );
+    const a = await open('a');
+    await a.next();
+    const b = await open('b');
+    await b.next();
+    // b's first poll came within a second of a's: it took a's read of today.
+    expect(todayCalls('7')).toBe(1);
+    a.close();
+    b.close();
   });
 });

@@ -48,6 +48,12 @@ const FINAL_CODES = new Set([
   'GRAPHQL_VALIDATION_FAILED',
 ]);
 
+/**
+ * How recent a cached read of today (or of a website) a poll takes: one made at the same moment (another
+ * document of the key, polled together), never one from an earlier poll: a second, or half the interval.
+ */
+export const liveFreshnessMs = (intervalMs: number): number => Math.min(1_000, intervalMs / 2);
+
 /** Below this share of the key's limit left, polls wait for the install's minute to refill. */
 const LOW_REMAINING_SHARE = 0.25;
 
