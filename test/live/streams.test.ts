@@ -91,7 +91,7 @@ describe('open streams', () => {
       while (events.length < 2 && Date.now() - startedAt < 8_000) await wait(50);
       // The first result of each connection: at once, then again once the lifetime closed the first one.
       expect(events.map((event) => event.id)).toEqual(['4', '4']);
-      expect(events[1]?.at).toBeGreaterThanOrEqual(1_900);
+      expect(events[1]?.at).toBeGreaterThanOrEqual(1_750); // 90 % of the lifetime at the least
       expect(retried).toEqual([false, true]);
       expect(ends).toEqual([]);
     } finally {
