@@ -124,6 +124,16 @@ class EnvReader {
     return this.int(name, fallbackMs / 1000, min, max) * 1000;
   }
 
+  /** WORKERS: `auto`, or a count from 1 to 256 (the message names both). */
+  workers(): number | 'auto' {
+    const value = this.raw('WORKERS');
+    if (value === undefined) return 1;
+    if (value.toLowerCase() === 'auto') return 'auto';
+    if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 256) return Number(value);
+    this.problems.push(`WORKERS must be auto (one per core) or an integer from 1 to 256, got "${value}"`);
+    return 1;
+  }
+
   bool(name: string, fallback: boolean): boolean {
     const value = this.raw(name)?.toLowerCase();
     if (value === undefined) return fallback;
@@ -245,7 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
       delayMs: read.int('DRAIN_DELAY_MS', DRAIN_DEFAULTS.delayMs, 0, 600_000),
       timeoutMs: read.int('DRAIN_TIMEOUT_MS', DRAIN_DEFAULTS.timeoutMs, 0, 3_600_000),
     },
-    workers: read.string('WORKERS', '').toLowerCase() === 'auto' ? 'auto' : read.int('WORKERS', 1, 1, 256),
+    workers: read.workers(),
     graphiql: read.bool('GRAPHIQL', !production),
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', DEFAULT_COST_LIMIT, 1, 100_000),

@@ -15,6 +15,7 @@ describe('WORKERS', () => {
 
   it('refuses anything else with a clear message', () => {
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(ConfigError);
-    expect(() => loadConfig({ WORKERS: 'many' })).toThrow('WORKERS must be an integer from 1 to 256, got "many"');
+    expect(() => loadConfig({ WORKERS: 'many' })).toThrow('WORKERS must be auto (one per core) or an integer from 1 to 256, got "many"');
+    expect(() => loadConfig({ WORKERS: '257' })).toThrow('WORKERS must be auto (one per core) or an integer from 1 to 256, got "257"');
   });
 });
