@@ -100,6 +100,8 @@ export interface LiveHub {
   subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>): LiveStream<T>;
   /** A key's id in topics: a keyed hash of its Authorization header, alike in every gateway on the share. */
   keyId(authorization: string): Promise<string>;
+  /** The JSON text of a result the hub pushed (the same object goes to every stream of its topic). */
+  textOf(value: unknown): string | undefined;
   /** Streams open now with this key (LIVE_MAX_STREAMS_PER_KEY bounds them). */
   streamsOf(key: string): number;
   /** Pollers running now, one per topic watched here (for tests and metrics). */
@@ -148,6 +150,8 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const { share } = options;
   const onShareError = options.onShareError ?? (() => undefined);
   const pollers = new Map<string, Poller>();
+  /** Each pushed result's JSON text: made once to compare it, it need not be made again for each stream. */
+  const texts = new WeakMap<object, string>();
   /** Calls on the share that nothing waits for (publish, renew, release): close() waits for them. */
   const unawaited = new Set<Promise<void>>();
   const inBackground = (operation: string, call: Promise<unknown>): Promise<void> => {
@@ -204,6 +208,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     if (poller.stopped) return;
     if (poller.last === null || poller.last.text !== result.text) {
       poller.last = { text: result.text, value };
+      if (typeof value === 'object' && value !== null) texts.set(value, result.text);
       deliver(poller, value);
     }
     if (result.endsKey) {
@@ -370,6 +375,9 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
         return ownSecret;
       });
       return keyIdOf(secret, authorization);
+    },
+    textOf(value) {
+      return typeof value === 'object' && value !== null ? texts.get(value) : undefined;
     },
     streamsOf(key) {
       let streams = 0;

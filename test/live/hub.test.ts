@@ -51,6 +51,24 @@ describe('createLiveHub', () => {
     expect(hub.pollers).toBe(0);
   });
 
+  it("keeps each pushed result's JSON text, the same object going to every subscriber of the topic", async () => {
+    const timers = manualTimers();
+    const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });
+    const poll = async (): Promise<PollOutcome<{ data: { n: number } }>> => ({
+      result: { data: { n: 1 } },
+      upstreamCalls: 0,
+      final: false,
+    });
+    const topic = { key: 'k', id: 'k/text' };
+    const [a, b] = [hub.subscribe(topic, poll), hub.subscribe(topic, poll)];
+    const [first, second] = [(await a.next()).value, (await b.next()).value];
+    expect(second).toBe(first);
+    expect(hub.textOf(first)).toBe('{"data":{"n":1}}');
+    expect(hub.textOf({ data: { n: 1 } })).toBeUndefined();
+    await a.return();
+    await b.return();
+  });
+
   it('pushes a result only when it changed, and a slow subscriber only the latest', async () => {
     const timers = manualTimers();
     const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });

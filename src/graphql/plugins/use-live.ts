@@ -112,9 +112,18 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   };
 }
 
-/** A pushed result as yoga sends it: its errors GraphQLErrors again, which yoga passes on unmasked. */
-function revive(result: PlainResult): ExecutionResult {
-  if (result.errors === undefined) return result as ExecutionResult;
+/**
+ * A pushed result as yoga sends it: its errors GraphQLErrors again, which yoga passes on unmasked. A
+ * result without errors is the hub's own object, the same for every stream of the topic: it gets its
+ * JSON text (made once by the hub) as `stringify`, which yoga's SSE processor uses instead of
+ * serializing the result again for each of the streams.
+ */
+function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
+  if (result.errors === undefined) {
+    const text = hub.textOf(result);
+    if (text !== undefined && !Object.hasOwn(result, 'stringify')) Object.defineProperty(result, 'stringify', { value: () => text });
+    return result as ExecutionResult;
+  }
   const errors = result.errors.map(
     (error) => new GraphQLError(error.message, { ...(error.path ? { path: error.path } : {}), extensions: error.extensions ?? {} }),
   );
@@ -122,11 +131,11 @@ function revive(result: PlainResult): ExecutionResult {
 }
 
 /** The stream's results revived; leaving it leaves the hub's stream. */
-function revived(stream: LiveStream<PlainResult>): AsyncIterableIterator<ExecutionResult> {
+function revived(stream: LiveStream<PlainResult>, hub: LiveHub): AsyncIterableIterator<ExecutionResult> {
   const iterator: AsyncIterableIterator<ExecutionResult> = {
     next: async () => {
       const step = await stream.next();
-      return step.done ? step : { done: false, value: revive(step.value) };
+      return step.done ? step : { done: false, value: revive(step.value, hub) };
     },
     return: async () => {
       await stream.return();
@@ -153,7 +162,10 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
           return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' } })] };
         }
-        return revived(hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal))));
+        return revived(
+          hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal))),
+          hub,
+        );
       });
     },
     onResponse({ response }) {
