@@ -555,8 +555,8 @@ export function liveSection(live: LivePassResult): string[] {
     '',
     "Each change is posted at a random point of the interval (but not within half a second of a minute's turn, when the " +
       "sandbox's today grows by itself; the figure it is compared with is read from the sandbox just before): its delay is the " +
-      'wait for the next poll to start (0 to one interval ' +
-      "and a poll's time, since the next poll is timed from the end of the last), then that poll's upstream round trip, the " +
+      'wait for the next poll to start (0 to one interval: polls are timed from start to start), ' +
+      "then that poll's upstream round trip, the " +
       "gateway's work and the push to every stream. The wait is read from the sandbox's log (the arrival of the poll's visitors " +
       `call, on the harness's clock: offset ${fixed(live.clockOffsetMs, 2)} ms from 5 calls). Spread: the last subscriber's delay − the first's.`,
     '',
