@@ -3,7 +3,7 @@
 // The listener is its own (METRICS_PORT, METRICS_HOST), never the public port: the figures name
 // operations and error rates, which are for operators, not for the internet.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from './listen.js';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Where the metrics listener listens (config.ts reads METRICS_PORT and METRICS_HOST). */
@@ -152,17 +152,9 @@ export async function serveMetrics(
       () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = await listenOn(server, config.host, config.port);
   return {
-    url: `http://${host}:${port}`,
+    url,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -2,7 +2,7 @@
 // timeout and admission control and answers `/`, `/health` and `/ready`; it listens, and drains on the
 // way out (drain.ts). What answers the requests it lets through is given to it (the gateway: gateway.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from './listen.js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -138,21 +138,13 @@ export async function serveHttp(
     if (socket.writable && !(answering && res.headersSent)) socket.write(clientErrorAnswer(error.code, receiveTimeoutMs));
     socket.destroy(error);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = await listenOn(server, config.host, config.port);
 
   phase = 'serving';
   let drained: Promise<void> | undefined;
 
   return {
-    url: `http://${host}:${port}`,
+    url,
     server,
     get phase() {
       return phase;

@@ -1,0 +1,17 @@
+// Listening as both of the gateway's listeners do (the GraphQL server, the metrics listener): the
+// address taken, or the listen error (a port in use) as a rejection, and the URL it is reached at.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Listens on `host:port` (port 0: one the system picks); resolves with `http://host:port`, an IPv6 host in brackets. */
+export async function listenOn(server: Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
