@@ -3,9 +3,10 @@
 // (.ci/run). Without one on PATH, suites written with this file's `describe` are skipped outside CI
 // (the run says so: test/redis-skip.ts) and fail at once in CI, saying what is missing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe as describeAlways } from 'vitest';
+import { freePort } from './ports.js';
 import { REDIS_INSTALL, inCi, redisServerMissing, skipRedisSuite } from './redis-skip.js';
 
 /** vitest's `describe`, skipped on a machine without redis-server outside CI (all of a file's, so its hooks do not run either). */
@@ -34,18 +35,6 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
-
-/** A port nothing listens on now: the kernel's pick for 127.0.0.1:0, closed again. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * The process id of the Redis answering PING on the port (raw RESP: PING, then INFO server), or null

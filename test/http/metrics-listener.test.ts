@@ -2,10 +2,10 @@
 // gateway's metrics listener every second, and its HTTP API must answer exact counts after known requests.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../ports.js';
 import { loadConfig } from '../../src/config.js';
 import { KEY_1, type Stack, postGraphQL, startStack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
@@ -14,15 +14,6 @@ let stack: Stack;
 let prometheus: ChildProcess;
 let prometheusUrl: string;
 let dir: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 interface Sample {
   metric: Record<string, string>;

@@ -1,9 +1,9 @@
 // WORKERS=2 with METRICS_PORT: the real process (dist/main.js, built by npm test), whose primary
 // answers every scrape with the sum over both workers, however the requests were spread.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
+import { freePort } from '../ports.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KEY_1, postGraphQL } from '../fixture.js';
 
@@ -15,15 +15,6 @@ afterEach(async () => {
   child?.kill('SIGKILL');
   await sandbox?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 const requestCount = (text: string): number =>
   [...text.matchAll(/^gateway_graphql_request_duration_seconds_count\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);

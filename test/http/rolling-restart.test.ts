@@ -4,12 +4,11 @@
 // request may fail. The HAProxy configuration is the README's (Running in production).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../ports.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -39,14 +38,6 @@ backend gateways
   default-server inter 200ms fall 2 rise 2
 ${gatewayPorts.map((port, i) => `  server gateway${i + 1} 127.0.0.1:${port} check`).join('\n')}
 `;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface Running {

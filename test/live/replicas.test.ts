@@ -8,7 +8,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KEY_1, testConfig } from '../fixture.js';
-import { describe, freePort, useRedis } from '../redis.js';
+import { freePort } from '../ports.js';
+import { describe, useRedis } from '../redis.js';
 import { openSubscription, type SseStream } from './sse.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));

@@ -28,7 +28,8 @@ import {
   type FixedDashboardData,
 } from '../fixture.js';
 // test/redis.ts's describe: the whole file is skipped without redis-server outside CI.
-import { describe, freePort, startRedis, useRedis, type RedisServer } from '../redis.js';
+import { freePort } from '../ports.js';
+import { describe, startRedis, useRedis, type RedisServer } from '../redis.js';
 
 const redis = useRedis();
 
