@@ -2,24 +2,7 @@
 // pushed, and how long a key's polls wait.
 import { describe, expect, it } from 'vitest';
 import { createLiveHub, type PollOutcome } from '../../src/live/hub.js';
-
-/** Timers that run only when the test says, recording the delay each was set for. */
-function manualTimers() {
-  const pending: { run: () => void; ms: number; cancelled: boolean }[] = [];
-  return {
-    delays: () => pending.map((timer) => timer.ms),
-    setTimer: (run: () => void, ms: number) => {
-      const timer = { run, ms, cancelled: false };
-      pending.push(timer);
-      return { cancel: () => void (timer.cancelled = true) };
-    },
-    /** Runs every timer set and not cancelled so far. */
-    fire: () => {
-      for (const timer of pending.splice(0)) if (!timer.cancelled) timer.run();
-    },
-    live: () => pending.filter((timer) => !timer.cancelled).length,
-  };
-}
+import { manualTimers } from './timers.js';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

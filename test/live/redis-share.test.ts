@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createLiveHub, type PollOutcome, type SharedResult, type Topic } from '../../src/live/hub.js';
 import { RedisLiveShare } from '../../src/live/redis-share.js';
 import { describe, useRedis } from '../redis.js';
+import { manualTimers } from './timers.js';
 
 const redis = useRedis();
 let admin: Redis;
@@ -104,21 +105,6 @@ describe('RedisLiveShare', () => {
 });
 
 describe('live hubs on one Redis', () => {
-  /** Timers that run only when the test says, recording the delay each was set for. */
-  const manualTimers = () => {
-    const pending: { run: () => void; ms: number }[] = [];
-    return {
-      setTimer: (run: () => void, ms: number) => {
-        const timer = { run, ms };
-        pending.push(timer);
-        return { cancel: () => void pending.splice(pending.indexOf(timer) >>> 0, 1) };
-      },
-      delays: () => pending.map((timer) => timer.ms),
-      fire: () => {
-        for (const timer of pending.splice(0)) timer.run();
-      },
-    };
-  };
   const counting = (calls: number, value: () => unknown) => {
     let polls = 0;
     const poll = async (): Promise<PollOutcome<unknown>> => {
