@@ -398,7 +398,15 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     log(`starting the sandbox (${firstLatency} ms) and the gateway…`);
     const sandbox = await spawnServer({
       script: 'dist/sandbox/main.js',
-      env: { SANDBOX_PORT: '0', SANDBOX_HOST: '127.0.0.1', SANDBOX_LATENCY_MS: String(firstLatency) },
+      // Today pinned (the real UTC date): its figures stay at the full day's, as before they grew with the
+      // clock (a32442b). Growing, two servers asked a minute apart would answer other data (the floor pass
+      // compares the gateway's answer with the floor's and the previous build's).
+      env: {
+        SANDBOX_PORT: '0',
+        SANDBOX_HOST: '127.0.0.1',
+        SANDBOX_LATENCY_MS: String(firstLatency),
+        SANDBOX_TODAY: new Date().toISOString().slice(0, 10),
+      },
       ready: /listening on (http:\/\/[^\s]+)/,
     });
     children.push(sandbox);

@@ -9,8 +9,8 @@
 // - the gateway's RSS and heap with no stream and with all of them open, each after a forced full GC
 //   (through the inspector: the gateway is started with --inspect on a free port of 127.0.0.1);
 // - the dashboard scenario's p50 (autocannon at --connections) with no stream open, with all of them open
-//   and idle (polls find nothing new, so nothing is pushed, but for the sandbox's today growing by itself
-//   once a minute) and with all of them open while a change lands every interval (each poll pushes to every
+//   and idle (polls find nothing new, so nothing is pushed: the harness pins the sandbox's today, whose
+//   figures then stay at the full day's) and with all of them open while a change lands every interval (each poll pushes to every
 //   stream).
 import { Client, WebSocket, type Dispatcher } from 'undici';
 import { runGatewayLoad, type LoadResult } from './load.js';
@@ -620,7 +620,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       const live = streams.list.filter((stream) => stream.ended === null);
       // Every stream shows the latest result (the previous change reached them all, or timed out).
       await until(() => new Set(live.map((stream) => stream.last?.text)).size === 1, 2 * intervalMs + 5_000, 20);
-      // The sandbox's today also grows by itself, at each minute of its clock (this machine's): the figure is read
+      // A sandbox whose today grows by itself (today not pinned) moves at each minute of its clock: the figure is read
       // from it just before the change, away from a minute's turn, so that only the change can take an event past it.
       const intoMinute = Date.now() % 60_000;
       if (intoMinute < 300 || intoMinute > 59_500) await sleep((60_300 - intoMinute) % 60_000);
