@@ -273,7 +273,7 @@ export class SandboxStore {
     const added = this.addedToday.get(website.id);
     if (!added) return series;
     return new Map(
-      [...new Set([...series.keys(), ...added.keys()])].map((name) => {
+      [...new Set(series.keys()).union(new Set(added.keys()))].map((name) => {
         const base = series.get(name) ?? { rows: () => [] };
         const values = added.get(name);
         return [name, values ? withAddedOnDay(base, this.today, values) : base];

@@ -60,8 +60,8 @@ export function createStatNames(naming: StatNaming): StatNames {
    * that one request at a time learns a statistic's name.
    */
   async function learn<T>(name: StatName, read: (wireName: string) => Promise<T>, refused?: string): Promise<T> {
-    let done = (): void => undefined;
-    learning.set(name, new Promise<void>((resolve) => (done = resolve)));
+    const { promise, resolve: done } = Promise.withResolvers<void>();
+    learning.set(name, promise);
     try {
       for (const wireName of wireNameCandidates(name, naming).filter((candidate) => candidate !== refused)) {
         try {
