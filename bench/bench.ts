@@ -1,6 +1,7 @@
 // runBench: the sandbox and the gateway as separate processes, each scenario driven through the
 // gateway by autocannon and straight against the REST API by two baselines (sequential and
 // parallel), with upstream calls counted by the sandbox and the gateway's CPU and memory read from /proc.
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { dayIn } from '../src/analytics/calendar.js';
@@ -67,6 +68,11 @@ export interface BenchOptions {
    * floor pass's previous build too when `floor.previousScript` is not set. Absent: not measured.
    */
   previousScript?: string;
+  /**
+   * The node binary that runs the previous build (previousScript); default the harness's own. With the
+   * same script as gatewayScript: one build under two Node versions, alternating in the same run.
+   */
+  previousNode?: string;
   /** Keep-alive sockets of the baselines' client; default: the gateway's UPSTREAM_CONNECTIONS. */
   restConnections?: number;
   /** The `cache` pass (warm dashboard, CACHE=on, against CACHE=off); not run when absent. */
@@ -315,6 +321,8 @@ export interface BenchReport {
   gatewayScript: string;
   /** BenchOptions.previousScript, when given. */
   previousScript?: string;
+  /** The version (`node --version`) of BenchOptions.previousNode, when given. */
+  previousNode?: string;
   passes: PassResult[];
   /** The read cache's passes, when they ran. */
   cache?: CachePassResult;
@@ -426,12 +434,14 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       script: string,
       extraEnv: Record<string, string>,
       extraNodeArgs: readonly string[] = [],
+      node?: string,
     ): Promise<ChildServer> => {
       const child = await spawnServer({
         script,
         env: { ...gatewayEnv, ...extraEnv },
         ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
         nodeArgs: [...options.gatewayNodeArgs, ...extraNodeArgs],
+        ...(node ? { node } : {}),
       });
       children.push(child);
       return child;
@@ -444,7 +454,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const { previousScript } = options;
     const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
     if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
-    const previousProcess = previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}) : undefined;
+    const previousProcess =
+      previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined;
     const previousGateway = previousProcess ? { url: previousProcess.url, pid: previousProcess.pid } : undefined;
 
     control = new SandboxControl(sandbox.url);
@@ -542,7 +553,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const startPrevious = (script: string): Promise<ChildServer> =>
       previousProcess && script === previousScript
         ? Promise.resolve({ ...previousProcess, stop: async () => undefined }) // stopped with the others at the end
-        : startGatewayFrom(script, {});
+        : startGatewayFrom(script, {}, [], script === previousScript ? options.previousNode : undefined);
     const floor = floorOptions ? { floor: await runFloorPass(floorOptions, options, harness, startFloor, startPrevious) } : {};
 
     const machine: MachineInfo = {
@@ -563,6 +574,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       gatewayEnv: options.gatewayEnv,
       gatewayScript: options.gatewayScript,
       ...(previousScript ? { previousScript } : {}),
+      ...(options.previousNode ? { previousNode: execFileSync(options.previousNode, ['--version'], { encoding: 'utf8' }).trim() } : {}),
       passes,
       ...caching,
       ...floor,

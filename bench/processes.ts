@@ -36,6 +36,8 @@ export interface SpawnServerOptions {
   /** First capture group: the URL the process prints once it listens. */
   ready: RegExp;
   nodeArgs?: readonly string[];
+  /** The node binary that runs it; default this process's (process.execPath). */
+  node?: string;
   timeoutMs?: number;
   /** Working directory (where --cpu-prof writes when no --cpu-prof-dir is given). */
   cwd?: string;
@@ -44,7 +46,7 @@ export interface SpawnServerOptions {
 export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
   const script = fileURLToPath(new URL(options.script, `file://${PROJECT_ROOT}`));
   if (!existsSync(script)) throw new Error(`${options.script} is missing: run "npm run build" first.`);
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), script], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

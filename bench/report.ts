@@ -256,7 +256,8 @@ export function formatReport(report: BenchReport): string {
       (report.previousScript !== undefined && report.passes.some((pass) => pass.previousPeakRssMb !== undefined)
         ? ` Previous build: ${report.previousScript}, a second gateway with the same environment and node flags on the same ` +
           'sandbox, measured right after the gateway in each scenario, with the same runs.'
-        : ''),
+        : '') +
+      (report.previousNode ? ` The previous build runs on Node ${report.previousNode}; the gateway on ${machine.node}.` : ''),
   );
   for (const pass of report.passes) {
     out.push('', `## Pass "${pass.name}": ${passLine(pass)}`);

@@ -12,6 +12,9 @@
 //            scenario by scenario, with the same runs (--repeat): its row under the gateway's in each table, its
 //            peak RSS after each pass, and this build ÷ previous build per scenario (req/s, p50, CPU ms/req).
 //            The floor pass measures it too, unless --floor-previous names another build.
+//   npm run bench -- --passes floor --repeat 5 --previous dist/main.js --previous-node /path/to/node22/bin/node
+//            --previous-node: the node binary that runs --previous (default: the one running the bench); with
+//            --previous dist/main.js, the same build under two Node versions, alternating in one run.
 //
 // Without --passes: main, light, overhead, load, then floor (when the dashboard is among --scenarios).
 // The read cache's passes run only when named:
@@ -120,6 +123,7 @@ const { values } = parseArgs({
     'session-rate-limit': { type: 'string' },
     'redis-server': { type: 'string' },
     'floor-previous': { type: 'string' },
+    'previous-node': { type: 'string' },
     previous: { type: 'string' },
     'live-subscribers': { type: 'string' },
     'live-interval': { type: 'string' },
@@ -134,6 +138,7 @@ if (values.help) {
       `  [--scenarios ${SCENARIO_NAMES.join(',')}] [--passes ${PASS_NAMES.join(',')}] [--repeat n] [--baselines 0|1]\n` +
       '  [--gateway-node-args="--cpu-prof --cpu-prof-dir=prof"] [--gateway-env \'{"UPSTREAM_CONNECTIONS":"128"}\']\n' +
       '  [--gateway-script /path/to/other/dist/main.js] [--previous /path/to/previous/dist/main.js]\n' +
+      '  [--previous-node /path/to/other/bin/node (runs --previous; default this node)]\n' +
       '  [--out file.md] [--json file.json]\n' +
       `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
@@ -238,6 +243,11 @@ if (previous !== undefined) {
   }
   mustExist('previous', previous);
 }
+const previousNode = pick(values['previous-node'], 'BENCH_PREVIOUS_NODE');
+if (previousNode !== undefined) {
+  if (previous === undefined) fail('previous-node runs the previous build: give --previous too');
+  mustExist('previous-node', previousNode);
+}
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
 const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
 const live = livePass(wanted ?? [], {
@@ -282,6 +292,7 @@ const report = await runBench({
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',
   ...(previous !== undefined ? { previousScript: previous } : {}),
+  ...(previousNode !== undefined ? { previousNode } : {}),
   log: (line) => process.stderr.write(`${line}\n`),
 });
 const markdown = formatReport(report);
