@@ -10,7 +10,6 @@ import {
   GraphQLError,
   Kind,
   OperationTypeNode,
-  getOperationAST,
   print,
   visit,
   type DocumentNode,
@@ -19,6 +18,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { operationPlan } from '../../schema/plan.js';
 import { LIVE_DEFAULTS, type LiveHub, type LiveStream, type PollOutcome } from '../../live/hub.js';
 
 /** What a poll sends: the subscription's document, as a query. */
@@ -59,7 +59,7 @@ const LOW_REMAINING_SHARE = 0.25;
 
 /** The subscription's operation as a query: Subscription.website and Query.website take the same selection. */
 export function asQuery(document: DocumentNode, operationName: string | null | undefined): string {
-  const operation = getOperationAST(document, operationName);
+  const operation = operationPlan(document, operationName)?.definition;
   // The other operations go: a poll runs this one alone. A fragment on Subscription is one on Query.
   const rewritten = visit(document, {
     OperationDefinition: (node: OperationDefinitionNode) => (node === operation ? { ...node, operation: OperationTypeNode.QUERY } : null),

@@ -2,17 +2,16 @@
 // that does not pick one, the answer names the document's operations and says how to pick, instead of
 // yoga's "Could not determine what operation to execute." (a document of several mutations sent with
 // curl and no operationName got only that). It runs right after parsing, before yoga's own check.
-import { GraphQLError, Kind, getOperationAST, type DocumentNode } from 'graphql';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { documentPlan, operationPlan } from '../../schema/plan.js';
 
 /** How an operation is called in a message: by its name, or `(anonymous)`. */
 const nameOf = (name: string | undefined): string => name ?? '(anonymous)';
 
 /** The error for a document and operationName that pick no operation. */
 function operationChoiceError(document: DocumentNode, operationName: string | null | undefined): GraphQLError {
-  const names = document.definitions.flatMap((definition) =>
-    definition.kind === Kind.OPERATION_DEFINITION ? [definition.name?.value] : [],
-  );
+  const names = documentPlan(document).operations.map((operation) => operation.name);
   const listed = names.map(nameOf);
   // Nothing runs either way; 400 as for any request that cannot be executed as sent.
   const http = { status: 400 };
@@ -45,7 +44,7 @@ export function useOperationName(): Plugin<YogaInitialContext> {
         // A document that did not parse is answered as such; `params` is missing outside HTTP requests.
         if (result instanceof Error || result === null || context.params === undefined) return;
         const { operationName } = context.params;
-        if (getOperationAST(result, operationName) === null) throw operationChoiceError(result, operationName);
+        if (operationPlan(result, operationName) === null) throw operationChoiceError(result, operationName);
       };
     },
   };
