@@ -8,6 +8,9 @@ import { availableParallelism } from 'node:os';
 /** The message a worker drains on, as on its own first SIGTERM (main.ts). */
 export const DRAIN_MESSAGE = 'gateway:drain';
 
+/** WORKERS when unset: one process. */
+export const DEFAULT_WORKERS = 1;
+
 /** WORKERS: a count, or `auto` for the machine's available parallelism. */
 export function workerCount(value: number | 'auto'): number {
   return value === 'auto' ? availableParallelism() : value;

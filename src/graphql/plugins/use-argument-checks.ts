@@ -8,12 +8,13 @@
 import { GraphQLError } from 'graphql';
 import type { Refusal } from '../../schema/plan.js';
 import type { PlanCheck } from './use-plan.js';
+import type { ErrorCode } from '../../errors.js';
 
 function refusalError({ problem, fieldPath, field, argument }: Refusal): GraphQLError {
   const at = fieldPath.join('.');
   return new GraphQLError(`${at}: ${problem.message}`, {
     nodes: argument ?? field,
-    extensions: { code: 'BAD_USER_INPUT', argument: problem.field.join('.'), field: at },
+    extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode, argument: problem.field.join('.'), field: at },
   });
 }
 

@@ -4,6 +4,7 @@
 // execution rather than validation because page sizes may come from variables.
 import { GraphQLError } from 'graphql';
 import type { PlanCheck } from './use-plan.js';
+import type { ErrorCode } from '../../errors.js';
 
 export interface CostLimitOptions {
   /** Most upstream calls one operation may be able to make (MAX_COST; default 100). */
@@ -24,7 +25,7 @@ export function useCostLimit({ limit = DEFAULT_COST_LIMIT }: CostLimitOptions = 
         new GraphQLError(
           `This operation could make ${cost} calls to the analytics service; the limit is ${limit}. ` +
             'Ask for fewer or smaller pages, or split it into several requests.',
-          { extensions: { code: 'COST_LIMIT_EXCEEDED', cost, costLimit: limit } },
+          { extensions: { code: 'COST_LIMIT_EXCEEDED' satisfies ErrorCode, cost, costLimit: limit } },
         ),
       ],
       extensions: { cost: { requested: cost, limit }, upstreamCalls: 0 },

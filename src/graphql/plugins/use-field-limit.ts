@@ -6,6 +6,7 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { documentPlan } from '../../schema/plan.js';
+import type { ErrorCode } from '../../errors.js';
 
 export interface FieldLimitOptions {
   /** Most fields a document may select, every fragment spread expanded (MAX_FIELDS; default 1000). */
@@ -27,7 +28,7 @@ export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: FieldLimitOptions
         new GraphQLError(
           `This document selects ${found} fields once its fragments are expanded; the limit is ${limit} (MAX_FIELDS). ` +
             'Spread each fragment where it is needed once, or split the document.',
-          { extensions: { code: 'FIELD_LIMIT_EXCEEDED', fieldLimit: limit } },
+          { extensions: { code: 'FIELD_LIMIT_EXCEEDED' satisfies ErrorCode, fieldLimit: limit } },
         ),
       ]);
     },

@@ -5,6 +5,7 @@
 import { GraphQLError, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { documentPlan, operationPlan } from '../../schema/plan.js';
+import type { ErrorCode } from '../../errors.js';
 
 /** How an operation is called in a message: by its name, or `(anonymous)`. */
 const nameOf = (name: string | undefined): string => name ?? '(anonymous)';
@@ -17,7 +18,7 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
   const http = { status: 400 };
   if (names.length === 0) {
     return new GraphQLError('This document holds no operation (a query or a mutation) to run.', {
-      extensions: { code: 'OPERATION_NOT_FOUND', operations: listed, http },
+      extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
     });
   }
   if (operationName === null || operationName === undefined) {
@@ -25,7 +26,7 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
     return new GraphQLError(
       `This document holds ${names.length} operations (${listed.join(', ')}); send the name of the one to run as "operationName"` +
         (example === undefined ? '.' : ` (for example "operationName": "${example}").`),
-      { extensions: { code: 'OPERATION_NAME_REQUIRED', operations: listed, http } },
+      { extensions: { code: 'OPERATION_NAME_REQUIRED' satisfies ErrorCode, operations: listed, http } },
     );
   }
   const held =
@@ -33,7 +34,7 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
       ? 'its one operation has no name: send no "operationName"'
       : `its operations are ${listed.join(', ')}`;
   return new GraphQLError(`This document holds no operation named "${operationName}"; ${held}.`, {
-    extensions: { code: 'OPERATION_NOT_FOUND', operations: listed, http },
+    extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
   });
 }
 
