@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   let sandbox: Sandbox | null = null;
   const workers = workerCount(config.workers);
   if (workers > 1 && cluster.isPrimary) {
-    // The primary serves nothing: it forks the workers (runPrimary's onWorker is where it learns of each) and drains them on a signal.
+    // The primary serves nothing: it forks the workers and drains them on a signal.
     if (config.upstream.url === null) {
       sandbox = await startSandbox({ port: 0 });
       console.log(`Upstream: the bundled sandbox at ${sandbox.url}, shared by ${workers} workers; demo keys: ${sandbox.keys.join(', ')}`);

@@ -20,8 +20,6 @@ export interface PrimaryOptions {
   workers: number;
   /** Extra environment of every worker (the embedded sandbox's URL). */
   env?: Record<string, string>;
-  /** Called for every worker forked, replacements included: where the primary learns of its workers (e.g. to gather their metrics). */
-  onWorker?: (worker: Worker) => void;
   /** Called once every worker has exited after a signal, before the primary exits. */
   onStopped?: () => Promise<void>;
 }
@@ -40,7 +38,6 @@ export function runPrimary(options: PrimaryOptions): void {
     const worker = cluster.fork(options.env ?? {});
     startedAt.set(worker, Date.now());
     console.log(`Worker ${worker.id} started (pid ${worker.process.pid})`);
-    options.onWorker?.(worker);
   };
 
   cluster.on('exit', (worker, code, signal) => {

@@ -109,7 +109,7 @@ export interface Refusal {
   write: boolean;
 }
 
-export function isIncluded(node: SelectionNode, variables: Variables): boolean {
+function isIncluded(node: SelectionNode, variables: Variables): boolean {
   return (
     getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true &&
     getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false

@@ -85,7 +85,7 @@ function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: Fiel
 }
 
 /** Orders the answers of one selection: an operation, its fragments and its coerced variables. */
-export class SelectionOrder {
+class SelectionOrder {
   private root: Shape | undefined;
 
   private constructor(
