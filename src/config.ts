@@ -2,19 +2,24 @@
 // fixes a bad deployment in one go; main.ts turns a ConfigError into exit code 2. Units are converted
 // here (seconds to milliseconds); a default belongs to the module whose option it is, and is read
 // from there.
-import { dayIn } from './analytics/calendar.js';
+import { DEFAULT_TIME_ZONE, dayIn } from './analytics/calendar.js';
 import { LIVE_DEFAULTS } from './live/hub.js';
 import { DEFAULT_DOCUMENT_CACHE_MAX_BYTES } from './graphql/document-cache.js';
 import { DEFAULT_COMPILED_CACHE_MAX_BYTES, DEFAULT_JIT_ON_RUN } from './graphql/plugins/use-compiled-execution.js';
 import { DEFAULT_COST_LIMIT } from './graphql/plugins/use-cost-limit.js';
+import { DOCUMENT_LIMIT_DEFAULTS } from './graphql/plugins/use-document-limits.js';
 import { DEFAULT_FIELD_LIMIT } from './graphql/plugins/use-field-limit.js';
 import { DEFAULT_METRICS_MAX_OPERATIONS } from './graphql/plugins/use-metrics.js';
 import { PERSISTED_QUERY_DEFAULTS } from './graphql/plugins/use-persisted-queries.js';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './heap.js';
+import { ADMISSION_DEFAULTS } from './http/admission.js';
 import { DRAIN_DEFAULTS, type DrainOptions } from './http/drain.js';
 import { METRICS_HOST_DEFAULT } from './http/metrics-listener.js';
+import { DEFAULT_WORKERS } from './http/workers.js';
 import { CACHE_LIFETIME_DEFAULTS, type CacheLifetimes } from './upstream/cache.js';
+import { CACHE_STORE_DEFAULTS } from './upstream/cache-store.js';
 import { UPSTREAM_TRANSPORT_DEFAULTS, type UpstreamTransportOptions } from './upstream/client.js';
-import { STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
+import { DEFAULT_STAT_NAMING, STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
 import { REQUEST_BOUNDS_DEFAULTS } from './upstream/source.js';
 
 export interface UpstreamConfig extends UpstreamTransportOptions {
@@ -127,11 +132,11 @@ class EnvReader {
   /** WORKERS: `auto`, or a count from 1 to 256 (the message names both). */
   workers(): number | 'auto' {
     const value = this.raw('WORKERS');
-    if (value === undefined) return 1;
+    if (value === undefined) return DEFAULT_WORKERS;
     if (value.toLowerCase() === 'auto') return 'auto';
     if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 256) return Number(value);
     this.problems.push(`WORKERS must be auto (one per core) or an integer from 1 to 256, got "${value}"`);
-    return 1;
+    return DEFAULT_WORKERS;
   }
 
   bool(name: string, fallback: boolean): boolean {
@@ -244,11 +249,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: read.int('UPSTREAM_MAX_ATTEMPTS', transport.maxAttempts, 1, 10),
       maxResponseBytes: read.int('UPSTREAM_MAX_RESPONSE_BYTES', transport.maxResponseBytes, 1024, 1024 ** 3),
       breakerResetMs: read.int('UPSTREAM_BREAKER_RESET_MS', transport.breakerResetMs, 100, 600_000),
-      statNames: read.oneOf('UPSTREAM_STAT_NAMES', STAT_NAMINGS, 'auto'),
+      statNames: read.oneOf('UPSTREAM_STAT_NAMES', STAT_NAMINGS, DEFAULT_STAT_NAMING),
     },
     maxConcurrency: read.int('MAX_CONCURRENCY', REQUEST_BOUNDS_DEFAULTS.maxConcurrency, 1, 256),
-    maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', 16, 1, 10_000),
-    maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', 1_000, 0, 1_000_000),
+    maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', ADMISSION_DEFAULTS.maxActive, 1, 10_000),
+    maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', ADMISSION_DEFAULTS.maxQueued, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', REQUEST_BOUNDS_DEFAULTS.requestDeadlineMs, 1, 600_000),
     receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
     drain: {
@@ -268,10 +273,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     jitOnRun: read.int('GRAPHQL_JIT_ON_RUN', DEFAULT_JIT_ON_RUN, 0, 1_000_000),
     limits: {
-      depth: read.int('MAX_DEPTH', 15, 2, 100),
-      aliases: read.int('MAX_ALIASES', 30, 1, 1_000),
-      tokens: read.int('MAX_TOKENS', 2_000, 100, 100_000),
-      directives: read.int('MAX_DIRECTIVES', 20, 1, 1_000),
+      depth: read.int('MAX_DEPTH', DOCUMENT_LIMIT_DEFAULTS.depth, 2, 100),
+      aliases: read.int('MAX_ALIASES', DOCUMENT_LIMIT_DEFAULTS.aliases, 1, 1_000),
+      tokens: read.int('MAX_TOKENS', DOCUMENT_LIMIT_DEFAULTS.tokens, 100, 100_000),
+      directives: read.int('MAX_DIRECTIVES', DOCUMENT_LIMIT_DEFAULTS.directives, 1, 1_000),
       fields: read.int('MAX_FIELDS', DEFAULT_FIELD_LIMIT, 1, 1_000_000),
       bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     },
@@ -284,20 +289,20 @@ export function loadConfig(env: Env = process.env): Config {
       recentMs: read.seconds('CACHE_TTL_RECENT_S', CACHE_LIFETIME_DEFAULTS.recentMs, 0, 86_400),
       maxStaleMs: read.seconds('CACHE_MAX_STALE_S', CACHE_LIFETIME_DEFAULTS.maxStaleMs, 0, 604_800),
       keyRecheckMs: read.seconds('KEY_RECHECK_S', CACHE_LIFETIME_DEFAULTS.keyRecheckMs, 1, 86_400),
-      maxBytes: read.int('CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 ** 3),
+      maxBytes: read.int('CACHE_MAX_BYTES', CACHE_STORE_DEFAULTS.maxBytes, 0, 16 * 1024 ** 3),
       redisUrl: read.redisUrl('REDIS_URL'),
-      storeTimeoutMs: read.int('CACHE_STORE_TIMEOUT_MS', 100, 1, 60_000),
+      storeTimeoutMs: read.int('CACHE_STORE_TIMEOUT_MS', CACHE_STORE_DEFAULTS.timeoutMs, 1, 60_000),
     },
-    upstreamTimeZone: read.timeZone('UPSTREAM_TIMEZONE', 'UTC'),
+    upstreamTimeZone: read.timeZone('UPSTREAM_TIMEZONE', DEFAULT_TIME_ZONE),
     persistedQueries: {
       maxEntries: read.int('APQ_MAX_ENTRIES', PERSISTED_QUERY_DEFAULTS.maxEntries, 0, 1_000_000),
       maxBytes: read.int('APQ_MAX_BYTES', PERSISTED_QUERY_DEFAULTS.maxBytes, 0, 1024 ** 3),
-      redisTtlMs: read.seconds('APQ_REDIS_TTL_S', 86_400_000, 60, 604_800),
+      redisTtlMs: read.seconds('APQ_REDIS_TTL_S', CACHE_STORE_DEFAULTS.documentLifetimeMs, 60, 604_800),
       documentsPath: read.string('PERSISTED_DOCUMENTS', '') || null,
       trustedOnly: read.bool('TRUSTED_DOCUMENTS_ONLY', false),
     },
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-    heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', 40, 0, 1_000),
+    heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 0, 1_000),
     metrics: readMetrics(read),
     tracing: tracingWanted(read),
   };

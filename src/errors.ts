@@ -1,18 +1,40 @@
 import { GraphQLError } from 'graphql';
 
-/** The `extensions.code` values a client can branch on (README: "Error codes"). */
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'BAD_USER_INPUT'
-  | 'RATE_LIMITED'
-  | 'UPSTREAM_TIMEOUT'
-  | 'UPSTREAM_UNAVAILABLE'
-  | 'UPSTREAM_ERROR'
-  | 'UPSTREAM_BAD_RESPONSE'
-  | 'UNSUPPORTED'
-  | 'OVERLOADED';
+/**
+ * Every `extensions.code` a client can see, with what it means: the one list the README's table of
+ * errors and the tests are checked against (test/errors.test.ts). Codes of yoga's own are here too.
+ */
+export const ERROR_CODES = {
+  UNAUTHENTICATED: 'no Authorization: Bearer <key> header, a malformed one, or the service refused the key (401)',
+  FORBIDDEN: 'the service answered 403',
+  NOT_FOUND: 'no website with that id for this key',
+  BAD_USER_INPUT: 'an argument was refused by the gateway (the whole operation), or the service answered 422',
+  RATE_LIMITED: "the service answered 429 and its Retry-After does not fit in the request's deadline",
+  UPSTREAM_TIMEOUT: 'the service did not answer in time',
+  UPSTREAM_UNAVAILABLE: 'the service cannot be reached, or the connection broke',
+  UPSTREAM_ERROR: 'the service failed (5xx, or another unexpected status)',
+  UPSTREAM_BAD_RESPONSE: 'the answer was not JSON, was cut short or too large, or did not have the expected shape',
+  UNSUPPORTED: 'this install lacks the feature (a statistic it does not keep, the favorite filter)',
+  PERSISTED_QUERY_NOT_FOUND: 'a hash-only request for a document the gateway does not have',
+  PERSISTED_QUERY_MISMATCH: 'a document sent with a hash that is not its SHA-256',
+  PERSISTED_QUERY_ONLY: 'TRUSTED_DOCUMENTS_ONLY is on and the document is not in the manifest',
+  FIELD_LIMIT_EXCEEDED: 'the document selects more than MAX_FIELDS fields, fragments expanded',
+  COST_LIMIT_EXCEEDED: 'the operation could make more upstream calls than MAX_COST',
+  DEPTH_LIMIT_EXCEEDED: 'an operation nests fields deeper than MAX_DEPTH',
+  ALIAS_LIMIT_EXCEEDED: 'an operation has more aliases than MAX_ALIASES',
+  DIRECTIVE_LIMIT_EXCEEDED: 'an operation has more directives than MAX_DIRECTIVES',
+  TOKEN_LIMIT_EXCEEDED: 'the document has more than MAX_TOKENS tokens',
+  BODY_LIMIT_EXCEEDED: 'HTTP 413: the request body is larger than MAX_BODY_BYTES',
+  LENGTH_REQUIRED: 'HTTP 411: a chunked POST without Content-Length',
+  OPERATION_NAME_REQUIRED: 'the document holds several operations and the request names none',
+  OPERATION_NOT_FOUND: 'operationName names no operation of the document, or it holds none',
+  GRAPHQL_PARSE_FAILED: 'the text is not GraphQL (yoga)',
+  GRAPHQL_VALIDATION_FAILED: 'the document does not fit the schema (yoga)',
+  REQUEST_TIMEOUT: "HTTP 408: the request's headers and body did not arrive within REQUEST_RECEIVE_TIMEOUT_MS",
+  OVERLOADED: 'HTTP 503: too many requests in line, or too many live streams',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 export interface ErrorExtensions {
   /** HTTP status the upstream answered, when it answered. */

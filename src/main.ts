@@ -2,29 +2,15 @@
 // with V8's heap setting applied first.
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { describeAllowedOrigins } from './graphql/cors.js';
 import { createGateway } from './gateway.js';
+import { tuneHeap } from './heap.js';
 import { serveClusterMetrics } from './http/metrics-listener.js';
 import { startTracing } from './tracing.js';
 import { probeUpstream } from './http/startup-probe.js';
 import { DRAIN_MESSAGE, runPrimary, workerCount } from './http/workers.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
-
-// How eagerly V8 collects the old generation. By default V8 lets it grow to up to four times what was
-// live after the last full collection before collecting again, which under load is mostly garbage;
-// collecting sooner keeps RSS down at the same throughput (figures in BENCHMARKS.md). Node allows V8
-// flags to be set at run time; this one is read at every full collection, so setting it at start-up
-// takes effect.
-const HEAP_FLAG = '--heap-growing-percent';
-
-/** Sets V8's heap growing percent unless it is 0 (V8's own heuristic) or given on node's command line. */
-export function tuneHeap(percent: number, execArgv: readonly string[] = process.execArgv, setFlags = setFlagsFromString): boolean {
-  if (percent <= 0 || execArgv.some((arg) => arg === HEAP_FLAG || arg.startsWith(`${HEAP_FLAG}=`))) return false;
-  setFlags(`${HEAP_FLAG}=${percent}`);
-  return true;
-}
 
 async function main(): Promise<void> {
   let config: Config;
@@ -44,7 +30,7 @@ async function main(): Promise<void> {
   let sandbox: Sandbox | null = null;
   const workers = workerCount(config.workers);
   if (workers > 1 && cluster.isPrimary) {
-    // The primary serves nothing: it forks the workers (runPrimary's onWorker is where it learns of each) and drains them on a signal.
+    // The primary serves nothing: it forks the workers and drains them on a signal.
     if (config.upstream.url === null) {
       sandbox = await startSandbox({ port: 0 });
       console.log(`Upstream: the bundled sandbox at ${sandbox.url}, shared by ${workers} workers; demo keys: ${sandbox.keys.join(', ')}`);

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tuneHeap } from '../src/main.js';
+import { tuneHeap } from '../src/heap.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { dataOf, postGraphQL } from './fixture.js';
 

@@ -9,6 +9,9 @@ export interface Clock {
   timeZone: string;
 }
 
+/** The install's time zone when UPSTREAM_TIMEZONE is unset. */
+export const DEFAULT_TIME_ZONE = 'UTC';
+
 // The IANA names of UTC itself (links to Etc/UTC and Etc/GMT, whatever their case). In these, today needs
 // no time zone data: Intl is not touched, which spares its ICU data (about 6 MB of resident memory once
 // touched) and the cost of a formatter.

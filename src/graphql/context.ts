@@ -29,5 +29,9 @@ export function createContext(request: Request, upstream: Upstream, bounds: Requ
     usage,
     ...(freshness ? { freshness } : {}),
   });
-  return { source, clock: upstream.clock, lookahead: new Map(), usage };
+  // One "today" for the whole request: periods resolved by the plan's cost count, the look-ahead and
+  // every resolver (a list of websites, a deferred part) use this instant, so a request running across
+  // midnight never mixes two days.
+  const now = upstream.clock.now();
+  return { source, clock: { timeZone: upstream.clock.timeZone, now: () => now }, lookahead: new Map(), usage };
 }

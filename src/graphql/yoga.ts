@@ -25,6 +25,7 @@ import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useOperationName } from './plugins/use-operation-name.js';
+import { usePlan } from './plugins/use-plan.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
@@ -41,7 +42,7 @@ export interface GatewayYogaOptions {
   /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
   /** Where the GraphQL figures go (METRICS_PORT set); without it none are kept. */
-  metrics?: MetricsOptions;
+  metrics?: Omit<MetricsOptions, 'plan'>;
   /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
   live?: LiveHub;
 }
@@ -62,6 +63,10 @@ export function createGatewayYoga(
   const traceIds = new WeakMap<Request, string>();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
+  // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
+  // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
+  // operation). The steps that read the plan are given it: none can run before it.
+  const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -121,17 +126,16 @@ export function createGatewayYoga(
       useDateLiterals(),
       ...(config.introspection ? [] : [useDisableIntrospection()]),
       useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
-      // Before the cost: a perPage of 1000 is a refused argument, not an expensive operation.
-      useArgumentChecks(),
-      useCostLimit({ limit: config.maxCost }),
+      plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
-      useSelectionOrder(),
-      useCompiledExecution({ onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
+      useSelectionOrder(plan),
+      useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
-      useHttpCaching({ contextOf: (request) => contexts.get(request) }),
-      ...(metrics ? [useMetrics(metrics)] : []),
-      ...(config.tracing ? [useTracing({ traceIds })] : []),
+      useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
+      ...(metrics ? [useMetrics({ ...metrics, plan })] : []),
+      ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
       useRequestLog({
+        plan,
         write: (line) => logger.info(line, 'graphql request'),
         contextOf: (request) => contexts.get(request),
         traceIdOf: (request) => traceIds.get(request),

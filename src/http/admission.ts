@@ -9,6 +9,9 @@
 // HEAP_GROWING_PERCENT (main.ts), is measured in BENCHMARKS.md.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+/** MAX_ACTIVE_REQUESTS and MAX_QUEUED_REQUESTS when unset. */
+export const ADMISSION_DEFAULTS = { maxActive: 16, maxQueued: 1_000 } as const;
+
 export interface AdmissionOptions {
   maxActive: number;
   maxQueued: number;

@@ -5,11 +5,12 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import type { Config } from '../config.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
+import type { ErrorCode } from '../errors.js';
 
 export interface Refusal {
   status: number;
   message: string;
-  code: 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED';
+  code: Extract<ErrorCode, 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED'>;
   /** Beside the code in the error's extensions: the limit that refused it. */
   extensions?: Record<string, number>;
 }

@@ -8,6 +8,9 @@ import { availableParallelism } from 'node:os';
 /** The message a worker drains on, as on its own first SIGTERM (main.ts). */
 export const DRAIN_MESSAGE = 'gateway:drain';
 
+/** WORKERS when unset: one process. */
+export const DEFAULT_WORKERS = 1;
+
 /** WORKERS: a count, or `auto` for the machine's available parallelism. */
 export function workerCount(value: number | 'auto'): number {
   return value === 'auto' ? availableParallelism() : value;
@@ -17,8 +20,6 @@ export interface PrimaryOptions {
   workers: number;
   /** Extra environment of every worker (the embedded sandbox's URL). */
   env?: Record<string, string>;
-  /** Called for every worker forked, replacements included: where the primary learns of its workers (e.g. to gather their metrics). */
-  onWorker?: (worker: Worker) => void;
   /** Called once every worker has exited after a signal, before the primary exits. */
   onStopped?: () => Promise<void>;
 }
@@ -37,7 +38,6 @@ export function runPrimary(options: PrimaryOptions): void {
     const worker = cluster.fork(options.env ?? {});
     startedAt.set(worker, Date.now());
     console.log(`Worker ${worker.id} started (pid ${worker.process.pid})`);
-    options.onWorker?.(worker);
   };
 
   cluster.on('exit', (worker, code, signal) => {

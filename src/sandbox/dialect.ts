@@ -70,10 +70,6 @@ const LEGACY_RENAMES: Readonly<Record<RenamedLegacyName, ContractStatName>> = {
 
 const isRenamed = (name: LegacyStatName): name is RenamedLegacyName => Object.hasOwn(LEGACY_RENAMES, name);
 
-export function statNamesOf(dialect: Dialect): readonly string[] {
-  return dialect === 'legacy' ? LEGACY_STAT_NAMES : CONTRACT_STAT_NAMES;
-}
-
 /** The series a wire name asks for in that dialect; undefined for a name the install does not know. */
 export function seriesFor(dialect: Dialect, name: string): SeriesName | undefined {
   if (dialect === 'contract') return CONTRACT_STAT_NAMES.find((known) => known === name);

@@ -2,10 +2,8 @@
 // seeded demo data, fault and latency knobs, and a request log for tests and benchmarks.
 export type {
   Dialect,
-  RequestLog,
   RequestLogEntry,
   Sandbox,
-  SandboxKnobs,
   SandboxOptions,
   ScriptedFault,
 } from './types.js';

@@ -9,7 +9,7 @@ import type { UpstreamSource, UpstreamUsage } from '../upstream/source.js';
 export interface GatewayContext {
   /** Every read and write of the upstream, and what a write invalidates. */
   source: UpstreamSource;
-  /** One instant per operation once it runs (graphql/plugins/use-argument-checks.ts). */
+  /** One instant per request, taken when its context is made (graphql/context.ts). */
   clock: Clock;
   /** What prefetch.ts worked out ahead for a Website.stats field, so its resolver need not again. */
   lookahead: Map<FieldNode, LookedAhead>;

@@ -1,6 +1,7 @@
 // UserError: why a mutation did not happen, or what of it an install ignored, in terms a form can
 // show next to the right control. Refusals the caller can fix go here; everything else (auth, rate
 // limit, outage) stays a GraphQL error, since no form field can fix it.
+import type { ErrorCode } from '../errors.js';
 import { isInputRefused } from '../upstream/errors.js';
 import { builder } from './builder.js';
 import type { Problem } from './validate.js';
@@ -8,7 +9,7 @@ import type { Problem } from './validate.js';
 export interface UserError {
   field: string[] | null;
   message: string;
-  code: 'BAD_USER_INPUT' | 'NOT_FOUND' | 'UNSUPPORTED';
+  code: Extract<ErrorCode, 'BAD_USER_INPUT' | 'NOT_FOUND' | 'UNSUPPORTED'>;
 }
 
 export const UserErrorRef = builder.objectRef<UserError>('UserError').implement({

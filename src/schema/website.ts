@@ -4,10 +4,10 @@ import type { InputShapeFromFields } from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import { otherRefusedWrite } from './argument-checks.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import type { GatewayContext } from './context.js';
 import { SortDirectionEnum, listType } from './pagination.js';
+import { planOf } from './plan.js';
 import { lookedAhead, prefetchWebsiteStats } from './prefetch.js';
 import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stat.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
@@ -287,9 +287,11 @@ function updateProblems({ id, input }: { id: string; input: WriteInput }): Probl
  * write's of the same operation are (graphql/plugins/use-argument-checks.ts lets such an operation run
  * for this, instead of refusing it whole, so that a form finds its errors where it always does).
  */
-function refusedWrite(problems: Problem[], info: GraphQLResolveInfo): UserError[] | null {
+function refusedWrite(problems: Problem[], ctx: GatewayContext, info: GraphQLResolveInfo): UserError[] | null {
   if (problems.length > 0) return userErrors(problems);
-  const other = otherRefusedWrite(info);
+  const other = planOf(ctx)
+    ?.selection?.refusals()
+    .find((refusal) => refusal.write && !info.fieldNodes.includes(refusal.field));
   if (other === undefined) return null;
   const message = `Not sent: ${other.fieldPath.join('.')} has a refused argument (${other.problem.field.join('.')}), so no write of this operation was sent.`;
   return [{ field: null, message, code: 'BAD_USER_INPUT' }];
@@ -332,7 +334,7 @@ builder.mutationField('createWebsite', (t) =>
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: createProblems },
     resolve: async (_root, args, ctx, info) => {
-      const refused = refusedWrite(createProblems(args), info);
+      const refused = refusedWrite(createProblems(args), ctx, info);
       if (refused) return { website: null, userErrors: refused };
       const write = toWrite(args.input);
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
@@ -352,7 +354,7 @@ builder.mutationField('updateWebsite', (t) =>
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: updateProblems },
     resolve: async (_root, args, ctx, info) => {
-      const refused = refusedWrite(updateProblems(args), info);
+      const refused = refusedWrite(updateProblems(args), ctx, info);
       if (refused) return { website: null, userErrors: refused };
       const { id } = args;
       const write = toWrite(args.input);
@@ -372,7 +374,7 @@ builder.mutationField('deleteWebsite', (t) =>
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: idArgumentProblems },
     resolve: async (_root, args, ctx, info) => {
-      const refused = refusedWrite(idArgumentProblems(args), info);
+      const refused = refusedWrite(idArgumentProblems(args), ctx, info);
       if (refused) return { deletedId: null, userErrors: refused };
       const { id } = args;
       try {

@@ -221,6 +221,9 @@ interface RedisWithScripts extends Redis {
 /** Where persisted documents live in Redis: apart from the cache's records, with their own bound. */
 const DOCUMENTS = `${PREFIX}apq:`;
 
+/** CACHE_MAX_BYTES (the memory store), CACHE_STORE_TIMEOUT_MS and APQ_REDIS_TTL_S (in ms) when unset. */
+export const CACHE_STORE_DEFAULTS = { maxBytes: 64 * 1024 * 1024, timeoutMs: 100, documentLifetimeMs: 86_400_000 } as const;
+
 /** The bound of the persisted documents that all gateways on one Redis keep together. */
 export interface DocumentBound {
   maxEntries: number;

@@ -77,8 +77,6 @@ export interface UpstreamClientOptions extends UpstreamTransportOptions {
   url: string;
   /** Tests inject undici's MockAgent here; production uses a keep-alive Pool. */
   dispatcher?: Dispatcher;
-  /** Called once per HTTP attempt (retries included), for metrics and logs. */
-  onAttempt?: (request: UpstreamRequest) => void;
   /** Called when an attempt is over: its route template (routeTemplate), its status or `error` (no answer), its seconds. */
   onAttemptDone?: (request: UpstreamRequest, route: string, status: number | 'error', seconds: number) => void;
   /** Called when the circuit breaker opens (true) and when it closes or lets a trial call through (false). */
@@ -150,7 +148,6 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const remaining = request.deadline - Date.now();
     if (remaining <= 0) throw timeoutError(request);
     const timeout = Math.min(options.timeoutMs, remaining);
-    options.onAttempt?.(request);
     const onDone = options.onAttemptDone;
     const startedAt = onDone ? performance.now() : 0;
     if (trace) trace.attempts++;

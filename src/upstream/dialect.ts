@@ -9,6 +9,8 @@ import { isStatNameRefused, unsupportedStat } from './errors.js';
 /** `auto`: learn from the install's answers. `contract`/`legacy`: use that family's names only. */
 export type StatNaming = 'auto' | 'contract' | 'legacy';
 export const STAT_NAMINGS: readonly StatNaming[] = ['auto', 'contract', 'legacy'];
+/** UPSTREAM_STAT_NAMES when unset: learnt from the install. */
+export const DEFAULT_STAT_NAMING: StatNaming = 'auto';
 
 /** Wire names by install family; a statistic missing from a family does not exist there. */
 const WIRE_NAMES: Readonly<Record<StatName, { contract?: string; legacy?: string }>> = {

@@ -1,11 +1,11 @@
-// The walk of an operation's argument checks (src/schema/argument-checks.ts), on the real schema: every
+// The walk of an operation's argument checks (the plan's refusals: src/schema/plan.ts), on the real schema: every
 // field with arguments declares its checks, and each fragment is walked once however often it is spread.
-import { Kind, isObjectType, parse, type OperationDefinitionNode } from 'graphql';
+import { isObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { argumentRefusals } from '../../src/schema/argument-checks.js';
 import { schema } from '../../src/schema/index.js';
+import { planRequest } from '../../src/schema/plan.js';
 
-describe('argumentRefusals', () => {
+describe("the plan's refusals", () => {
   it('every field with arguments declares its checks', () => {
     const unchecked: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {
@@ -25,17 +25,8 @@ describe('argumentRefusals', () => {
         : `fragment F${i} on Website { ...F${i + 1} ...F${i + 1} }`,
     ).join('\n');
     const document = parse(`{ website(id: "1") { ...F0 } }\n${fragments}`);
-    const operation = document.definitions.find(
-      (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
-    );
-    if (operation === undefined) throw new Error('no operation');
-    const byName = Object.fromEntries(
-      document.definitions.flatMap((definition) =>
-        definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [],
-      ),
-    );
     // Expanded, that is 2^39 statistics: a walk that followed every spread would never end.
-    const refusals = argumentRefusals({ schema, operation, fragments: byName, variables: {} });
+    const refusals = planRequest(schema, document, undefined, {}, {})?.selection?.refusals() ?? [];
     expect(refusals.map((refusal) => [refusal.fieldPath.join('.'), refusal.problem.field.join('.')])).toEqual([
       ['website.stats', 'perPage'],
     ]);

@@ -1,10 +1,21 @@
-// Costs are declared on the fields (schema/, Pothos's complexity plugin) and added up by
-// graphql/plugins/use-cost-limit.ts; these are the figures it gives, and the rule that no field with
+// Costs are declared on the fields (schema/, Pothos's complexity plugin) and added up by the request's
+// plan (schema/plan.ts) for graphql/plugins/use-cost-limit.ts; these are the figures it gives, and the rule that no field with
 // a resolver of its own goes without a declared cost.
-import { isObjectType, parse } from 'graphql';
+import { isObjectType, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { operationCost } from '../../src/graphql/plugins/use-cost-limit.js';
 import { schema } from '../../src/schema/index.js';
+import { planRequest } from '../../src/schema/plan.js';
+
+/** The cost the plan of one request counts (each call a request of its own). */
+function operationCost(
+  document: DocumentNode,
+  operationName: string | undefined,
+  variables: Record<string, unknown>,
+  against: GraphQLSchema,
+  context: object,
+): number | null {
+  return planRequest(against, document, operationName, variables, context)?.cost() ?? null;
+}
 
 function cost(source: string, variables: Record<string, unknown> = {}, operationName?: string): number | null {
   return operationCost(parse(source), operationName, variables, schema, {});

@@ -33,7 +33,7 @@ function client(attempts: string[] = []) {
     maxAttempts: 3,
     maxResponseBytes: 1_024,
     breakerResetMs: 1_000,
-    onAttempt: (request) => attempts.push(`${request.method} ${request.path}`),
+    onAttemptDone: (request) => attempts.push(`${request.method} ${request.path}`),
   });
 }
 

@@ -11,31 +11,21 @@
 //   run out first: a compiled operation holds its generated code and its document (about 1 KB of heap
 //   per field it selects, measured), and a stranger can send every new document twice. One evicted is
 //   counted from zero again; one larger than the whole budget runs on the standard executor.
-// - @defer and @stream (graphql-jit has no incremental delivery), subscriptions (the schema has none),
-//   anything the compiler refuses, and variables that do not coerce run on the standard executor, so
-//   they are answered exactly as before (with our scalars' messages and HTTP 400).
+// - @defer and @stream (graphql-jit has no incremental delivery), subscriptions (use-live.ts serves
+//   them), anything the compiler refuses, and variables that do not coerce run on the standard
+//   executor, so they are answered exactly as before (with our scalars' messages and HTTP 400).
+// - What it needs to know of an operation (its fragments, directives, size, variables) it reads from
+//   the request's plan (schema/plan.ts); compiled operations are kept per plan of an operation.
 // - Field errors of a compiled run are made again as the standard executor makes them (located at
 //   their field nodes): yoga rebuilds errors from their nodes, and graphql-jit's carry only locations.
-import {
-  Kind,
-  getOperationAST,
-  getVariableValues,
-  locatedError,
-  type DocumentNode,
-  type ExecutionResult,
-  type FieldNode,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql';
+import { Kind, locatedError, type ExecutionResult, type FieldNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../../schema/context.js';
-import { usesDirective } from '../../schema/directives.js';
+import type { OperationPlan } from '../../schema/plan.js';
 import { documentBytes } from '../document-cache.js';
-import { fieldCountOf } from './use-field-limit.js';
+import type { PlanStep } from './use-plan.js';
 
 export interface CompiledExecutionOptions {
   /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
@@ -51,16 +41,15 @@ export const DEFAULT_COMPILED_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 const COMPILED_BYTES_PER_FIELD = 1536;
 const COMPILED_BYTES_BASE = 16 * 1024;
 
-/** What keeping `document` compiled costs: the code, and the document it holds alive. */
-function compiledBytes(document: DocumentNode): number {
-  const source = document.loc?.source.body ?? '';
-  return COMPILED_BYTES_BASE + COMPILED_BYTES_PER_FIELD * fieldCountOf(document) + documentBytes(source, document);
+/** What keeping an operation compiled costs: the code, and the document it holds alive. */
+function compiledBytes({ document }: OperationPlan): number {
+  const source = document.document.loc?.source.body ?? '';
+  return COMPILED_BYTES_BASE + COMPILED_BYTES_PER_FIELD * document.fieldCount + documentBytes(source, document.document);
 }
 
 interface Compiled {
   query: CompiledQuery['query'];
-  operation: OperationDefinitionNode;
-  fragments: Map<string, FragmentDefinitionNode>;
+  operation: OperationPlan;
 }
 
 interface Entry {
@@ -69,17 +58,14 @@ interface Entry {
   compiled: Compiled | null | undefined;
 }
 
-function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Compiled | null {
-  const operation = getOperationAST(document, operationName);
-  if (!operation || operation.operation === 'subscription' || usesDirective(document, ['defer', 'stream'])) return null;
+function compile(schema: GraphQLSchema, operation: OperationPlan): Compiled | null {
+  if (operation.type === 'subscription' || operation.document.incremental) return null;
   try {
-    const compiled = compileQuery(schema, document, operationName, { customJSONSerializer: false, disablingCapturingStackErrors: true });
-    if (!isCompiledQuery(compiled)) return null;
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of document.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    }
-    return { query: compiled.query, operation, fragments };
+    const compiled = compileQuery(schema, operation.document.document, operation.name, {
+      customJSONSerializer: false,
+      disablingCapturingStackErrors: true,
+    });
+    return isCompiledQuery(compiled) ? { query: compiled.query, operation } : null;
   } catch {
     return null; // the standard executor runs it and reports whatever is wrong
   }
@@ -87,7 +73,7 @@ function compile(schema: GraphQLSchema, document: DocumentNode, operationName: s
 
 /** The field nodes a response path leads to (every node of that response key, through fragments). */
 function fieldNodesAt(compiled: Compiled, path: readonly (string | number)[]): FieldNode[] {
-  let sets: SelectionSetNode[] = [compiled.operation.selectionSet];
+  let sets: SelectionSetNode[] = [compiled.operation.definition.selectionSet];
   let nodes: FieldNode[] = [];
   for (const key of path) {
     if (typeof key === 'number') continue;
@@ -99,7 +85,7 @@ function fieldNodesAt(compiled: Compiled, path: readonly (string | number)[]): F
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
           collect(selection.selectionSet);
         } else {
-          const fragment = compiled.fragments.get(selection.name.value);
+          const fragment = compiled.operation.document.fragments[selection.name.value];
           if (fragment) collect(fragment.selectionSet);
         }
       }
@@ -121,12 +107,13 @@ function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult
   return { errors, ...rest };
 }
 
-export function useCompiledExecution({
-  onRun = DEFAULT_JIT_ON_RUN,
-  maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES,
-}: CompiledExecutionOptions = {}): Plugin<GatewayContext> {
+export function useCompiledExecution(
+  plan: PlanStep,
+  { onRun = DEFAULT_JIT_ON_RUN, maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES }: CompiledExecutionOptions = {},
+): Plugin<GatewayContext> {
   if (onRun === 0) return {};
-  const compiledByDocument = new WeakMap<DocumentNode, Map<string | undefined, Entry>>();
+  // Entries live as long as their operation's plan, which lives as long as yoga's parse cache keeps its document.
+  const entries = new WeakMap<OperationPlan, Entry>();
   // Holds the compiled entries (strongly) within the budget; an entry pushed out is counted again.
   const kept = new LRUCache<Entry, number>({
     maxSize: Math.max(1, maxBytes),
@@ -137,21 +124,18 @@ export function useCompiledExecution({
     },
   });
   return {
-    onExecute({ args, executeFn, setExecuteFn }) {
-      const operationName = args.operationName ?? undefined;
-      let byOperation = compiledByDocument.get(args.document);
-      if (!byOperation) compiledByDocument.set(args.document, (byOperation = new Map()));
-      let entry = byOperation.get(operationName);
-      if (!entry) {
-        // An operation name the document does not hold gets no entry (use-operation-name.ts refuses it
-        // before execution; kept here too): entries are bounded by the document's operations.
-        if (!getOperationAST(args.document, operationName)) return;
-        byOperation.set(operationName, (entry = { executions: 0, compiled: undefined }));
-      }
+    onExecute({ args, setExecuteFn }) {
+      // No plan: an operation name the document does not hold (use-operation-name.ts refuses it before
+      // execution; kept here too), so entries are bounded by the document's operations.
+      const planned = plan.of(args.contextValue);
+      if (!planned) return;
+      const { operation } = planned;
+      let entry = entries.get(operation);
+      if (!entry) entries.set(operation, (entry = { executions: 0, compiled: undefined }));
       if (entry.compiled === undefined && ++entry.executions >= onRun) {
-        entry.compiled = compile(args.schema, args.document, operationName);
+        entry.compiled = compile(args.schema, operation);
         if (entry.compiled) {
-          kept.set(entry, compiledBytes(args.document));
+          kept.set(entry, compiledBytes(operation));
           // Larger than the whole budget: not kept, so not compiled either.
           if (!kept.has(entry)) entry.compiled = null;
         }
@@ -159,12 +143,9 @@ export function useCompiledExecution({
         kept.get(entry); // most recently run
       }
       const { compiled } = entry;
-      if (!compiled) return;
+      // Variables that do not coerce: the standard executor refuses them with our scalars' messages.
+      if (!compiled || planned.selection === null) return;
       setExecuteFn((execution) => {
-        const definitions = compiled.operation.variableDefinitions ?? [];
-        if (definitions.length > 0 && getVariableValues(execution.schema, definitions, execution.variableValues ?? {}).errors) {
-          return executeFn(execution);
-        }
         const result = compiled.query(execution.rootValue, execution.contextValue, execution.variableValues);
         return result instanceof Promise ? result.then((settled) => relocated(settled, compiled)) : relocated(result, compiled);
       });

@@ -10,6 +10,7 @@ import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../../errors.js';
 
 export interface DocumentLimits {
   /** Lexical tokens of the document (MAX_TOKENS). */
@@ -21,6 +22,9 @@ export interface DocumentLimits {
   /** Directives of an operation, its fragments' included (MAX_DIRECTIVES). */
   directives: number;
 }
+
+/** MAX_TOKENS, MAX_DEPTH, MAX_ALIASES and MAX_DIRECTIVES when unset. */
+export const DOCUMENT_LIMIT_DEFAULTS: DocumentLimits = { tokens: 2_000, depth: 15, aliases: 30, directives: 20 };
 
 /** What graphql-armor found; it says so only in its message ("…, found 25.", with exposeLimits). */
 const foundIn = (error: GraphQLError): number => Number(/found (\d+)/.exec(error.message)?.[1]);
@@ -47,7 +51,7 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
               throw new GraphQLError(
                 `This document has more than ${tokens} tokens (names, punctuation and values); the limit is ${tokens} (MAX_TOKENS). ` +
                   'Send a shorter document, or split it.',
-                { extensions: { code: 'TOKEN_LIMIT_EXCEEDED', tokenLimit: tokens } },
+                { extensions: { code: 'TOKEN_LIMIT_EXCEEDED' satisfies ErrorCode, tokenLimit: tokens } },
               );
             },
           ],
@@ -67,7 +71,7 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
                 new GraphQLError(
                   `This operation nests fields ${found} deep; the limit is ${depth} (MAX_DEPTH). Select less deeply, or split it.`,
                   {
-                    extensions: { code: 'DEPTH_LIMIT_EXCEEDED', depthLimit: depth, depth: found },
+                    extensions: { code: 'DEPTH_LIMIT_EXCEEDED' satisfies ErrorCode, depthLimit: depth, depth: found },
                   },
                 ),
             ),
@@ -85,7 +89,7 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
                 new GraphQLError(
                   `This operation uses ${found} aliases; the limit is ${aliases} (MAX_ALIASES). Split it into several requests.`,
                   {
-                    extensions: { code: 'ALIAS_LIMIT_EXCEEDED', aliasLimit: aliases, aliases: found },
+                    extensions: { code: 'ALIAS_LIMIT_EXCEEDED' satisfies ErrorCode, aliasLimit: aliases, aliases: found },
                   },
                 ),
             ),
@@ -103,7 +107,7 @@ export function useDocumentLimits(limits: DocumentLimits): Plugin {
                 new GraphQLError(
                   `This operation uses ${found} directives; the limit is ${directives} (MAX_DIRECTIVES). Split it into several requests.`,
                   {
-                    extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED', directiveLimit: directives, directives: found },
+                    extensions: { code: 'DIRECTIVE_LIMIT_EXCEEDED' satisfies ErrorCode, directiveLimit: directives, directives: found },
                   },
                 ),
             ),

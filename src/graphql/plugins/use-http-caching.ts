@@ -4,22 +4,24 @@
 // varies by Authorization and Origin. A GET query gets an ETag of its data, and a 304 when the client
 // already has it (the query still runs: what is saved is the transfer).
 import { createHash } from 'node:crypto';
-import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
 import { appendVary, ifNoneMatchHas } from '../http-headers.js';
+import type { PlanStep } from './use-plan.js';
 
 export interface HttpCachingOptions {
+  /** The request's plan, for the operation's type. Required. */
+  plan: PlanStep;
   /** The request's context, for what its reads did with the cache. Required. */
   contextOf: (request: Request) => GatewayContext | undefined;
 }
 
-export function useHttpCaching({ contextOf }: HttpCachingOptions): Plugin<GatewayContext> {
+export function useHttpCaching({ plan, contextOf }: HttpCachingOptions): Plugin<GatewayContext> {
   /** Requests whose operation is a query that ran to a result without errors. */
   const cacheable = new WeakSet<Request>();
   return {
     onExecute({ args }) {
-      const isQuery = getOperationAST(args.document, args.operationName)?.operation === 'query';
+      const isQuery = plan.of(args.contextValue)?.operation.type === 'query';
       return {
         onExecuteDone({ result }) {
           if (isQuery && !(Symbol.asyncIterator in result) && (result.errors ?? []).length === 0) {

@@ -10,7 +10,6 @@ import {
   GraphQLError,
   Kind,
   OperationTypeNode,
-  getOperationAST,
   print,
   visit,
   type DocumentNode,
@@ -19,7 +18,9 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { operationPlan } from '../../schema/plan.js';
 import { LIVE_DEFAULTS, type LiveHub, type LiveStream, type PollOutcome } from '../../live/hub.js';
+import type { ErrorCode } from '../../errors.js';
 
 /** What a poll sends: the subscription's document, as a query. */
 export interface LiveQuery {
@@ -38,7 +39,7 @@ export interface LiveOptions {
 }
 
 /** Codes that polling again would only repeat: the stream ends with them. */
-const FINAL_CODES = new Set([
+const FINAL_CODES = new Set<string>([
   'NOT_FOUND',
   'UNAUTHENTICATED',
   'FORBIDDEN',
@@ -46,7 +47,7 @@ const FINAL_CODES = new Set([
   'UNSUPPORTED',
   'COST_LIMIT_EXCEEDED',
   'GRAPHQL_VALIDATION_FAILED',
-]);
+] satisfies ErrorCode[]);
 
 /**
  * How recent a cached read of today (or of a website) a poll takes: one made at the same moment (another
@@ -59,7 +60,7 @@ const LOW_REMAINING_SHARE = 0.25;
 
 /** The subscription's operation as a query: Subscription.website and Query.website take the same selection. */
 export function asQuery(document: DocumentNode, operationName: string | null | undefined): string {
-  const operation = getOperationAST(document, operationName);
+  const operation = operationPlan(document, operationName)?.definition;
   // The other operations go: a poll runs this one alone. A fragment on Subscription is one on Query.
   const rewritten = visit(document, {
     OperationDefinition: (node: OperationDefinitionNode) => (node === operation ? { ...node, operation: OperationTypeNode.QUERY } : null),
@@ -160,7 +161,7 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         const topic = { key, id: JSON.stringify([key, query, variables, args.operationName ?? null]) };
         if (hub.streamsOf(key) >= maxStreamsPerKey) {
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
-          return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' } })] };
+          return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' satisfies ErrorCode } })] };
         }
         return revived(
           hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal))),

@@ -2,13 +2,15 @@
 // its errors by code. Labels are bounded: an operation is named only by the document's own operation
 // name (never the client's operationName text, nor variables), and after `maxOperations` distinct
 // names any new one is counted as `other`, so a client inventing names cannot grow the series.
-import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { PlanStep } from './use-plan.js';
 
 export const DEFAULT_METRICS_MAX_OPERATIONS = 200;
 
 export interface MetricsOptions {
+  /** The request's plan, for the operation's name and type. Required. */
+  plan: PlanStep;
   /** Where the figures are registered (the gateway's registry, served by http/metrics-listener.ts). Required. */
   registry: Registry;
   /** Histogram buckets in seconds. Required (the gateway's, shared with the upstream histogram). */
@@ -20,7 +22,7 @@ export interface MetricsOptions {
 /** An error code as the gateway and yoga write them; anything else is not a label. */
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
-export function useMetrics({ registry, buckets, maxOperations = DEFAULT_METRICS_MAX_OPERATIONS }: MetricsOptions): Plugin {
+export function useMetrics({ plan, registry, buckets, maxOperations = DEFAULT_METRICS_MAX_OPERATIONS }: MetricsOptions): Plugin {
   const duration = new Histogram({
     name: 'gateway_graphql_request_duration_seconds',
     help: 'GraphQL requests, by operation name (anonymous, other), type (query, mutation, subscription, unknown) and outcome (ok, error)',
@@ -44,12 +46,12 @@ export function useMetrics({ registry, buckets, maxOperations = DEFAULT_METRICS_
   };
 
   const started = new WeakMap<Request, { at: number; operation: string; type: string }>();
-  const nameOperation = (args: { contextValue: { request: Request }; document: DocumentNode; operationName?: string | null }): void => {
+  const nameOperation = (args: { contextValue: { request: Request } }): void => {
     const entry = started.get(args.contextValue.request);
-    const operation = getOperationAST(args.document, args.operationName);
+    const operation = plan.of(args.contextValue)?.operation;
     if (!entry || !operation) return;
-    entry.operation = operationLabel(operation.name?.value);
-    entry.type = operation.operation;
+    entry.operation = operationLabel(operation.name);
+    entry.type = operation.type;
   };
   return {
     onRequest({ request }) {

@@ -2,23 +2,23 @@
 // that does not pick one, the answer names the document's operations and says how to pick, instead of
 // yoga's "Could not determine what operation to execute." (a document of several mutations sent with
 // curl and no operationName got only that). It runs right after parsing, before yoga's own check.
-import { GraphQLError, Kind, getOperationAST, type DocumentNode } from 'graphql';
+import { GraphQLError, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { documentPlan, operationPlan } from '../../schema/plan.js';
+import type { ErrorCode } from '../../errors.js';
 
 /** How an operation is called in a message: by its name, or `(anonymous)`. */
 const nameOf = (name: string | undefined): string => name ?? '(anonymous)';
 
 /** The error for a document and operationName that pick no operation. */
 function operationChoiceError(document: DocumentNode, operationName: string | null | undefined): GraphQLError {
-  const names = document.definitions.flatMap((definition) =>
-    definition.kind === Kind.OPERATION_DEFINITION ? [definition.name?.value] : [],
-  );
+  const names = documentPlan(document).operations.map((operation) => operation.name);
   const listed = names.map(nameOf);
   // Nothing runs either way; 400 as for any request that cannot be executed as sent.
   const http = { status: 400 };
   if (names.length === 0) {
     return new GraphQLError('This document holds no operation (a query or a mutation) to run.', {
-      extensions: { code: 'OPERATION_NOT_FOUND', operations: listed, http },
+      extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
     });
   }
   if (operationName === null || operationName === undefined) {
@@ -26,7 +26,7 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
     return new GraphQLError(
       `This document holds ${names.length} operations (${listed.join(', ')}); send the name of the one to run as "operationName"` +
         (example === undefined ? '.' : ` (for example "operationName": "${example}").`),
-      { extensions: { code: 'OPERATION_NAME_REQUIRED', operations: listed, http } },
+      { extensions: { code: 'OPERATION_NAME_REQUIRED' satisfies ErrorCode, operations: listed, http } },
     );
   }
   const held =
@@ -34,7 +34,7 @@ function operationChoiceError(document: DocumentNode, operationName: string | nu
       ? 'its one operation has no name: send no "operationName"'
       : `its operations are ${listed.join(', ')}`;
   return new GraphQLError(`This document holds no operation named "${operationName}"; ${held}.`, {
-    extensions: { code: 'OPERATION_NOT_FOUND', operations: listed, http },
+    extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
   });
 }
 
@@ -45,7 +45,7 @@ export function useOperationName(): Plugin<YogaInitialContext> {
         // A document that did not parse is answered as such; `params` is missing outside HTTP requests.
         if (result instanceof Error || result === null || context.params === undefined) return;
         const { operationName } = context.params;
-        if (getOperationAST(result, operationName) === null) throw operationChoiceError(result, operationName);
+        if (operationPlan(result, operationName) === null) throw operationChoiceError(result, operationName);
       };
     },
   };

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../../errors.js';
 
 export interface PersistedQueryOptions {
   /** Most documents APQ keeps (APQ_MAX_ENTRIES; default 1000). */
@@ -169,7 +170,9 @@ export function usePersistedQueries({
       }
       const document = manifest.get(documentId.replace(/^sha256:/, ''));
       if (document === undefined) {
-        throw createGraphQLError('PersistedQueryNotFound', { extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 404 } } });
+        throw createGraphQLError('PersistedQueryNotFound', {
+          extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode, http: { status: 404 } },
+        });
       }
       setParams({ ...rest, query: document });
     },
@@ -181,7 +184,7 @@ export function usePersistedQueries({
     onParams({ params }) {
       if (typeof params.query !== 'string' || !trustedHashes.has(sha256Hex(params.query))) {
         throw createGraphQLError('PersistedQueryOnly: this gateway runs only the documents it was given (PERSISTED_DOCUMENTS).', {
-          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+          extensions: { code: 'PERSISTED_QUERY_ONLY' satisfies ErrorCode, http: { status: 400 } },
         });
       }
     },

@@ -1,8 +1,8 @@
 // One log line per GraphQL request: operation name, duration, upstream calls, cost, outcome. Built
 // from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
-import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
+import type { PlanStep } from './use-plan.js';
 
 export interface RequestLogLine {
   operation: string | null;
@@ -17,6 +17,8 @@ export interface RequestLogLine {
 }
 
 export interface RequestLogOptions {
+  /** The request's plan, for the operation's name. Required. */
+  plan: PlanStep;
   /** Where each line goes (the gateway passes pino's `info`). Required. */
   write: (line: RequestLogLine) => void;
   /** The request's context, for its usage figures; requests refused before execution have none. */
@@ -27,8 +29,13 @@ export interface RequestLogOptions {
 
 const MAX_NAME_LENGTH = 100;
 
-export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions): Plugin<GatewayContext> {
+export function useRequestLog({ plan, write, contextOf, traceIdOf }: RequestLogOptions): Plugin<GatewayContext> {
   const started = new WeakMap<Request, { at: number; operation: string | null }>();
+  const nameFromDocument = (context: { request: Request }): void => {
+    const entry = started.get(context.request);
+    const name = plan.of(context)?.operation.name;
+    if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
+  };
   return {
     onRequest({ request }) {
       started.set(request, { at: performance.now(), operation: null });
@@ -39,11 +46,11 @@ export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions
     },
     // A document with one named operation names it, whether or not the client sent operationName.
     onExecute({ args }) {
-      nameFromDocument(started.get(args.contextValue.request), args);
+      nameFromDocument(args.contextValue);
     },
     // A subscription's line is written when its stream opens; its polls have lines of their own (use-live.ts).
     onSubscribe({ args }) {
-      nameFromDocument(started.get(args.contextValue.request), args);
+      nameFromDocument(args.contextValue);
     },
     onResultProcess({ request, result }) {
       const entry = started.get(request);
@@ -67,12 +74,4 @@ export function useRequestLog({ write, contextOf, traceIdOf }: RequestLogOptions
       });
     },
   };
-}
-
-function nameFromDocument(
-  entry: { operation: string | null } | undefined,
-  args: { document: DocumentNode; operationName?: string | null },
-): void {
-  const name = getOperationAST(args.document, args.operationName)?.name?.value;
-  if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
 }

@@ -18,28 +18,22 @@
 // the list's. An object already in order is kept as it is, so an answer in order costs one walk.
 import { collectFields, collectSubFields, type FieldsAndPatches } from '@graphql-tools/utils';
 import {
-  Kind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
   getNamedType,
-  getOperationAST,
   isAbstractType,
-  getVariableValues,
   isObjectType,
-  type DocumentNode,
   type ExecutionResult,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLNamedType,
   type GraphQLObjectType,
   type GraphQLSchema,
-  type OperationDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { isConditional } from './use-cost-limit.js';
+import type { Selection } from '../../schema/plan.js';
+import type { PlanStep } from './use-plan.js';
 
 type Fields = FieldsAndPatches['fields'];
-type Variables = Record<string, unknown>;
 
 /** One object of an answer as JSON will write it: its keys, in the order they were added. */
 type ResultObject = Record<string, unknown>;
@@ -63,26 +57,11 @@ interface ShapeEntry {
   shape: Shape | undefined;
 }
 
-/** yoga hands repeated requests the same parsed document: its fragments are gathered once. */
-const fragmentsByDocument = new WeakMap<DocumentNode, Record<string, FragmentDefinitionNode>>();
 /**
- * The shape of an operation that declares no variables: the same for every request, so it is kept
- * with the operation (and so is everything below it, filled in as answers need it).
+ * The order of each selection (the plan's: one per request, kept with the operation when it declares no
+ * variables, and so is everything below it, filled in as answers need it).
  */
-const shapesByOperation = new WeakMap<OperationDefinitionNode, Shape>();
-const NO_VARIABLES: Variables = Object.freeze({});
-
-function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
-  let fragments = fragmentsByDocument.get(document);
-  if (fragments === undefined) {
-    fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
-    for (const definition of document.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
-    }
-    fragmentsByDocument.set(document, fragments);
-  }
-  return fragments;
-}
+const orders = new WeakMap<Selection, SelectionOrder>();
 
 const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -105,35 +84,28 @@ function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: Fiel
   return possible.length === 1 ? possible[0] : named;
 }
 
-/** Orders one execution's answers: the operation, its fragments and its coerced variables. */
-export class SelectionOrder {
-  private readonly fragments: Record<string, FragmentDefinitionNode>;
+/** Orders the answers of one selection: an operation, its fragments and its coerced variables. */
+class SelectionOrder {
+  private root: Shape | undefined;
 
   private constructor(
-    private readonly schema: GraphQLSchema,
-    document: DocumentNode,
-    private readonly operation: OperationDefinitionNode,
+    private readonly selection: Selection,
     private readonly rootType: GraphQLObjectType,
-    private readonly variables: Variables,
-  ) {
-    this.fragments = fragmentsOf(document);
+  ) {}
+
+  /** null when the operation has no root type: its answer has no data to order. */
+  static of(selection: Selection): SelectionOrder | null {
+    let order = orders.get(selection);
+    if (order !== undefined) return order;
+    const rootType = selection.schema.getRootType(selection.operation.type);
+    if (!rootType) return null;
+    order = new SelectionOrder(selection, rootType);
+    orders.set(selection, order);
+    return order;
   }
 
-  /** null when the operation cannot run (no such operation, bad variables): its answer has no data to order. */
-  static of(
-    schema: GraphQLSchema,
-    document: DocumentNode,
-    operationName: string | null | undefined,
-    rawVariables: Variables | null | undefined,
-  ): SelectionOrder | null {
-    const operation = getOperationAST(document, operationName);
-    if (!operation) return null;
-    const rootType = schema.getRootType(operation.operation);
-    if (!rootType) return null;
-    const definitions = operation.variableDefinitions ?? [];
-    if (definitions.length === 0) return new SelectionOrder(schema, document, operation, rootType, NO_VARIABLES);
-    const coerced = getVariableValues(schema, definitions, rawVariables ?? {});
-    return coerced.coerced ? new SelectionOrder(schema, document, operation, rootType, coerced.coerced) : null;
+  private get schema(): GraphQLSchema {
+    return this.selection.schema;
   }
 
   /** The answer (or the first part of an incremental one) with every object in selection order. */
@@ -167,11 +139,8 @@ export class SelectionOrder {
   }
 
   private rootShape(): Shape {
-    const kept = this.variables === NO_VARIABLES ? shapesByOperation.get(this.operation) : undefined;
-    if (kept !== undefined) return kept;
-    const shape = this.shapeOf(this.rootType, this.rootFields().fields);
-    if (this.variables === NO_VARIABLES) shapesByOperation.set(this.operation, shape);
-    return shape;
+    this.root ??= this.shapeOf(this.rootType, this.rootFields().fields);
+    return this.root;
   }
 
   private shapeOf(type: GraphQLObjectType, fields: Fields): Shape {
@@ -183,11 +152,13 @@ export class SelectionOrder {
   }
 
   private rootFields(): FieldsAndPatches {
-    return collectFields(this.schema, this.fragments, this.variables, this.rootType, this.operation.selectionSet);
+    const { schema, fragments, variables, operation } = this.selection;
+    return collectFields(schema, fragments, variables, this.rootType, operation.definition.selectionSet);
   }
 
   private subFields(type: GraphQLObjectType, nodes: FieldNode[]): FieldsAndPatches {
-    return collectSubFields(this.schema, this.fragments, this.variables, type, nodes);
+    const { schema, fragments, variables } = this.selection;
+    return collectSubFields(schema, fragments, variables, type, nodes);
   }
 
   /** The object type, fields and deferred fragments' fields of the object at `path`; null if there is none. */
@@ -254,7 +225,7 @@ export class SelectionOrder {
   }
 }
 
-export function useSelectionOrder(): Plugin {
+export function useSelectionOrder(plan: PlanStep): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       let standard = false;
@@ -264,8 +235,10 @@ export function useSelectionOrder(): Plugin {
       });
       return {
         onExecuteDone({ result, setResult }) {
-          if (!standard && !isConditional(args.document)) return undefined;
-          const order = SelectionOrder.of(args.schema, args.document, args.operationName, args.variableValues);
+          const { selection } = plan.of(args.contextValue) ?? {};
+          // No selection: no such operation, or bad variables; either way no data to order.
+          if (!selection || (!standard && !selection.operation.document.conditional)) return undefined;
+          const order = SelectionOrder.of(selection);
           if (order === null) return undefined;
           if (!(Symbol.asyncIterator in result)) {
             setResult(order.result(result));

@@ -4,10 +4,12 @@
 // (gateway.ts) are its children. Only the OpenTelemetry API is used here: without an SDK started
 // (tracing.ts) every span is a no-op. No attribute holds a header, a document or a variable value.
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
-import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { PlanStep } from './use-plan.js';
 
 export interface TracingOptions {
+  /** The request's plan, for the operation's name and type. Required. */
+  plan: PlanStep;
   /** Receives each request's trace id, for its log line (use-request-log.ts). Required. */
   traceIds: WeakMap<Request, string>;
 }
@@ -53,7 +55,7 @@ function endAfter<T>(span: Span, run: () => T): T {
   return result;
 }
 
-export function useTracing({ traceIds }: TracingOptions): Plugin {
+export function useTracing({ plan, traceIds }: TracingOptions): Plugin {
   const spans = new WeakMap<Request, RequestSpans>();
   const phase = (request: Request, name: string, wrapped: () => void): void => {
     const entry = spans.get(request);
@@ -87,11 +89,11 @@ export function useTracing({ traceIds }: TracingOptions): Plugin {
     },
     onExecute({ args }) {
       const entry = spans.get(args.contextValue.request);
-      const operation = getOperationAST(args.document, args.operationName);
+      const operation = plan.of(args.contextValue)?.operation;
       if (!entry || !operation) return;
-      const name = operation.name?.value;
-      entry.operation.updateName(name === undefined ? operation.operation : `${operation.operation} ${name}`);
-      entry.operation.setAttribute('graphql.operation.type', operation.operation);
+      const { name, type } = operation;
+      entry.operation.updateName(name === undefined ? type : `${type} ${name}`);
+      entry.operation.setAttribute('graphql.operation.type', type);
       if (name !== undefined) entry.operation.setAttribute('graphql.operation.name', name);
     },
     onResultProcess({ request, result }) {

@@ -7,6 +7,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useCompiledExecution } from '../../../src/graphql/plugins/use-compiled-execution.js';
+import { usePlan } from '../../../src/graphql/plugins/use-plan.js';
 import { KEY_1, startStack, type Stack } from '../../fixture.js';
 import { tinyYoga } from './yoga.js';
 
@@ -136,6 +137,11 @@ describe('compiled and standard execution over HTTP', () => {
 });
 
 describe('when an operation is compiled', () => {
+  /** The plan step, then the compiled execution reading it. */
+  const compiledAt = (onRun: number): Plugin[] => {
+    const plan = usePlan();
+    return [plan as Plugin, useCompiledExecution(plan, { onRun }) as Plugin];
+  };
   async function ask(yoga: ReturnType<typeof tinyYoga>, body: Record<string, unknown>, accept = 'application/graphql-response+json') {
     const response = await yoga.fetch('http://yoga.test/graphql', {
       method: 'POST',
@@ -146,7 +152,7 @@ describe('when an operation is compiled', () => {
   }
 
   it('at its configured run, once, and separately for each operation of a document', async () => {
-    const yoga = tinyYoga([useCompiledExecution({ onRun: 2 })]);
+    const yoga = tinyYoga(compiledAt(2));
     const query = 'query A { hello(name: "a") } query B { hello(name: "b") }';
     const before = compilations.count;
     expect(await ask(yoga, { query, operationName: 'A' })).toBe('{"data":{"hello":"hello a"}}');
@@ -161,7 +167,7 @@ describe('when an operation is compiled', () => {
   });
 
   it('never for an operation name the document does not hold: the standard executor answers it', async () => {
-    const yoga = tinyYoga([useCompiledExecution({ onRun: 1 })]);
+    const yoga = tinyYoga(compiledAt(1));
     const standard = tinyYoga([]);
     const before = compilations.count;
     for (const operationName of ['Missing', 'Other', 'Missing']) {
@@ -174,8 +180,8 @@ describe('when an operation is compiled', () => {
   });
 
   it('never with GRAPHQL_JIT_ON_RUN=0, and never a document with @defer', async () => {
-    const never = tinyYoga([useCompiledExecution({ onRun: 0 })]);
-    const deferring = tinyYoga([useDeferStream() as Plugin, useCompiledExecution({ onRun: 1 }) as Plugin]);
+    const never = tinyYoga(compiledAt(0));
+    const deferring = tinyYoga([useDeferStream() as Plugin, ...compiledAt(1)]);
     const before = compilations.count;
     for (let run = 0; run < 3; run++) {
       expect(await ask(never, { query: '{ hello }' })).toBe('{"data":{"hello":"hello you"}}');

@@ -4,6 +4,7 @@ import { createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../../src/schema/context.js';
 import { useCostLimit } from '../../../src/graphql/plugins/use-cost-limit.js';
+import { usePlan } from '../../../src/graphql/plugins/use-plan.js';
 import { schema } from '../../../src/schema/index.js';
 
 function yogaWithLimit(limit?: number) {
@@ -17,7 +18,7 @@ function yogaWithLimit(limit?: number) {
       usages.push(usage);
       return { usage };
     },
-    plugins: [useCostLimit(limit === undefined ? {} : { limit })],
+    plugins: [usePlan([useCostLimit(limit === undefined ? {} : { limit })])],
   });
   return { yoga, usages };
 }

@@ -3,7 +3,7 @@
 // the process stays responsive; the count itself visits each fragment once.
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { expandedFieldCount } from '../../../src/graphql/plugins/use-field-limit.js';
+import { expandedFieldCount } from '../../../src/schema/plan.js';
 import { KEY_1, dataOf, firstError, useStack } from '../../fixture.js';
 
 /** `levels` fragments, each spreading the next one twice: 2^levels - 1 fields once expanded (plus the top). */

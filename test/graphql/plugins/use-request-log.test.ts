@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { usePlan } from '../../../src/graphql/plugins/use-plan.js';
 import { useRequestLog, type RequestLogLine } from '../../../src/graphql/plugins/use-request-log.js';
 import { post, tinyYoga } from './yoga.js';
 
 function logged() {
   const lines: RequestLogLine[] = [];
-  const yoga = tinyYoga([useRequestLog({ write: (line) => lines.push(line), contextOf: () => undefined })]);
+  const plan = usePlan();
+  const yoga = tinyYoga([plan, useRequestLog({ plan, write: (line) => lines.push(line), contextOf: () => undefined })]);
   return { lines, yoga };
 }
 

@@ -1,0 +1,18 @@
+// How eagerly V8 collects the old generation. By default V8 lets it grow to up to four times what was
+// live after the last full collection before collecting again, which under load is mostly garbage;
+// collecting sooner keeps RSS down at the same throughput (figures in BENCHMARKS.md). Node allows V8
+// flags to be set at run time; this one is read at every full collection, so setting it at start-up
+// takes effect.
+import { setFlagsFromString } from 'node:v8';
+
+const HEAP_FLAG = '--heap-growing-percent';
+
+/** Sets V8's heap growing percent unless it is 0 (V8's own heuristic) or given on node's command line. */
+export function tuneHeap(percent: number, execArgv: readonly string[] = process.execArgv, setFlags = setFlagsFromString): boolean {
+  if (percent <= 0 || execArgv.some((arg) => arg === HEAP_FLAG || arg.startsWith(`${HEAP_FLAG}=`))) return false;
+  setFlags(`${HEAP_FLAG}=${percent}`);
+  return true;
+}
+
+/** HEAP_GROWING_PERCENT when unset (figures in BENCHMARKS.md). */
+export const DEFAULT_HEAP_GROWING_PERCENT = 40;
