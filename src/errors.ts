@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/** The `extensions.code` values a client can branch on (README: "Error codes"). */
+/** The `extensions.code` values a client can branch on (docs/errors.md). */
 export type ErrorCode =
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
