@@ -8,8 +8,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The second says when the Redis suite is skipped (no redis-server outside CI), and why.
-    reporters: ['default', './test/redis-skip.ts'],
+    // The second says when the Redis or the browser suite is skipped (no redis-server, no chromium, outside CI), and why.
+    reporters: ['default', './test/suite-skip.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

@@ -361,7 +361,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): { options: SoakOptions; problem
   return { options, problems };
 }
 
-// `npm run soak`; its environment is described in the README (Security and operations).
+// `npm run soak`; its environment is described in docs/performance.md#soak.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { options, problems } = optionsFromEnv(process.env);
   if (problems.length > 0) {

@@ -1,8 +1,8 @@
 import { GraphQLError } from 'graphql';
 
 /**
- * Every `extensions.code` a client can see, with what it means: the one list the README's table of
- * errors and the tests are checked against (test/errors.test.ts). Codes of yoga's own are here too.
+ * Every `extensions.code` a client can see, with what it means: the one list docs/errors.md and the
+ * tests are checked against (test/errors.test.ts). Codes of yoga's own are here too.
  */
 export const ERROR_CODES = {
   UNAUTHENTICATED: 'no Authorization: Bearer <key> header, a malformed one, or the service refused the key (401)',

@@ -1,6 +1,6 @@
 // How eagerly V8 collects the old generation. By default V8 lets it grow to up to four times what was
 // live after the last full collection before collecting again, which under load is mostly garbage;
-// collecting sooner keeps RSS down at the same throughput (figures in BENCHMARKS.md). Node allows V8
+// collecting sooner keeps RSS down at the same throughput (figures in docs/performance.md#memory). Node allows V8
 // flags to be set at run time; this one is read at every full collection, so setting it at start-up
 // takes effect.
 import { setFlagsFromString } from 'node:v8';
@@ -14,5 +14,5 @@ export function tuneHeap(percent: number, execArgv: readonly string[] = process.
   return true;
 }
 
-/** HEAP_GROWING_PERCENT when unset (figures in BENCHMARKS.md). */
+/** HEAP_GROWING_PERCENT when unset (figures in docs/performance.md#memory). */
 export const DEFAULT_HEAP_GROWING_PERCENT = 40;

@@ -222,7 +222,7 @@ export interface FixedDashboardData {
 }
 
 /**
- * A dashboard like the README's, over fixed dates around the sandbox's TODAY (the README's own examples
+ * A dashboard like the docs', over fixed dates around the sandbox's TODAY (the docs' own examples
  * run elsewhere): a website and five of its statistics, 1 + 5 upstream reads.
  */
 export const FIXED_DASHBOARD = `query Dashboard {

@@ -1,4 +1,4 @@
-// The layout of src/ kept as rules (README: Layout): layers that depend one way, no import cycle (type-only
+// The layout of src/ kept as rules (docs/architecture.md#layers-and-layout): layers that depend one way, no import cycle (type-only
 // imports included: a cycle of types is still two modules that cannot be understood apart), the upstream
 // side and the sandbox on their own, and the product free of devDependencies and of the benchmark.
 import { readFileSync, readdirSync } from 'node:fs';

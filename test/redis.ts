@@ -1,13 +1,13 @@
 // A real redis-server for the suites that test the Redis store: started on an ephemeral port of
 // 127.0.0.1, with no persistence, and stopped when the file ends. CI installs Debian's redis-server
 // (.ci/run). Without one on PATH, suites written with this file's `describe` are skipped outside CI
-// (the run says so: test/redis-skip.ts) and fail at once in CI, saying what is missing.
+// (the run says so: test/suite-skip.ts) and fail at once in CI, saying what is missing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe as describeAlways } from 'vitest';
 import { freePort } from './ports.js';
-import { REDIS_INSTALL, inCi, redisServerMissing, skipRedisSuite } from './redis-skip.js';
+import { REDIS_INSTALL, inCi, redisServerMissing, skipRedisSuite } from './suite-skip.js';
 
 /** vitest's `describe`, skipped on a machine without redis-server outside CI (all of a file's, so its hooks do not run either). */
 export const describe = describeAlways.skipIf(skipRedisSuite);

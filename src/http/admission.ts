@@ -6,7 +6,7 @@
 // half-built results alive at once. A waiting request costs a parked socket and its body (read in
 // full before it gets in line: server.ts); an active one costs its parsed document, context, loaders,
 // upstream bodies and partial result. What it does to memory under load, alone and with
-// HEAP_GROWING_PERCENT (main.ts), is measured in BENCHMARKS.md.
+// HEAP_GROWING_PERCENT (main.ts), is measured in docs/performance.md#memory.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** MAX_ACTIVE_REQUESTS and MAX_QUEUED_REQUESTS when unset. */

@@ -42,7 +42,7 @@ const statNames: { [N in StatName as Uppercase<N>]: { value: N; description: str
 
 export const StatNameEnum = builder.enumType('StatName', {
   description:
-    'A statistic the analytics service keeps for every website. Installs of different versions name some of them differently on the wire; the gateway finds out which (README: "Installs and versions").',
+    'A statistic the analytics service keeps for every website. Installs of different versions name some of them differently on the wire; the gateway finds out which (docs/installs-and-versions.md).',
   values: statNames,
 });
 

@@ -47,7 +47,7 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-/** How the client reaches the install; config.ts reads each from the environment (README: Configuration). */
+/** How the client reaches the install; config.ts reads each from the environment (docs/configuration.md). */
 export interface UpstreamTransportOptions {
   /** TCP/TLS connect timeout (UPSTREAM_CONNECT_TIMEOUT_MS; default 5 s). */
   connectTimeoutMs: number;

@@ -9,7 +9,7 @@ export const PREFIX = 'agw:';
 
 /**
  * ioredis, loaded by the first Redis connection: a gateway without REDIS_URL never loads it (6–8 MB of
- * resident memory, which counts against the peak RSS under load; BENCHMARKS.md, "Session 4").
+ * resident memory, which counts against the peak RSS under load; docs/performance.md#memory).
  */
 export function loadIoredis(): typeof import('ioredis') {
   return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');

@@ -2,7 +2,6 @@
 // with useGETForQueries), no special header, InMemoryCache in Apollo's development build (vitest
 // resolves packages with the "development" condition, so Apollo's dev-only cache warnings are on).
 // Apollo Client over @defer: test/clients/defer.test.ts.
-import { readFileSync } from 'node:fs';
 import { format } from 'node:util';
 import {
   ApolloClient,
@@ -20,6 +19,7 @@ import { Kind, getOperationAST, parse, type DocumentNode, type FragmentDefinitio
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FIXED_DASHBOARD, KEY_1, present, startStack, useStack, type FixedDashboardData, type Stack } from '../fixture.js';
 import { apolloCacheConfig } from './cache-config.js';
+import { graphqlBlocks } from '../docs.js';
 
 // Apollo's warnings are numbered in its build; these turn the numbers back into their text, as an
 // app does in development.
@@ -118,7 +118,7 @@ interface StatRow {
   count: number;
 }
 
-// A dashboard like the README's, over fixed dates (the README's own examples run in another test of this file).
+// A dashboard like the docs', over fixed dates (the docs' own examples run in another test of this file).
 const DASHBOARD: TypedDocumentNode<FixedDashboardData, Record<string, never>> = gql(FIXED_DASHBOARD);
 
 interface WebsitesTotalData {
@@ -155,7 +155,7 @@ describe('Apollo Client 4 with its defaults', () => {
   it.each([
     ['POST', false],
     ['GET', true],
-  ] as const)('the README dashboard over %s: answered, no special header, six upstream calls', async (method, get) => {
+  ] as const)('the dashboard over %s: answered, no special header, six upstream calls', async (method, get) => {
     const { client, sent } = apollo({ get });
     const { data } = await client.query({ query: DASHBOARD });
     const website = present(data?.website, 'website');
@@ -203,11 +203,9 @@ describe('Apollo Client 4 with its defaults', () => {
 // Apollo warns about a given Type.field once per process (a module-level set), so the tests that
 // expect no warning come before the ones that reproduce it.
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-
-/** Every operation of the README's GraphQL examples, each alone in a document, in order. */
-function readmeOperations(): { name: string; kind: 'query' | 'mutation'; document: DocumentNode }[] {
-  const blocks = [...README.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => parse(match[1] ?? ''));
+/** Every query and mutation of the GraphQL examples of docs/queries.md and docs/clients.md, each alone in a document, in order. */
+function docsOperations(): { name: string; kind: 'query' | 'mutation'; document: DocumentNode }[] {
+  const blocks = graphqlBlocks(['docs/queries.md', 'docs/clients.md']).map((block) => parse(block.text));
   return blocks.flatMap((block) => {
     const fragments = block.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
     return block.definitions
@@ -323,13 +321,13 @@ const getOperationName = (document: DocumentNode): string | undefined => getOper
 const requestCount = (sent: SentRequest[]): number => sent.length;
 
 describe('InMemoryCache with apolloCacheConfig', () => {
-  it('the README examples: its queries twice (from the network, then again over a warm cache), then its mutations: no warning, no error', async () => {
-    // Its own stack: the README's examples create, change and delete websites.
+  it('the docs examples: their queries twice (from the network, then again over a warm cache), then their mutations: no warning, no error', async () => {
+    // Its own stack: the docs' examples create, change and delete websites.
     const own = await startStack();
     try {
       const messages = consoleMessages();
       const { client } = apollo({ cache: apolloCacheConfig, on: own });
-      const operations = readmeOperations();
+      const operations = docsOperations();
       const queries = operations.filter((operation) => operation.kind === 'query');
       const mutations = operations.filter((operation) => operation.kind === 'mutation');
       expect(queries.length).toBeGreaterThanOrEqual(2);
@@ -340,7 +338,7 @@ describe('InMemoryCache with apolloCacheConfig', () => {
           expect(data, `${name} (${fetchPolicy})`).toBeDefined();
         }
       }
-      // Favorite and Delete take the id Create answered, as the README tells a user.
+      // Favorite and Delete take the id Create answered, as docs/queries.md tells a user.
       let createdId: string | undefined;
       for (const { name, document } of mutations) {
         const { data } = await client.mutate({ mutation: document, variables: createdId === undefined ? {} : { id: createdId } });

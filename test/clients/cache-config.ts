@@ -1,4 +1,4 @@
-// Client cache configurations for this schema, proven by the client suites and copied into the README.
+// Client cache configurations for this schema, proven by the client suites and copied into docs/clients.md.
 // Types without an identity of their own (StatList, Stat, WebsiteList, PageInfo have no id) are
 // stored inside the object that holds them, so two queries that select the same list differently
 // would replace each other's fields; each entry below says which replacement it prevents.

@@ -19,7 +19,7 @@ import { KEY_1, dataOf, errorsOf, postGraphQL, present, restCalls, startStack, t
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The codegen configuration the README shows (output directory aside). */
+/** The codegen configuration docs/clients.md shows (output directory aside). */
 const codegenConfig = (outputDir: string, scalars: Record<string, string> | undefined): CodegenConfig => ({
   schema: join(root, 'schema.graphql'),
   documents: join(root, 'test/clients/documents/*.graphql'),

@@ -31,7 +31,7 @@ const STATISTICS = `
   referrers: stats(name: REFERRER, ${RANGE}) { nodes { value count } pageInfo { hasNextPage } }`;
 const STATISTIC_NAMES = ['visitors', 'pages', 'countries', 'browsers', 'referrers'];
 
-/** The README's dashboard with its five statistics deferred: 1 + 5 upstream calls. */
+/** The dashboard of docs/clients.md with its five statistics deferred: 1 + 5 upstream calls. */
 const DEFERRED_DASHBOARD = `query DeferredDashboard { website(id: "1") { domain privacy ... @defer { ${STATISTICS} } } }`;
 /** The same, nothing deferred. */
 const DASHBOARD = `query Dashboard { website(id: "1") { domain privacy ${STATISTICS} } }`;

@@ -1,8 +1,7 @@
-// urql 6 against the gateway as a frontend uses it, over real HTTP: the README's queries with urql's
+// urql 6 against the gateway as a frontend uses it, over real HTTP: the queries of docs/queries.md with urql's
 // defaults (queries as GET within the URL limit, no Content-Type, no CSRF header), graphcache with
 // the configuration of cache-config.ts, and the mutation payloads' `query` (a refetch in the same
 // round trip).
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Client, cacheExchange, fetchExchange, type Exchange } from '@urql/core';
@@ -10,6 +9,7 @@ import type { CacheExchangeOpts } from '@urql/exchange-graphcache';
 import { Kind, OperationTypeNode, parse, type OperationDefinitionNode } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEY_1, present, restCalls, useStack, type FixedDashboardData, type StatListData } from '../fixture.js';
+import { graphqlBlocks } from '../docs.js';
 import { urqlGraphcacheConfig } from './cache-config.js';
 
 const stack = useStack();
@@ -24,11 +24,10 @@ function urqlClient(exchanges: Exchange[]): Client {
   return new Client({ url: stack.endpoint, exchanges, fetchOptions: { headers: { authorization } } });
 }
 
-// --- The README's queries, taken from the README itself ---------------------------------------
+// --- The queries of docs/queries.md, taken from the page itself --------------------------------
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const readmeQueries = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)]
-  .map((match) => match[1] ?? '')
+const docsQueries = graphqlBlocks(['docs/queries.md'])
+  .map((block) => block.text)
   .filter((block) =>
     parse(block).definitions.every(
       (definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.QUERY,
@@ -40,12 +39,12 @@ const rootFieldOf = (block: string): string => {
   return field?.kind === Kind.FIELD ? field.name.value : '';
 };
 const DASHBOARD = present(
-  readmeQueries.find((block) => rootFieldOf(block) === 'website' && block.includes('query Dashboard')),
-  'the README dashboard',
+  docsQueries.find((block) => rootFieldOf(block) === 'website' && block.includes('query Dashboard')),
+  'the dashboard of docs/queries.md',
 );
 const WEBSITE_LIST = present(
-  readmeQueries.find((block) => rootFieldOf(block) === 'websites'),
-  'the README list of websites',
+  docsQueries.find((block) => rootFieldOf(block) === 'websites'),
+  'the list of websites of docs/queries.md',
 );
 
 interface WebsiteListData {
@@ -85,12 +84,12 @@ function recordRequests(): SentRequest[] {
 }
 
 describe('urql 6 with its defaults', () => {
-  it('finds both README queries (the dashboard and the list of websites)', () => {
+  it('finds both docs queries (the dashboard and the list of websites)', () => {
     expect(DASHBOARD).toContain('query Dashboard');
     expect(WEBSITE_LIST).toContain('websites(');
   });
 
-  it('answers the README dashboard and list: GET within the URL limit, no Content-Type, no CSRF header', async () => {
+  it('answers the docs dashboard and list: GET within the URL limit, no Content-Type, no CSRF header', async () => {
     const sent = recordRequests();
     const client = urqlClient([cacheExchange, fetchExchange]);
 
@@ -212,8 +211,8 @@ const typesWithoutKeys = (warnings: string[]): string[] =>
     ),
   ].sort();
 
-/** Runs the README's two queries through a fresh graphcache with `config`; answers what it printed. */
-async function readmeQueriesThroughGraphcache(config: Partial<CacheExchangeOpts>): Promise<Printed> {
+/** Runs the two queries of docs/queries.md through a fresh graphcache with `config`; answers what it printed. */
+async function docsQueriesThroughGraphcache(config: Partial<CacheExchangeOpts>): Promise<Printed> {
   const graphcache = await freshGraphcache();
   const printed = captureConsole();
   const client = urqlClient([graphcache.cacheExchange(config), fetchExchange]);
@@ -231,7 +230,7 @@ async function readmeQueriesThroughGraphcache(config: Partial<CacheExchangeOpts>
 }
 
 describe('urql 6 with graphcache', () => {
-  it("the README dashboard selects the website's id, by which graphcache normalizes (and invalidates) a Website", () => {
+  it("the docs dashboard selects the website's id, by which graphcache normalizes (and invalidates) a Website", () => {
     // Without it graphcache warns "Invalid key ... for `Website`" at Query.website({"id":"1"}) and keeps
     // that website apart from Website:1, where updates and invalidations go.
     const [operation] = parse(DASHBOARD).definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -242,20 +241,20 @@ describe('urql 6 with graphcache', () => {
     );
   });
 
-  it('without keys config, the README queries print "Invalid key" for StatList, Stat, WebsiteList and DateRange', async () => {
-    const printed = await readmeQueriesThroughGraphcache({});
+  it('without keys config, the docs queries print "Invalid key" for StatList, Stat, WebsiteList and DateRange', async () => {
+    const printed = await docsQueriesThroughGraphcache({});
     expect(typesWithoutKeys(printed.warnings)).toEqual(['DateRange', 'Stat', 'StatList', 'WebsiteList']);
     expect(printed.warnings.length).toBeGreaterThan(100); // one per stat list and per row
   });
 
   it('with urqlGraphcacheConfig, they print nothing at all', async () => {
-    const printed = await readmeQueriesThroughGraphcache(urqlGraphcacheConfig);
+    const printed = await docsQueriesThroughGraphcache(urqlGraphcacheConfig);
     expect(printed).toEqual({ warnings: [], errors: [] });
   });
 
   it.each(Object.keys(urqlGraphcacheConfig.keys))('each keys entry is needed: without %s, graphcache warns about it', async (typename) => {
     const keys = Object.fromEntries(Object.entries(urqlGraphcacheConfig.keys).filter(([name]) => name !== typename));
-    const printed = await readmeQueriesThroughGraphcache({ ...urqlGraphcacheConfig, keys });
+    const printed = await docsQueriesThroughGraphcache({ ...urqlGraphcacheConfig, keys });
     expect(typesWithoutKeys(printed.warnings)).toEqual([typename]);
   });
 

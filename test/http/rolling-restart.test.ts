@@ -1,7 +1,7 @@
 // A rolling restart as an operator runs one: two gateways (real processes, the built entry point)
 // behind a real HAProxy that health-checks `GET /ready` and retries only when a connection fails; each
 // gateway gets a real SIGTERM in turn and is started again on its port, under steady load. Not one
-// request may fail. The HAProxy configuration is the README's (Running in production).
+// request may fail. The HAProxy configuration is that of docs/operations.md#behind-haproxy.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const HAPROXY = ['haproxy', '/usr/sbin/haproxy'].find((path) => spawnSync(path, ['-v']).status === 0);
 
-/** The README's configuration, with the test's addresses; health checks every 200 ms, down after 2 failures. */
+/** The configuration of docs/operations.md, with the test's addresses; health checks every 200 ms, down after 2 failures. */
 function haproxyConfig(frontendPort: number, gatewayPorts: readonly number[]): string {
   return `defaults
   mode http

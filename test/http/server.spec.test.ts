@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-/** SHOULD audits we fail on purpose, each with its reason (also listed in the README). */
+/** SHOULD audits we fail on purpose, each with its reason (also listed in docs/clients.md#graphql-over-http). */
 const ACCEPTED_SHOULD_FAILURES: Record<string, string> = {};
 
 describe('GraphQL over HTTP', () => {

@@ -924,7 +924,7 @@ describe('visible', () => {
   });
 });
 
-// The dashboard of the README (test/clients/documents/dashboard.graphql): a website and five statistics.
+// The dashboard of docs/queries.md (test/clients/documents/dashboard.graphql): a website and five statistics.
 const DASHBOARD = `query Dashboard($id: ID!, $from: Date!, $to: Date!) {
   website(id: $id) {
     id domain privacy createdAt

@@ -56,7 +56,7 @@ interface UpdateWebsiteData {
 interface DeleteWebsiteData {
   deleteWebsite: { deletedId: string | null; userErrors: UserErrorData[] };
 }
-/** The README's dashboard query. */
+/** The dashboard query of docs/queries.md. */
 type DashboardData = WebsiteResult<{
   domain: string;
   privacy: WebsiteData['privacy'];
@@ -66,8 +66,8 @@ type DashboardData = WebsiteResult<{
   browsers: StatNodes;
   referrers: StatNodes & { pageInfo: Pick<PageInfoData, 'hasNextPage'> };
 }>;
-/** The README's list query. */
-interface ReadmeListData {
+/** The list query of docs/queries.md. */
+interface DocsListData {
   websites: {
     totalCount: number;
     pageInfo: Pick<PageInfoData, 'page' | 'lastPage' | 'hasNextPage'>;
@@ -76,12 +76,12 @@ interface ReadmeListData {
 }
 
 /** `value`, failing the test when it is null or undefined. */
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-function readmeExample(pattern: RegExp, what: string): string {
-  return present(pattern.exec(readme)?.[1], `README ${what} example`);
+const queriesPage = readFileSync(new URL('../../docs/queries.md', import.meta.url), 'utf8');
+function docsExample(pattern: RegExp, what: string): string {
+  return present(pattern.exec(queriesPage)?.[1], `docs/queries.md ${what} example`);
 }
-const README_DASHBOARD = readmeExample(/```graphql\n(query Dashboard[\s\S]*?)```/, 'dashboard');
-const README_LIST = readmeExample(/```graphql\n(\{\s*websites[\s\S]*?)```/, 'list');
+const DOCS_DASHBOARD = docsExample(/```graphql\n(query Dashboard[\s\S]*?)```/, 'dashboard');
+const DOCS_LIST = docsExample(/```graphql\n(\{\s*websites[\s\S]*?)```/, 'list');
 
 const RANGE = 'from: "2026-03-01", to: "2026-03-15"';
 const WHOLE_DEMO = 'from: "2025-11-16", to: "2026-03-15"';
@@ -135,9 +135,9 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
     stack.sandbox.setKnobs({ rateLimit: null });
   });
 
-  describe('the README', () => {
+  describe('the examples of docs/queries.md', () => {
     it('dashboard answers the website and every statistic with rows', async () => {
-      const website = present(dataOf(await stack.gql<DashboardData>(README_DASHBOARD)).website, 'website');
+      const website = present(dataOf(await stack.gql<DashboardData>(DOCS_DASHBOARD)).website, 'website');
       expect(website.domain).toMatch(/\./);
       for (const alias of ['visitors', 'pages', 'countries', 'browsers', 'referrers'] as const) {
         expect(website[alias].nodes.length, alias).toBeGreaterThan(0);
@@ -146,7 +146,7 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
     });
 
     it('list answers every website with its sparkline, favorite null where the install has none', async () => {
-      const data = dataOf(await stack.gql<ReadmeListData>(README_LIST));
+      const data = dataOf(await stack.gql<DocsListData>(DOCS_LIST));
       expect(data.websites.totalCount).toBe(mine.length);
       for (const node of data.websites.nodes) {
         expect(node.visitors.nodes.length).toBeGreaterThan(0);

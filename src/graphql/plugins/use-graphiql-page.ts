@@ -1,7 +1,7 @@
 // The GraphiQL page: served from our own dependencies (no CDN), opened on the dashboard example,
 // compressed as the browser accepts (brotli or gzip), with an ETag so a second visit is a 304. The
 // bundle is megabytes of inlined JavaScript: it is loaded, rendered and compressed on the first view,
-// not at start-up, and kept (sizes in BENCHMARKS.md).
+// not at start-up, and kept (sizes in docs/performance.md#workers-tracing-graphiql).
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';

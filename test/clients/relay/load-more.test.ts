@@ -1,7 +1,7 @@
 // "Load more" with the cursor pagination helpers of Apollo Client (relayStylePagination) and urql's
 // graphcache (relayPagination) over websitesConnection, over real HTTP against the gateway and the
 // sandbox: each next page is merged into one list in the cache, every website once and in order, with
-// no warning. The two configurations below are the README's.
+// no warning. The two configurations below are those of docs/clients.md.
 import { format } from 'node:util';
 import { ApolloClient, HttpLink, InMemoryCache, gql, type InMemoryCacheConfig, type TypedDocumentNode } from '@apollo/client';
 import { loadDevMessages, loadErrorMessages } from '@apollo/client/dev';

@@ -1,9 +1,9 @@
 // A document whose operation operationName does not pick (several and no name, a name it does not
 // hold, none at all) is answered with what it holds and how to pick, a documented code, HTTP 400, the
-// usage figures (all zero) and no upstream call; over HTTP, as curl sends the README's writes.
-import { readFileSync } from 'node:fs';
+// usage figures (all zero) and no upstream call; over HTTP, as curl sends the writes of docs/queries.md.
 import { parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { graphqlBlocks } from '../../docs.js';
 import { KEY_1, dataOf, firstError, postGraphQL, present, useStack, type GraphQLResponse } from '../../fixture.js';
 
 const stack = useStack();
@@ -16,16 +16,15 @@ const post = <T>(body: Record<string, unknown>): Promise<GraphQLResponse<T>> =>
 const TWO_QUERIES = 'query Count { websites { totalCount } } query Domain { website(id: "1") { domain } }';
 
 describe('several operations and no operationName', () => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const writes = present(
-    [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)]
-      .map((match) => match[1] ?? '')
+    graphqlBlocks(['docs/queries.md'])
+      .map((block) => block.text)
       .find((block) => (block.match(/^mutation /gm) ?? []).length > 1),
-    "the README's block of several mutations",
+    'the block of several mutations of docs/queries.md',
   );
   const names = parse(writes).definitions.map((definition) => (definition as OperationDefinitionNode).name?.value);
 
-  it("the README's writes sent as they are: OPERATION_NAME_REQUIRED naming each operation and how to pick one", async () => {
+  it('the writes of docs/queries.md sent as they are: OPERATION_NAME_REQUIRED naming each operation and how to pick one', async () => {
     for (let request = 1; request <= 2; request++) {
       // The second comes from yoga's parse cache: refused all the same.
       const response = await post<unknown>({ query: writes });

@@ -4,9 +4,9 @@
 // @defer/@stream answer in the order of its own selection. The documents mix fields answered at once
 // (id, domain) with fields that wait for upstream reads, at two levels, and the upstream answers in a
 // random order (jitter), so a field's place cannot depend on which read came back first.
-import { readFileSync } from 'node:fs';
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphqlBlocks } from '../../docs.js';
 import { KEY_1, dataOf, postGraphQL, present, startStack, type Stack } from '../../fixture.js';
 
 const RANGE = 'from: "2026-02-14", to: "2026-03-15"';
@@ -283,9 +283,11 @@ describe('answers read from the cache', () => {
   });
 });
 
-describe("the README's documents and the mixed one", () => {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-  const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+describe("the docs' documents and the mixed one", () => {
+  // Queries and mutations: a subscription's answers are the query's (test/live/subscriptions.test.ts).
+  const blocks = graphqlBlocks()
+    .map((block) => block.text)
+    .filter((block) => !/^subscription\b/m.test(block));
 
   /** Each block's operations run in turn on a fresh stack (a block's Delete must not reach the next one), twice. */
   it.each(['0', '2'])('GRAPHQL_JIT_ON_RUN=%s: no answer has an object out of selection order', async (jit) => {

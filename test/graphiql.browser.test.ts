@@ -1,0 +1,155 @@
+// GraphiQL in a real browser: Debian's chromium, driven by playwright-core (no browser is downloaded),
+// against a gateway in sandbox mode, as `npm start` serves it. The page loads with no request outside
+// the gateway (every request is recorded), the demo key is in its headers, and running the dashboard,
+// a subscription and a refused query shows what a user would see. Without chromium the suite is
+// skipped outside CI (the run says so: test/suite-skip.ts) and fails at once in CI.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
+import { KEY_1, dataOf, startStack, type Stack } from './fixture.js';
+import { BROWSER_INSTALL, CHROMIUM_PATH, chromiumMissing, inCi, skipBrowserSuite } from './suite-skip.js';
+
+/** The flags of a quiet, throw-away chromium: no sandbox (containers), no GPU, nothing fetched from Google. */
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** What an editor shows, its spaces as spaces (the editor renders no-break spaces). */
+const textOf = (text: string | null): string => (text ?? '').replace(/\s+/g, ' ');
+
+/** A page view: GraphiQL's bundle is megabytes of JavaScript, parsed on two shared cores. */
+const PAGE_TIMEOUT_MS = 60_000;
+
+const SUBSCRIPTION = 'subscription Today { website(id: "1") { id today: stats(name: VISITOR, period: TODAY) { totalCount sum } } }';
+const REFUSED = 'query Refused { websites(perPage: 7) { totalCount } }';
+
+describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
+  let stack: Stack;
+  let profile: string;
+  let context: BrowserContext;
+  let page: Page;
+  /** Every request the browser made, page and workers, as `METHOD url`. */
+  const requests: string[] = [];
+  /** The headers of the page's GraphQL requests. */
+  const graphqlHeaders: Record<string, string>[] = [];
+
+  beforeAll(async () => {
+    if (chromiumMissing && inCi) {
+      throw new Error(
+        `chromium is not at ${CHROMIUM_PATH}, and CI is set: the browser suite must run here (install it: ${BROWSER_INSTALL}).`,
+      );
+    }
+    // Today as the sandbox's clock has it (not pinned), as under `npm start`: the live view has data.
+    stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1' } });
+    profile = await mkdtemp(join(tmpdir(), 'graphiql-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      timeout: PAGE_TIMEOUT_MS,
+    });
+    context.on('request', (request) => {
+      requests.push(`${request.method()} ${request.url()}`);
+      if (request.url().startsWith(stack.endpoint) && request.method() === 'POST') graphqlHeaders.push(request.headers());
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+  }, 2 * PAGE_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await context?.close();
+    await stack?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  /**
+   * Runs `query` in GraphiQL opened on it, or (null) what the page shows now, as a user presses the run
+   * button; answers the result pane once it holds `until`. A new visit to the page restores what the
+   * last one left, so the page's own query is run on the first visit.
+   */
+  async function run(query: string | null, until: string): Promise<string> {
+    if (query !== null) await page.goto(`${stack.endpoint}?query=${encodeURIComponent(query)}`);
+    // Run only once the editor holds the operation: before that, GraphiQL would send an empty document.
+    const opening = (query ?? EXAMPLE_QUERY.split('\n')[1] ?? '').slice(0, 20);
+    const editor = page.locator('.graphiql-query-editor');
+    await expect.poll(async () => textOf(await editor.textContent()), { timeout: PAGE_TIMEOUT_MS, interval: 100 }).toContain(opening);
+    await page.locator('.graphiql-execute-button').click();
+    const result = page.locator('.result-window');
+    await expect.poll(async () => textOf(await result.textContent()), { timeout: PAGE_TIMEOUT_MS, interval: 100 }).toContain(until);
+    return textOf(await result.textContent());
+  }
+
+  /** The requests that went anywhere but the gateway's origin (blob: URLs of its origin are its own workers). */
+  function outside(): string[] {
+    const origin = new URL(stack.gateway.url).origin;
+    return requests.filter((request) => {
+      const url = request.slice(request.indexOf(' ') + 1);
+      return !(url.startsWith(`${origin}/`) || url.startsWith(`blob:${origin}/`) || url.startsWith('data:'));
+    });
+  }
+
+  it(
+    'loads from the gateway alone, opens on the dashboard, with the demo key in its headers',
+    async () => {
+      await page.goto(stack.endpoint);
+      await page.locator('.graphiql-execute-button').waitFor();
+      expect(textOf(await page.locator('.graphiql-query-editor').textContent())).toContain('query Dashboard');
+      // The schema's introspection, sent as every later request: with the key GraphiQL shows in its headers.
+      await expect.poll(() => graphqlHeaders.length, { timeout: PAGE_TIMEOUT_MS }).toBeGreaterThan(0);
+      expect(graphqlHeaders[0]?.authorization).toBe(`Bearer ${KEY_1}`);
+      await page.getByText('Headers', { exact: true }).click();
+      expect(textOf(await page.locator('.graphiql-editor-tool').textContent())).toContain(`Bearer ${KEY_1}`);
+      expect(requests.length).toBeGreaterThan(1);
+      expect(outside()).toEqual([]);
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'runs the dashboard it opened on and shows its data',
+    async () => {
+      const { domain } = dataOf(await stack.gql<{ website: { domain: string } }>(EXAMPLE_QUERY)).website;
+      const shown = await run(null, `"domain": "${domain}"`);
+      expect(shown).toContain('"data": { "website": { "id": "1"');
+      expect(shown).toMatch(/"visitors": \{ "total": [1-9]\d*/);
+      expect(shown).not.toContain('"errors"');
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'runs a subscription and shows its first payload',
+    async () => {
+      const shown = await run(SUBSCRIPTION, '"sum"');
+      expect(shown).toMatch(/"today": \{ "totalCount": \d+, "sum": \d+ \}/);
+      expect(shown).not.toContain('"errors"');
+      // GraphiQL subscribed over SSE, as docs/live.md says.
+      expect(requests.some((request) => request.startsWith('GET ') && request.includes('query=subscription'))).toBe(true);
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'runs a refused query and shows its error',
+    async () => {
+      const shown = await run(REFUSED, 'BAD_USER_INPUT');
+      expect(shown).toContain('"message": "websites: perPage must be one of 10, 25, 50, 100, got 7."');
+      expect(shown).toContain('"upstreamCalls": 0');
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it('made no request outside the gateway in all of it', () => {
+    expect(requests.filter((request) => request.includes('/graphql')).length).toBeGreaterThan(6);
+    expect(outside()).toEqual([]);
+  });
+});
