@@ -48,8 +48,9 @@ describe('a query joining invoices with their websites through Hive Gateway', ()
     const other = await viaRouter<Invoices>(invoices(['3', '1'], 2), KEY_2);
     expect(other.data?.invoices.map((invoice) => invoice.website?.id ?? null)).toEqual(['3', null]);
     expect(new Set(stack.sandbox.log.entries.map((entry) => entry.headers.authorization))).toEqual(new Set([`Bearer ${KEY_2}`]));
-    // The router fetched the subgraphs and nothing else.
+    // The router fetched the subgraphs and nothing else, and the key went to the analytics subgraph only.
     expect(new Set(supergraph?.fetched)).toEqual(new Set([supergraph?.billingEndpoint, stack.endpoint]));
+    expect(new Set(supergraph?.billingAuthorizations)).toEqual(new Set([null]));
   });
 
   it('answers UNAUTHENTICATED for every website when the caller sends no key, with no upstream call', async () => {

@@ -52,6 +52,8 @@ export interface Supergraph {
   billingEndpoint: string;
   /** Every URL the router fetched, in order: only the subgraphs' (it downloads nothing). */
   fetched: string[];
+  /** The Authorization header of each request the billing subgraph received (null: none). */
+  billingAuthorizations: (string | null)[];
   /** Closes the router and the billing subgraph (not the gateway). */
   close(): Promise<void>;
 }
@@ -81,7 +83,13 @@ export async function subgraphSdl(endpoint: string): Promise<string> {
 
 /** Composes the gateway's subgraph (at `gatewayEndpoint`) with the billing subgraph and serves the supergraph with Hive Gateway. */
 export async function startSupergraph(gatewayEndpoint: string): Promise<Supergraph> {
-  const billingYoga = createYoga({ schema: billingSchema, logging: false, graphiql: false });
+  const billingAuthorizations: (string | null)[] = [];
+  const billingYoga = createYoga({
+    schema: billingSchema,
+    logging: false,
+    graphiql: false,
+    context: ({ request }) => void billingAuthorizations.push(request.headers.get('authorization')),
+  });
   const billing = await serve(billingYoga);
   const billingEndpoint = `${billing.url}/graphql`;
   const composed = composeServices([
@@ -93,12 +101,13 @@ export async function startSupergraph(gatewayEndpoint: string): Promise<Supergra
     throw new Error(`composition failed:\n${composed.errors.map((error) => error.message).join('\n')}`);
   }
   const fetched: string[] = [];
-  // The README's configuration: each subgraph request carries the caller's Authorization header.
+  // The README's configuration: the caller's Authorization header goes to the analytics subgraph, and to no other.
   const runtime: GatewayRuntime = createGatewayRuntime({
     supergraph: composed.supergraphSdl,
     logging: false,
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => ({ authorization: request.headers.get('authorization') }),
+      fromClientToSubgraphs: ({ request, subgraphName }) =>
+        subgraphName === 'analytics' ? { authorization: request.headers.get('authorization') } : {},
     },
     plugins: () => [
       useCustomFetch((url, init) => {
@@ -112,6 +121,7 @@ export async function startSupergraph(gatewayEndpoint: string): Promise<Supergra
     endpoint: `${router.url}/graphql`,
     billingEndpoint,
     fetched,
+    billingAuthorizations,
     async close() {
       await close(router.server);
       await runtime.dispose();

@@ -1,7 +1,7 @@
 // FEDERATION=on straight to the gateway, as a router speaks to it: `_service { sdl }` is the checked-in
 // schema.subgraph.graphql, and `_entities` keeps the rules of nodes(ids:) (the caller's key, one read per
-// distinct id, at most 100 representations, one unit of cost each, NOT_FOUND for what the caller has
-// not). With FEDERATION off neither field exists. The router itself: test/federation/router.test.ts.
+// distinct id, the read cache, at most 100 representations, one unit of cost each, NOT_FOUND for what the
+// caller has not). With FEDERATION off neither field exists. The router itself: test/federation/router.test.ts.
 import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
@@ -102,5 +102,20 @@ describe('FEDERATION=on', () => {
     );
     expect(operationCost(document, undefined, { r: websites('1', '2', '1') }, schema, {})).toBe(6);
     expect(operationCost(parse('{ _service { sdl } }'), undefined, {}, schema, {})).toBe(0);
+  });
+});
+
+describe('FEDERATION=on with the read cache', () => {
+  const stack = useStack({ env: { FEDERATION: 'on', CACHE: 'on' } });
+
+  it('answers entities read by an earlier request from the cache, as website(id:) would be', async () => {
+    const first = await stack.gql<Entities>(ENTITIES, { representations: websites('1', '2', '1') });
+    expect(dataOf(first)._entities.map((entity) => entity?.id)).toEqual(['1', '2', '1']);
+    expect(stack.sandbox.log.count).toBe(2);
+    stack.sandbox.log.reset();
+    const again = await stack.gql<Entities>(ENTITIES, { representations: websites('2', '1') });
+    expect(dataOf(again)._entities).toEqual([dataOf(first)._entities[1], dataOf(first)._entities[0]]);
+    expect(stack.sandbox.log.count).toBe(0);
+    expect(again.extensions).toMatchObject({ upstreamCalls: 0, cache: { hits: 2 } });
   });
 });
