@@ -102,6 +102,14 @@ describe("the gateway's own schema through the router", () => {
     expect(dataOf(deleted).deleteWebsite.deletedId).toBe(id);
   });
 
+  it("leaves out the payloads' query field, which a router cannot plan; the gateway itself keeps it", async () => {
+    const mutation = 'mutation { deleteWebsite(id: "999999") { userErrors { code } query { __typename } } }';
+    const direct = dataOf(await stack.gql<{ deleteWebsite: { query: { __typename: string } } }>(mutation));
+    expect(direct.deleteWebsite.query).toEqual({ __typename: 'Query' });
+    const routed = await viaRouter(mutation);
+    expect(errorsOf(routed)[0]?.message).toMatch(/Cannot query field "query" on type "DeleteWebsitePayload"/);
+  });
+
   it("passes the router's documents for operations within the limits: 30 aliases, its own aliases and __typename", async () => {
     // 15 root fields and 15 entity fetches, 30 aliases in all (MAX_ALIASES): the router sends the root
     // fields batched under aliases of its own (_v0_website …) and the websites through _entities.
