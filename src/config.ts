@@ -93,6 +93,8 @@ export interface Config {
   metrics: { port: number; host: string; maxOperations: number } | null;
   /** OpenTelemetry traces (tracing.ts), on when an OTLP endpoint or a traces exporter is set; the SDK reads the other OTEL_* itself. */
   tracing: boolean;
+  /** FEDERATION=on: the schema is served as a Federation 2 subgraph (schema/federation.ts): `_service` and `_entities`. */
+  federation: boolean;
 }
 
 export class ConfigError extends Error {
@@ -305,9 +307,15 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: read.int('HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 0, 1_000),
     metrics: readMetrics(read),
     tracing: tracingWanted(read),
+    federation: read.oneOf('FEDERATION', ['on', 'off'], 'off') === 'on',
   };
   if (config.persistedQueries.trustedOnly && config.persistedQueries.documentsPath === null) {
     read.problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');
+  }
+  if (config.persistedQueries.trustedOnly && config.federation) {
+    read.problems.push(
+      'TRUSTED_DOCUMENTS_ONLY would refuse every document a federation router writes (FEDERATION=on): keep trusted documents at the router',
+    );
   }
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

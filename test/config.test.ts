@@ -120,6 +120,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ MAX_FIELDS: '0' })).toThrow(/MAX_FIELDS/);
   });
 
+  it('serves a federation subgraph only when FEDERATION=on', () => {
+    expect(loadConfig({}).federation).toBe(false);
+    expect(loadConfig({ FEDERATION: 'on' }).federation).toBe(true);
+    expect(loadConfig({ FEDERATION: 'OFF' }).federation).toBe(false);
+    expect(() => loadConfig({ FEDERATION: 'yes' })).toThrow('FEDERATION must be one of on, off, got "yes"');
+    // A router writes its own documents for the subgraph: no manifest can hold them.
+    expect(() => loadConfig({ FEDERATION: 'on', TRUSTED_DOCUMENTS_ONLY: 'true', PERSISTED_DOCUMENTS: 'documents.json' })).toThrow(
+      /TRUSTED_DOCUMENTS_ONLY would refuse every document a federation router writes/,
+    );
+    expect(loadConfig({ FEDERATION: 'on', PERSISTED_DOCUMENTS: 'documents.json' }).federation).toBe(true);
+  });
+
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
   });

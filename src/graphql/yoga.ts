@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { LiveHub } from '../live/hub.js';
 import type { GatewayContext } from '../schema/context.js';
-import { schema } from '../schema/index.js';
+import { schema, subgraphSchema } from '../schema/index.js';
 import type { Upstream } from '../upstream/source.js';
 import { createContext } from './context.js';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
@@ -68,7 +68,7 @@ export function createGatewayYoga(
   // operation). The steps that read the plan are given it: none can run before it.
   const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
-    schema,
+    schema: config.federation ? subgraphSchema().schema : schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     logging: false,

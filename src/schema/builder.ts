@@ -3,6 +3,7 @@
 // calls); graphql/plugins/use-cost-limit.ts adds them up before execution.
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
+import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from './context.js';
 
@@ -23,7 +24,7 @@ export const builder = new SchemaBuilder<{
   DefaultNodeNullability: false;
 }>({
   defaultFieldNullability: false,
-  plugins: [ComplexityPlugin, RelayPlugin],
+  plugins: [ComplexityPlugin, RelayPlugin, FederationPlugin],
   complexity: {
     // A field costs nothing unless it declares a cost: exposed fields read their parent, and a test
     // (test/schema/builder.costs.test.ts) refuses any field with a resolver of its own and no declaration.

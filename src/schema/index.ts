@@ -4,6 +4,7 @@
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.js';
+import { toSubgraph } from './federation.js';
 import './scalars.js';
 import './website.js';
 import './stat.js';
@@ -13,3 +14,7 @@ import './node.js';
 import './live.js';
 
 export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });
+
+let subgraph: ReturnType<typeof toSubgraph> | undefined;
+/** The schema as a federation subgraph, with its SDL (FEDERATION=on; schema/federation.ts), made at its first use. */
+export const subgraphSchema = (): ReturnType<typeof toSubgraph> => (subgraph ??= toSubgraph(schema));

@@ -1,13 +1,20 @@
-// `npm run schema`: writes schema.graphql from the code. A test fails when the two differ.
+// `npm run schema`: writes schema.graphql and schema.subgraph.graphql (FEDERATION=on's, for a router)
+// from the code. A test fails when they differ.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { printSchema } from 'graphql';
-import { schema } from './index.js';
+import { schema, subgraphSchema } from './index.js';
 
 export const printedSchema = (): string => `${printSchema(schema)}\n`;
+export const printedSubgraphSchema = (): string => subgraphSchema().sdl;
 
-const target = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(target, printedSchema());
-  console.log(`wrote ${target}`);
+  for (const [file, printed] of [
+    ['schema.graphql', printedSchema],
+    ['schema.subgraph.graphql', printedSubgraphSchema],
+  ] as const) {
+    const target = fileURLToPath(new URL(`../../${file}`, import.meta.url));
+    writeFileSync(target, printed());
+    console.log(`wrote ${target}`);
+  }
 }

@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
-import { printedSchema } from '../../src/schema/print.js';
+import { printedSchema, printedSubgraphSchema } from '../../src/schema/print.js';
 
 /**
  * The names frontends program against, written out by hand so that any change to them, however it
@@ -130,5 +130,25 @@ describe('schema.graphql', () => {
       // Pothos registers every standard scalar (Float) even when unused: not part of the surface.
       .filter((description) => !description.startsWith('Standard scalar'));
     expect(differences).toEqual([]);
+  });
+});
+
+describe('schema.subgraph.graphql (FEDERATION=on)', () => {
+  const checkedIn = readFileSync(new URL('../../schema.subgraph.graphql', import.meta.url), 'utf8');
+
+  it('matches the subgraph printed from the code (run `npm run schema` after changing it)', () => {
+    expect(checkedIn).toBe(printedSubgraphSchema());
+  });
+
+  it("is schema.graphql with the federation's directives only: the same types, fields and arguments", () => {
+    // The @link, @key and @inaccessible directives are the router's to know: not declared in the SDL.
+    const subgraph = buildSchema(checkedIn, { assumeValidSDL: true });
+    const differences = [...findBreakingChanges(schema, subgraph), ...findBreakingChanges(subgraph, schema)];
+    expect(differences.map((change) => change.description)).toEqual([]);
+    expect(checkedIn).toMatch(
+      /^schema @link\(url: "https:\/\/specs\.apollo\.dev\/federation\/v2\.6", import: \["@key", "@inaccessible"\]\)/,
+    );
+    expect(checkedIn).toContain('type Website implements Node @key(fields: "id")');
+    expect(checkedIn.match(/ query: Query! @inaccessible/g)).toHaveLength(2);
   });
 });
