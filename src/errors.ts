@@ -12,7 +12,9 @@ export type ErrorCode =
   | 'UPSTREAM_ERROR'
   | 'UPSTREAM_BAD_RESPONSE'
   | 'UNSUPPORTED'
-  | 'OVERLOADED';
+  | 'OVERLOADED'
+  /** A subscription asked of with an Accept that rules out an event stream (HTTP 406). */
+  | 'NOT_ACCEPTABLE';
 
 export interface ErrorExtensions {
   /** HTTP status the upstream answered, when it answered. */

@@ -30,6 +30,7 @@ import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
+import { useWork, type RequestWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -49,6 +50,8 @@ export interface GatewayYogaOptions {
 /** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
 export interface GatewayServerContext {
   livePoll?: boolean;
+  /** What the HTTP layer admitted the request as, and is told of it (use-work.ts); none for the live polls. */
+  work?: RequestWork;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
@@ -136,6 +139,8 @@ export function createGatewayYoga(
         contextOf: (request) => contexts.get(request),
         traceIdOf: (request) => traceIds.get(request),
       }),
+      // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
+      useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
         ? [
@@ -150,7 +155,7 @@ export function createGatewayYoga(
                     headers: {
                       'content-type': 'application/json',
                       accept: 'application/json',
-                      ...(authorization ? { authorization } : {}),
+                      authorization,
                     },
                     body: JSON.stringify(body),
                     signal,

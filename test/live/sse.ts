@@ -16,7 +16,7 @@ export interface SseStream<T> {
 
 export async function openSubscription<T>(
   endpoint: string,
-  body: { query: string; variables?: Record<string, unknown> },
+  body: { query?: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> },
   key: string | null,
 ): Promise<SseStream<T>> {
   const abort = new AbortController();
