@@ -24,6 +24,7 @@ import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
+import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
@@ -122,7 +123,8 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
+      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
       useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
       // Before the cost: a perPage of 1000 is a refused argument, not an expensive operation.
       useArgumentChecks(),
