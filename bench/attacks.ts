@@ -1,12 +1,14 @@
 // What strangers send a gateway that faces the internet, for the soak (soak.ts) to mix into its load:
 // a fragment chain that doubles at each level, bodies trickled a byte at a time, a stream of distinct
-// large documents, and floods of APQ registrations. None of them has a key the install accepts.
-// Every answer is read as the load's are and counted by status and error code.
+// large documents, floods of APQ registrations, readers that never read GraphiQL's page, queries
+// disguised as event streams. None of them has a key the install accepts. And one with a key: streams
+// churned on new documents under forty spellings of it, asking for `*/*`. Every answer is read as the
+// load's are and counted by status and error code.
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
 
-export const ATTACK_KINDS = ['chain', 'trickle', 'documents', 'apq'] as const;
+export const ATTACK_KINDS = ['chain', 'trickle', 'documents', 'apq', 'stalled', 'disguised', 'live'] as const;
 export type AttackKind = (typeof ATTACK_KINDS)[number];
 
 export interface AttackOptions {
@@ -14,7 +16,11 @@ export interface AttackOptions {
   /** Fragments in the chain; each spreads the next twice, so the expanded document has 2^depth fields. */
   chainDepth: number;
   trickleConnections: number;
-  /** Requests in flight at once for each of chain, documents and apq. */
+  /** Connections that ask for GraphiQL's page and never read it (opened again when the gateway ends them). */
+  stalledConnections: number;
+  /** Subscriptions closed and opened again on new documents every half second. */
+  liveStreams: number;
+  /** Requests in flight at once for each of chain, documents, apq and disguised. */
   senders: number;
   /** A trickled body gets its next byte after a random pause in [min, max) milliseconds. */
   trickleByteEveryMs: { min: number; max: number };
@@ -26,6 +32,8 @@ export const DEFAULT_ATTACK_OPTIONS: AttackOptions = {
   kinds: [],
   chainDepth: 30,
   trickleConnections: 40,
+  stalledConnections: 16,
+  liveStreams: 10,
   senders: 4,
   trickleByteEveryMs: { min: 1_000, max: 2_000 },
   answerTimeoutMs: 30_000,
@@ -144,7 +152,11 @@ export interface AttacksReport {
   chain?: RequestAttackReport;
   documents?: RequestAttackReport;
   apq?: RequestAttackReport;
+  disguised?: RequestAttackReport;
   trickle?: TrickleReport;
+  stalled?: TrickleReport;
+  /** The first event of each stream opened: its label (`200 data`, `200 RATE_LIMITED`, `200 OVERLOADED`). */
+  live?: RequestAttackReport;
   /** Answers to attacks that were not a well-formed GraphQL response, or a 5xx (at most 100 kept). */
   malformed: string[];
 }
@@ -160,7 +172,19 @@ interface RequestAttack {
   counts: Map<string, number>;
   sent: number;
   /** The n-th request's headers and body. */
-  request(n: number): { authorization: string | null; body: string };
+  request(n: number): { authorization: string | null; body: string; headers?: Record<string, string> };
+}
+
+/** A query as yoga reads `application/graphql, application/json` (its first entry), asking for SSE. */
+const DISGUISED_HEADERS = { 'content-type': 'application/graphql, application/json', accept: 'text/event-stream' };
+/** A hash alone, asking for SSE: the HTTP layer cannot tell what it is. */
+const HASH_ONLY_HEADERS = { 'content-type': 'application/json', accept: 'text/event-stream' };
+
+/** An answer that may be an event stream: its first result is what is read. */
+export function readStreamedAnswer(status: number, contentType: string | undefined, text: string): ReadAnswer {
+  if (!contentType?.startsWith('text/event-stream')) return readAnswer(status, text);
+  const data = /^data: (.*)$/m.exec(text)?.[1];
+  return data === undefined ? { label: `${status} no event`, body: null, wellFormed: false } : readAnswer(status, data);
 }
 
 export function startAttacks(gatewayUrl: string, options: AttackOptions): RunningAttacks {
@@ -173,7 +197,7 @@ export function startAttacks(gatewayUrl: string, options: AttackOptions): Runnin
     bodyTimeout: options.answerTimeoutMs,
   });
 
-  const requestAttacks = new Map<'chain' | 'documents' | 'apq', RequestAttack>();
+  const requestAttacks = new Map<'chain' | 'documents' | 'apq' | 'disguised', RequestAttack>();
   const attack = (request: RequestAttack['request']): RequestAttack => ({ counts: new Map(), sent: 0, request });
   // Each chain differs by its operation name only, so the gateway's caches of parsed and validated
   // documents never answer for it: every one is parsed and checked.
@@ -197,23 +221,41 @@ export function startAttacks(gatewayUrl: string, options: AttackOptions): Runnin
     );
   }
 
+  if (kinds.has('disguised')) {
+    requestAttacks.set(
+      'disguised',
+      attack((n) =>
+        n % 2 === 0
+          ? { authorization: null, body: `query Disguised${n} { website(id: "1") { id } }`, headers: DISGUISED_HEADERS }
+          : {
+              authorization: null,
+              body: JSON.stringify({
+                extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(`${n}`).digest('hex') } },
+              }),
+              headers: HASH_ONLY_HEADERS,
+            },
+      ),
+    );
+  }
+
   const senders: Promise<void>[] = [];
   for (const [name, state] of requestAttacks) {
     for (let i = 0; i < options.senders; i++) {
       senders.push(
         (async () => {
           while (!stopping) {
-            const { authorization, body } = state.request(state.sent++);
+            const { authorization, body, headers } = state.request(state.sent++);
             let label: string;
             try {
               const response = await client.request({
                 path: '/graphql',
                 method: 'POST',
-                headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
+                headers: { 'content-type': 'application/json', ...headers, ...(authorization === null ? {} : { authorization }) },
                 body,
               });
               const text = await response.body.text();
-              const answer = readAnswer(response.statusCode, text);
+              const contentType = response.headers['content-type'];
+              const answer = readStreamedAnswer(response.statusCode, typeof contentType === 'string' ? contentType : undefined, text);
               label = answer.label;
               if (!answer.wellFormed && malformed.length < 100) malformed.push(`${name}: ${response.statusCode}: ${text.slice(0, 80)}`);
             } catch (error) {
@@ -228,11 +270,15 @@ export function startAttacks(gatewayUrl: string, options: AttackOptions): Runnin
   }
 
   const trickle = kinds.has('trickle') ? startTrickle(new URL(gatewayUrl), options) : null;
+  const stalled = kinds.has('stalled') ? startStalled(new URL(gatewayUrl), options.stalledConnections) : null;
+  const live = kinds.has('live') ? startLiveChurn(gatewayUrl, options.liveStreams, malformed) : null;
 
   const snapshot = (): AttacksReport => {
     const report: AttacksReport = { malformed: [...malformed] };
     for (const [name, state] of requestAttacks) report[name] = { sent: state.sent, answers: Object.fromEntries(state.counts) };
     if (trickle) report.trickle = trickle.report();
+    if (stalled) report.stalled = stalled.report();
+    if (live) report.live = live.report();
     return report;
   };
 
@@ -243,7 +289,8 @@ export function startAttacks(gatewayUrl: string, options: AttackOptions): Runnin
       stopped ??= (async () => {
         stopping = true;
         trickle?.stop();
-        await Promise.all(senders);
+        stalled?.stop();
+        await Promise.all([...senders, live?.stop()]);
         await client.close();
         return snapshot();
       })();
@@ -263,6 +310,15 @@ interface Trickle {
   stop(): void;
 }
 
+/** What drives one connection of an attack: it writes, sets timers (`later`; cleared when the connection ends), tells. */
+interface Driver {
+  later(run: () => void, ms: number): void;
+  /** Bytes written. */
+  sent(bytes: number): void;
+  /** The status line the gateway answered with, when the driver reads it. */
+  answered(status: string): void;
+}
+
 /**
  * Slowloris on the body: each connection sends a POST's headers with a Content-Length, then the body
  * a byte at a time. A connection the gateway ends is opened again, so the pressure stays constant.
@@ -273,6 +329,52 @@ function startTrickle(url: URL, options: AttackOptions): Trickle {
   const head =
     `POST /graphql HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
     `Accept: application/graphql-response+json, application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return startConnections(url, options.trickleConnections, (socket, driver) => {
+    let sent = 0;
+    const sendNextByte = (): void => {
+      if (socket.destroyed || sent >= body.length) return;
+      socket.write(body.subarray(sent, sent + 1));
+      sent++;
+      driver.sent(1);
+      const { min, max } = options.trickleByteEveryMs;
+      driver.later(sendNextByte, min + Math.random() * (max - min));
+    };
+    socket.setNoDelay(true);
+    socket.once('connect', () => {
+      socket.write(head);
+      sendNextByte();
+    });
+    socket.on('data', (chunk: Buffer) =>
+      driver.answered(/^HTTP\/1\.[01] (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 'unreadable answer'),
+    );
+  });
+}
+
+/**
+ * Readers that stop reading: each connection asks for GraphiQL's page uncompressed (about 9 MB) and never
+ * reads a byte of it. Paused, a socket cannot see the gateway end it: a CRLF written every second (a
+ * server ignores blank lines between requests) meets the closed connection and says so.
+ */
+function startStalled(url: URL, connections: number): Trickle {
+  const request = `GET /graphql HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/html\r\n\r\n`;
+  return startConnections(url, connections, (socket, driver) => {
+    socket.pause();
+    const poke = (): void => {
+      if (socket.destroyed) return;
+      socket.write('\r\n');
+      driver.sent(2);
+      driver.later(poke, 1_000);
+    };
+    socket.once('connect', () => {
+      socket.write(request);
+      driver.sent(request.length);
+      driver.later(poke, 1_000);
+    });
+  });
+}
+
+/** `connections` connections, each driven by `drive`; one the gateway ends is opened again. */
+function startConnections(url: URL, connections: number, drive: (socket: Socket, driver: Driver) => void): Trickle {
   const live = new Map<Socket, { openedAt: number; timer: NodeJS.Timeout | undefined }>();
   const closes = new Map<string, number>();
   const lifetimes: number[] = [];
@@ -288,22 +390,16 @@ function startTrickle(url: URL, options: AttackOptions): Trickle {
     live.set(socket, state);
     let status: string | null = null;
     let failure: string | null = null;
-    let sent = 0;
-    const sendNextByte = (): void => {
-      if (socket.destroyed || sent >= body.length) return;
-      socket.write(body.subarray(sent, sent + 1));
-      sent++;
-      bytesSent++;
-      const { min, max } = options.trickleByteEveryMs;
-      state.timer = setTimeout(sendNextByte, min + Math.random() * (max - min));
-    };
-    socket.setNoDelay(true);
-    socket.once('connect', () => {
-      socket.write(head);
-      sendNextByte();
-    });
-    socket.on('data', (chunk: Buffer) => {
-      status ??= /^HTTP\/1\.[01] (\d{3})/.exec(chunk.toString('latin1'))?.[1] ?? 'unreadable answer';
+    drive(socket, {
+      later: (run, ms) => {
+        state.timer = setTimeout(run, ms);
+      },
+      sent: (bytes) => {
+        bytesSent += bytes;
+      },
+      answered: (answer) => {
+        status ??= answer;
+      },
     });
     socket.on('error', (error) => {
       failure = errorCode(error);
@@ -319,7 +415,7 @@ function startTrickle(url: URL, options: AttackOptions): Trickle {
       setTimeout(open, 100);
     });
   };
-  for (let i = 0; i < options.trickleConnections; i++) open();
+  for (let i = 0; i < connections; i++) open();
 
   const report = (): TrickleReport => {
     if (stopped) return stopped;
@@ -344,6 +440,85 @@ function startTrickle(url: URL, options: AttackOptions): Trickle {
         socket.destroy();
       }
       live.clear();
+    },
+  };
+}
+
+/**
+ * One key's streams, churned: every half second (or once they had their first event) `streams` subscriptions are closed and as many opened on
+ * new documents, each under another spelling of the key (forty: the scheme's case, one to ten spaces),
+ * asking for `*\/*` (as curl does). Each stream's first event is counted: its data, or why not.
+ */
+function startLiveChurn(
+  gatewayUrl: string,
+  streams: number,
+  malformed: string[],
+): { report(): RequestAttackReport; stop(): Promise<void> } {
+  const token = OWNER_KEY.slice('Bearer '.length);
+  const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR'].flatMap((scheme) =>
+    Array.from({ length: 10 }, (_, n) => `${scheme}${' '.repeat(n + 1)}${token}`),
+  );
+  const client = new Pool(gatewayUrl, { connections: streams * 2 });
+  const counts = new Map<string, number>();
+  let sent = 0;
+  let stopping = false;
+  /** Resolves once the stream's first event is read (or it failed); the stream stays open until `signal` aborts. */
+  const subscribe = async (n: number, signal: AbortSignal, firstEvent: () => void): Promise<void> => {
+    let label: string;
+    try {
+      const response = await client.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: '*/*', authorization: spellings[n % spellings.length] as string },
+        body: JSON.stringify({ query: `subscription Churn${n} { doc${n}: website(id: "1") { id } }` }),
+        signal,
+      });
+      let text = '';
+      for await (const chunk of response.body) {
+        text += String(chunk);
+        if (/^data: .*$/m.test(text)) break;
+      }
+      const contentType = response.headers['content-type'];
+      const answer = readStreamedAnswer(response.statusCode, typeof contentType === 'string' ? contentType : undefined, text);
+      label = answer.label;
+      if (!answer.wellFormed && malformed.length < 100) malformed.push(`live: ${response.statusCode}: ${text.slice(0, 80)}`);
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+      firstEvent();
+      // Open until the round ends: the gateway closes it then.
+      await new Promise((resolve) => (signal.aborted ? resolve(null) : signal.addEventListener('abort', resolve, { once: true })));
+      response.body.destroy();
+      return;
+    } catch (error) {
+      label = signal.aborted ? 'closed before its first event' : `no answer: ${errorCode(error)}`;
+      if (!signal.aborted && malformed.length < 100) malformed.push(`live: ${label}`);
+    }
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+    firstEvent();
+  };
+  const rounds = (async () => {
+    while (!stopping) {
+      // A round lasts half a second, or until every stream had its first event (three seconds at most).
+      const round = new AbortController();
+      const firstEvents: Promise<void>[] = [];
+      const opened = Array.from({ length: streams }, () => {
+        let told = (): void => undefined;
+        firstEvents.push(new Promise<void>((resolve) => (told = resolve)));
+        return subscribe(sent++, round.signal, () => told());
+      });
+      await Promise.all([
+        new Promise((resolve) => setTimeout(resolve, 500)),
+        Promise.race([Promise.all(firstEvents), new Promise((resolve) => setTimeout(resolve, 3_000))]),
+      ]);
+      round.abort();
+      await Promise.all(opened);
+    }
+  })();
+  return {
+    report: () => ({ sent, answers: Object.fromEntries(counts) }),
+    async stop() {
+      stopping = true;
+      await rounds;
+      await client.close();
     },
   };
 }

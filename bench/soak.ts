@@ -286,16 +286,18 @@ function attackSummary(report: AttacksReport): string {
       .map(([label, count]) => `${label} ${count}`)
       .join(', ');
   const parts: string[] = [];
-  for (const name of ['chain', 'documents', 'apq'] as const) {
+  for (const name of ['chain', 'documents', 'apq', 'disguised', 'live'] as const) {
     const attack = report[name];
     if (attack) parts.push(`${name} ${attack.sent} (${counts(attack.answers)})`);
   }
-  const trickle = report.trickle;
-  if (trickle) {
-    parts.push(
-      `trickle ${trickle.opened} opened, ${trickle.open} open (oldest ${trickle.oldestOpenS} s), ` +
-        `closed: ${counts(trickle.closes) || 'none'}${trickle.lifetimeS ? ` after p50 ${trickle.lifetimeS.p50} s` : ''}`,
-    );
+  for (const name of ['trickle', 'stalled'] as const) {
+    const connections = report[name];
+    if (connections) {
+      parts.push(
+        `${name} ${connections.opened} opened, ${connections.open} open (oldest ${connections.oldestOpenS} s), ` +
+          `closed: ${counts(connections.closes) || 'none'}${connections.lifetimeS ? ` after p50 ${connections.lifetimeS.p50} s` : ''}`,
+      );
+    }
   }
   return parts.join('; ');
 }
@@ -353,6 +355,8 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): { options: SoakOptions; problem
       kinds: unknown.length > 0 ? [] : (kinds as AttackKind[]),
       chainDepth: number('SOAK_CHAIN_DEPTH', DEFAULT_ATTACK_OPTIONS.chainDepth, 1, 1_000),
       trickleConnections: number('SOAK_TRICKLE_CONNECTIONS', DEFAULT_ATTACK_OPTIONS.trickleConnections, 0, 10_000),
+      stalledConnections: number('SOAK_STALLED_CONNECTIONS', DEFAULT_ATTACK_OPTIONS.stalledConnections, 0, 10_000),
+      liveStreams: number('SOAK_LIVE_STREAMS', DEFAULT_ATTACK_OPTIONS.liveStreams, 0, 1_000),
       senders: number('SOAK_ATTACK_CONCURRENCY', DEFAULT_ATTACK_OPTIONS.senders, 1, 1_000),
     },
     gatewayEnv: env,

@@ -14,6 +14,7 @@ import { PERSISTED_QUERY_DEFAULTS } from './graphql/plugins/use-persisted-querie
 import { DEFAULT_HEAP_GROWING_PERCENT } from './heap.js';
 import { ADMISSION_DEFAULTS } from './http/admission.js';
 import { DRAIN_DEFAULTS, type DrainOptions } from './http/drain.js';
+import { DELIVERY_DEFAULTS } from './http/delivery.js';
 import { METRICS_HOST_DEFAULT } from './http/metrics-listener.js';
 import { DEFAULT_WORKERS } from './http/workers.js';
 import { CACHE_LIFETIME_DEFAULTS, type CacheLifetimes } from './upstream/cache.js';
@@ -44,6 +45,10 @@ export interface Config {
   requestDeadlineMs: number;
   /** Time for a request's headers and body to arrive; a client slower than that gets a 408 (server.ts). */
   receiveTimeoutMs: number;
+  /** How long an answer may wait on a reader who takes none of it, beyond its size's time (http/delivery.ts). */
+  sendTimeoutMs: number;
+  /** Bytes of answers waiting on their readers, all connections together; past it the longest waiting end. */
+  sendBufferMaxBytes: number;
   /** How a signal stops the gateway: DRAIN_DELAY_MS and DRAIN_TIMEOUT_MS (http/drain.ts). */
   drain: DrainOptions;
   /** WORKERS: processes sharing the port (http/workers.ts); `auto`: one per available core. */
@@ -258,6 +263,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', ADMISSION_DEFAULTS.maxQueued, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', REQUEST_BOUNDS_DEFAULTS.requestDeadlineMs, 1, 600_000),
     receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
+    sendTimeoutMs: read.int('SEND_TIMEOUT_MS', DELIVERY_DEFAULTS.sendTimeoutMs, 100, 600_000),
+    sendBufferMaxBytes: read.int('SEND_BUFFER_MAX_BYTES', DELIVERY_DEFAULTS.bufferMaxBytes, 1024 ** 2, 1024 ** 4),
     drain: {
       delayMs: read.int('DRAIN_DELAY_MS', DRAIN_DEFAULTS.delayMs, 0, 600_000),
       timeoutMs: read.int('DRAIN_TIMEOUT_MS', DRAIN_DEFAULTS.timeoutMs, 0, 3_600_000),

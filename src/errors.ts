@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   GRAPHQL_VALIDATION_FAILED: 'the document does not fit the schema (yoga)',
   REQUEST_TIMEOUT: "HTTP 408: the request's headers and body did not arrive within REQUEST_RECEIVE_TIMEOUT_MS",
   OVERLOADED: 'HTTP 503: too many requests in line, or too many live streams',
+  NOT_ACCEPTABLE: 'HTTP 406: a subscription asked for with an Accept that rules out an event stream',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

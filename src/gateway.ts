@@ -89,7 +89,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : {}),
   });
   const http = await serveHttp(
-    (req, res) => void yoga(req, res),
+    (req, res, work) => void (work ? yoga(req, res, { work }) : yoga(req, res)),
     config,
     logger,
     () => ({

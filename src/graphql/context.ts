@@ -5,18 +5,27 @@ import type { GatewayContext, Usage } from '../schema/context.js';
 import type { Freshness } from '../upstream/cache.js';
 import { createSource, type RequestBounds, type Upstream } from '../upstream/source.js';
 
-// RFC 6750 b64token: what an API key may look like. Anything else is refused before it is forwarded.
+// RFC 9110 (11.4): credentials are a scheme, case-insensitive, then one or more spaces and the token;
+// RFC 6750's b64token is what a Bearer token may look like. Anything else is refused before it is forwarded.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-/** The header to forward, or an error saying what is wrong with it. */
+/**
+ * The credential read once, in its one canonical form, `Bearer <token>` (the token as sent): `bearer K`,
+ * `BEARER K` and `Bearer  K` are one key. What goes upstream, and what names everything of a key (its
+ * cache partition and revocation, its live topics, caps and budget); or an error saying what is wrong.
+ */
 export function readAuthorization(header: string | null): { authorization: string } | { problem: string } {
   if (header === null || header.trim() === '') {
     return { problem: 'Send your analytics API key as "Authorization: Bearer <key>".' };
   }
-  if (!BEARER.test(header)) {
-    return { problem: 'The Authorization header must be "Bearer <key>", the key from your analytics account page.' };
+  const token = BEARER.exec(header)?.[1];
+  if (token === undefined) {
+    return {
+      problem:
+        'The Authorization header must be one "Bearer <key>" (the scheme Bearer, a space, the key from your analytics account page).',
+    };
   }
-  return { authorization: header };
+  return { authorization: `Bearer ${token}` };
 }
 
 export function createContext(request: Request, upstream: Upstream, bounds: RequestBounds, freshness?: Freshness): GatewayContext {

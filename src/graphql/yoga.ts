@@ -24,6 +24,7 @@ import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
+import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan } from './plugins/use-plan.js';
 import { useRequestLog } from './plugins/use-request-log.js';
@@ -31,6 +32,7 @@ import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
+import { useWork, type RequestWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -50,6 +52,8 @@ export interface GatewayYogaOptions {
 /** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
 export interface GatewayServerContext {
   livePoll?: boolean;
+  /** What the HTTP layer admitted the request as, and is told of it (use-work.ts); none for the live polls. */
+  work?: RequestWork;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
@@ -124,7 +128,8 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      ...(config.introspection ? [] : [useDisableIntrospection()]),
+      // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
+      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
       useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
@@ -140,6 +145,8 @@ export function createGatewayYoga(
         contextOf: (request) => contexts.get(request),
         traceIdOf: (request) => traceIds.get(request),
       }),
+      // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
+      useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
         ? [
@@ -154,7 +161,7 @@ export function createGatewayYoga(
                     headers: {
                       'content-type': 'application/json',
                       accept: 'application/json',
-                      ...(authorization ? { authorization } : {}),
+                      authorization,
                     },
                     body: JSON.stringify(body),
                     signal,

@@ -21,9 +21,14 @@ export interface AdmissionOptions {
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
 }
 
+/** Works on an admitted request; `release` frees its slot before its response closes (once its answer is produced). */
+export type AdmittedHandler = (req: IncomingMessage, res: ServerResponse, release: () => void) => void;
+
 export interface Admission {
-  /** Calls handle(req, res) now, or when a slot frees up; the slot is held until res closes. */
-  admit(req: IncomingMessage, res: ServerResponse, handle: (req: IncomingMessage, res: ServerResponse) => void): void;
+  /** Calls handle now, or when a slot frees up; the slot is held until `release` is called or res closes. */
+  admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler): void;
+  /** Takes a slot for res now, without waiting in line: its release, or null when none is free. */
+  enter(res: ServerResponse): (() => void) | null;
   readonly active: number;
   readonly queued: number;
 }
@@ -31,7 +36,7 @@ export interface Admission {
 interface Waiting {
   req: IncomingMessage;
   res: ServerResponse;
-  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  handle: AdmittedHandler;
   /** Set once it left the line without a slot: its client went away, or it waited too long. */
   gone: boolean;
   onGone(): void;
@@ -46,15 +51,23 @@ export function createAdmission(options: AdmissionOptions): Admission {
   let line: (Waiting | undefined)[] = [];
   let head = 0;
 
-  const release = (): void => {
-    active--;
-    next();
+  /** Takes a slot for res: released once, by the returned function or when res closes. */
+  const take = (res: ServerResponse): (() => void) => {
+    active++;
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      res.off('close', release);
+      active--;
+      next();
+    };
+    res.once('close', release);
+    return release;
   };
 
-  const start = (req: IncomingMessage, res: ServerResponse, handle: Waiting['handle']): void => {
-    active++;
-    res.once('close', release);
-    handle(req, res);
+  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler): void => {
+    handle(req, res, take(res));
   };
 
   /** Takes it out of the count of the line; its entry is skipped when the head reaches it. */
@@ -100,6 +113,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
       res.once('close', waiting.onGone);
       line.push(waiting);
       queued++;
+    },
+    enter(res) {
+      return active < options.maxActive && queued === 0 ? take(res) : null;
     },
     get active() {
       return active;

@@ -40,6 +40,11 @@ export class InFlight {
     return this.open.size;
   }
 
+  /** The responses not yet closed. */
+  responses(): Iterable<ServerResponse> {
+    return this.open;
+  }
+
   /** Resolves once nothing is in flight. */
   whenEmpty(): Promise<void> {
     if (this.open.size === 0) return Promise.resolve();

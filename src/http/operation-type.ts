@@ -1,10 +1,15 @@
-// Which kind of operation a request runs, read before it is admitted: a subscription's event stream
-// takes a LIVE_MAX_STREAMS place, every other request a MAX_ACTIVE_REQUESTS slot, whatever it asks to
-// be answered with (a query asking for text/event-stream is still a query: it waits in line). Only the
-// document's tokens are read (graphql's lexer, comments and strings skipped), not the whole parse:
-// yoga parses the document again anyway, with its cache.
+// Which kind of operation a request runs, read before it is admitted, and whether it will be answered
+// as an event stream: one rule for the HTTP layer and yoga. A subscription yoga will stream takes a
+// LIVE_MAX_STREAMS place; every other request a MAX_ACTIVE_REQUESTS slot, whatever its Content-Type and
+// Accept say (a query asking for text/event-stream is still a query: it waits in line). The body is read
+// as yoga reads it (its parser for the Content-Type, the first entry of a list), so no Content-Type makes
+// a query look like a subscription. Only the document's tokens are read (graphql's lexer, comments and
+// strings skipped), not the whole parse: yoga parses the document again anyway, with its cache. A
+// request that carries no document (an APQ hash, a persisted document's id) waits in line as any; if
+// yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
 import { Lexer, Source, TokenKind } from 'graphql';
+export { streamsSubscription } from '../graphql/plugins/use-work.js';
 
 export type OperationType = 'query' | 'mutation' | 'subscription';
 
@@ -58,9 +63,18 @@ export function operationTypeIn(document: string, operationName?: string | null)
 }
 
 /**
+ * Whether a Content-Type is `expected` as yoga's request parsers tell (isContentTypeMatch): the first entry
+ * of a comma-separated list, that type alone or with parameters, as sent (yoga compares case and all).
+ */
+export function contentTypeIs(contentType: string | undefined, expected: string): boolean {
+  const first = contentType?.split(',')[0];
+  return first !== undefined && (first === expected || first.startsWith(`${expected};`));
+}
+
+/**
  * The type of the operation a GraphQL request over HTTP runs, from its body (read whole before
- * admission: server.ts) or, for a GET, its query string; null when the request carries no document (an
- * APQ hash, a persisted document's id) or it cannot be read.
+ * admission: server.ts) or, for a GET, its query string, read as yoga reads them; null when the request
+ * carries no document (an APQ hash, a persisted document's id), or none yoga would read.
  */
 export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): OperationType | null {
   let query: unknown;
@@ -70,12 +84,13 @@ export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): O
     query = params.get('query');
     operationName = params.get('operationName');
   } else if (req.body !== undefined) {
-    const text = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8');
-    const mediaType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    if (mediaType === 'application/graphql') query = text;
-    else {
+    const { body } = req;
+    const contentType = req.headers['content-type'];
+    const text = (): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+    if (contentTypeIs(contentType, 'application/graphql')) query = text();
+    else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
       try {
-        ({ query, operationName } = JSON.parse(text) as { query?: unknown; operationName?: unknown });
+        ({ query, operationName } = JSON.parse(text()) as { query?: unknown; operationName?: unknown });
       } catch {
         return null;
       }

@@ -6,11 +6,12 @@ import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import type { Config } from '../config.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 import type { ErrorCode } from '../errors.js';
+import { NOT_STREAMABLE_MESSAGE } from '../graphql/plugins/use-work.js';
 
 export interface Refusal {
   status: number;
   message: string;
-  code: Extract<ErrorCode, 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED'>;
+  code: Extract<ErrorCode, 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED' | 'NOT_ACCEPTABLE'>;
   /** Beside the code in the error's extensions: the limit that refused it. */
   extensions?: Record<string, number>;
 }
@@ -25,6 +26,13 @@ export const DRAINING: Refusal = {
   status: 503,
   message: 'This gateway is stopping and opens no new stream; subscribe again in a moment.',
   code: 'OVERLOADED',
+};
+
+/** A subscription whose Accept rules out an event stream: it is never run as a request (operation-type.ts). */
+export const NOT_STREAMABLE: Refusal = {
+  status: 406,
+  message: NOT_STREAMABLE_MESSAGE,
+  code: 'NOT_ACCEPTABLE',
 };
 
 export const bodyTooLarge = (limit: number): Refusal => ({

@@ -9,15 +9,39 @@ import type { Config } from '../config.js';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { LIVE_DEFAULTS } from '../live/hub.js';
+import { wantsGraphiQLPage } from '../graphql/plugins/use-graphiql-page.js';
+import type { RequestWork } from '../graphql/plugins/use-work.js';
 import { createAdmission } from './admission.js';
+import { PacedResponse, watchDeliveries } from './delivery.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
-import { operationTypeOf } from './operation-type.js';
-import { DRAINING, OVERLOADED, bodyRefusal, bodyTooLarge, rawRefusal, receivedTooSlowly, refuse, type RefusalConfig } from './refusals.js';
+import { operationTypeOf, streamsSubscription } from './operation-type.js';
+import {
+  DRAINING,
+  NOT_STREAMABLE,
+  OVERLOADED,
+  bodyRefusal,
+  bodyTooLarge,
+  rawRefusal,
+  receivedTooSlowly,
+  refuse,
+  type RefusalConfig,
+} from './refusals.js';
 import { createOpenStreams } from './streams.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
-  Pick<Config, 'host' | 'port' | 'receiveTimeoutMs' | 'maxActiveRequests' | 'maxQueuedRequests' | 'requestDeadlineMs'> & {
+  Pick<
+    Config,
+    | 'host'
+    | 'port'
+    | 'receiveTimeoutMs'
+    | 'sendTimeoutMs'
+    | 'sendBufferMaxBytes'
+    | 'maxActiveRequests'
+    | 'maxQueuedRequests'
+    | 'requestDeadlineMs'
+    | 'graphiql'
+  > & {
     limits: Pick<Config['limits'], 'bodyBytes'>;
     live?: Partial<Pick<Config['live'], 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
@@ -49,7 +73,7 @@ export interface HttpServer {
  * `/health`; `/ready` is answered here with what `report` says.
  */
 export async function serveHttp(
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  handle: (req: IncomingMessage, res: ServerResponse, work?: RequestWork) => void,
   config: HttpConfig,
   logger: Logger,
   report: () => ReadinessReport = () => ({}),
@@ -95,6 +119,7 @@ export async function serveHttp(
   // node checks every connectionsCheckingInterval, so the cut comes within a second of the timeout.
   const receiveTimeoutMs = config.receiveTimeoutMs;
   const server = createServer({
+    ServerResponse: PacedResponse,
     headersTimeout: receiveTimeoutMs,
     requestTimeout: receiveTimeoutMs,
     connectionsCheckingInterval: Math.min(1_000, receiveTimeoutMs),
@@ -107,9 +132,47 @@ export async function serveHttp(
     if (phase === 'draining') return refuse(req, res, DRAINING, config);
     streams.admit(req, res, (admitted, stream) => {
       openStreams.track(stream);
-      handle(admitted, stream);
+      handle(admitted, stream, STREAM_WORK);
     });
   };
+  // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it closes.
+  const admitRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    admission.admit(req, res, (admitted, response, release) => {
+      let stream = false;
+      handle(admitted, response, {
+        get stream() {
+          return stream;
+        },
+        answered: release,
+        becomeStream() {
+          if (stream) return true;
+          if (phase === 'draining' || response.destroyed) return false;
+          if (streams.enter(response) === null) {
+            logger.warn({ status: 503, reason: 'streams full', streams: streams.active }, 'request refused: overloaded');
+            return false;
+          }
+          stream = true;
+          release();
+          openStreams.track(response);
+          return true;
+        },
+      });
+    });
+  };
+  // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
+  // one yoga would not stream is refused; every other request takes a slot (operation-type.ts).
+  const admit = (req: IncomingMessage, res: ServerResponse): void => {
+    if (operationTypeOf(req) !== 'subscription') return admitRequest(req, res);
+    if (!streamsSubscription(req.headers.accept)) return refuse(req, res, NOT_STREAMABLE, config);
+    admitStream(req, res);
+  };
+  // An answer its reader does not take within the send timeout ends its connection (delivery.ts).
+  const deliveries = watchDeliveries(
+    () => inFlight.responses(),
+    { sendTimeoutMs: config.sendTimeoutMs, bufferMaxBytes: config.sendBufferMaxBytes },
+    (ended) => logger.warn(ended, 'connections ended: answers not read'),
+  );
+  server.once('close', () => deliveries.stop());
   // The body cap is enforced before anything is buffered, so an oversized body never is. The
   // health check skips the line: it says the process is alive, however busy.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -120,9 +183,11 @@ export async function serveHttp(
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') handle(req, res);
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
+    // A static page is no work: it never waits for a slot.
+    else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res);
     else {
       readBody(req, res, config.limits.bodyBytes, {
-        read: () => (isStream(req) ? admitStream(req, res) : admission.admit(req, res, handle)),
+        read: () => admit(req, res),
         tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
       });
     }
@@ -229,14 +294,5 @@ function redirectToGraphQL(res: ServerResponse): void {
   res.end();
 }
 
-/**
- * Whether the request opens a subscription's event stream: it asks for GraphQL over SSE (yoga streams a
- * subscription only then) and its operation is a subscription. A query or a mutation asking for an
- * event stream is answered with one, but is worked on as any request: it waits in line. A request that
- * carries no document (an APQ hash, a persisted document's id) is taken at its word, as it asks.
- */
-function isStream(req: IncomingMessage): boolean {
-  if (!(req.headers.accept ?? '').includes('text/event-stream')) return false;
-  const type = operationTypeOf(req);
-  return type === null || type === 'subscription';
-}
+/** A request admitted as a stream: nothing to release, a stream already. */
+const STREAM_WORK: RequestWork = { stream: true, answered: () => undefined, becomeStream: () => true };

@@ -7,7 +7,11 @@
 // Why one poller: ten tabs of one team's dashboard would otherwise make ten times the upstream calls
 // against an install that throttles each key. The key's budget (`callsPerMinute`) bounds the calls of
 // all of one key's pollers together: each poller waits at least its share of the minute for the calls
-// its last poll made, so intervals stretch as a key watches more documents.
+// its last poll made, so intervals stretch as a key watches more documents. And every poll, a topic's
+// first one included, is counted in the key's calls of the last minute before it starts (as many as
+// its last poll made, one for a first; corrected once it is over): past the budget it waits for the
+// minute to move on, and a topic with no result yet tells its streams so (`waiting`), as a 429 would.
+// Opening and closing streams on new documents cannot make a key poll more.
 //
 // With a share (REDIS_URL: live/redis-share.ts), the gateways on it poll each topic once among them: a
 // poller polls only while it holds the topic's lock, and otherwise passes on what the holder publishes;
@@ -52,7 +56,38 @@ export interface LiveShare {
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void;
   /** Records the calls of the topic's latest poll for `ttlMs`; answers those of all the key's topics. */
   keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number>;
+  /** Adds `calls` (fewer than none: some given back) to the key's calls of the last minute; answers them, these included. */
+  spend(key: string, calls: number): Promise<Spent>;
   close(): Promise<void>;
+}
+
+/** A key's calls over the last minute (BUCKET_MS buckets), and when the oldest bucket leaves it. */
+export interface Spent {
+  calls: number;
+  nextBucketInMs: number;
+}
+
+/** The key's calls are counted over a minute, in buckets of this many milliseconds. */
+export const BUCKET_MS = 10_000;
+export const MINUTE_BUCKETS = 6;
+
+/** The calls of each key over the last minute, in this process (without a share, or when it fails). */
+export function localLedger(now: () => number): (key: string, calls: number) => Spent {
+  const keys = new Map<string, Map<number, number>>();
+  return (key, calls) => {
+    const at = now();
+    const current = Math.floor(at / BUCKET_MS);
+    const buckets = keys.get(key) ?? new Map<number, number>();
+    buckets.set(current, (buckets.get(current) ?? 0) + calls);
+    let total = 0;
+    for (const [bucket, spent] of buckets) {
+      if (bucket <= current - MINUTE_BUCKETS) buckets.delete(bucket);
+      else total += spent;
+    }
+    if (total <= 0 && buckets.size === 1 && (buckets.get(current) ?? 0) <= 0) keys.delete(key);
+    else keys.set(key, buckets);
+    return { calls: total, nextBucketInMs: (current + 1) * BUCKET_MS - at };
+  };
 }
 
 export interface LiveHubOptions {
@@ -96,8 +131,11 @@ export interface LiveStream<T> extends AsyncIterableIterator<T> {
 }
 
 export interface LiveHub {
-  /** A stream of the topic's results, polled by `poll` while anyone watches; return() leaves it. */
-  subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>): LiveStream<T>;
+  /**
+   * A stream of the topic's results, polled by `poll` while anyone watches; return() leaves it. While the
+   * key's budget keeps a topic with no result yet from its first poll, its streams get `waiting(seconds)`.
+   */
+  subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>, waiting?: (retryAfterS: number) => T): LiveStream<T>;
   /** A key's id in topics: a keyed hash of its Authorization header, alike in every gateway on the share. */
   keyId(authorization: string): Promise<string>;
   /** The JSON text of a result the hub pushed (the same object goes to every stream of its topic). */
@@ -122,12 +160,20 @@ interface Subscriber {
 interface Poller {
   topic: Topic;
   poll: (signal: AbortSignal) => Promise<PollOutcome<unknown>>;
+  /** What its streams are told while its first poll waits for the key's budget. */
+  waiting: ((retryAfterS: number) => unknown) | undefined;
+  /** They were told. */
+  toldWaiting: boolean;
   subscribers: Set<Subscriber>;
   last: { text: string; value: unknown } | null;
   /** Calls of the latest poll: this poller's share of its key's budget. */
   lastCalls: number;
   /** The wait before the next poll, as last planned. */
   delayMs: number;
+  /**
+   * The poll in flight's own: stop() aborts it. One per poll, never a listener on something longer-lived:
+   * whatever a poll hangs on its signal (the request's, the upstream calls') goes with the poll.
+   */
   abort: AbortController;
   timer: { cancel(): void } | null;
   stopped: boolean;
@@ -150,6 +196,17 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const { share } = options;
   const onShareError = options.onShareError ?? (() => undefined);
   const pollers = new Map<string, Poller>();
+  const ledger = localLedger(now);
+  /** The key's calls of the last minute, with `calls` added: on the share (all gateways) when there is one. */
+  const spend = async (key: string, calls: number): Promise<Spent> => {
+    if (!share) return ledger(key, calls);
+    try {
+      return await share.spend(key, calls);
+    } catch (error) {
+      onShareError('live budget', error);
+      return ledger(key, calls);
+    }
+  };
   /** Each pushed result's JSON text: made once to compare it, it need not be made again for each stream. */
   const texts = new WeakMap<object, string>();
   /** Calls on the share that nothing waits for (publish, renew, release): close() waits for them. */
@@ -253,17 +310,34 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       if (share) void inBackground('live release', share.release(poller.topic));
       return;
     }
+    // The poll's calls count before it starts: as many as its last poll made (one for a first poll).
+    const { key } = poller.topic;
+    const reserved = Math.max(1, poller.lastCalls);
+    const spent = await spend(key, reserved);
+    if (spent.calls > callsPerMinute && spent.calls > reserved) {
+      // Past the key's budget: given back, and tried again once the minute has moved on.
+      void spend(key, -reserved);
+      if (poller.last === null && poller.waiting && !poller.toldWaiting && !poller.stopped) {
+        poller.toldWaiting = true;
+        deliver(poller, poller.waiting(Math.ceil(spent.nextBucketInMs / 1_000)));
+      }
+      schedule(poller, spent.nextBucketInMs);
+      return;
+    }
     // Polls are timed from start to start: the interval is the period, however long a poll takes.
     const startedAt = now();
     let outcome: PollOutcome<unknown>;
+    poller.abort = new AbortController();
     try {
       outcome = await poller.poll(poller.abort.signal);
     } catch {
       // Aborted: the last subscriber left. Anything else thrown (the poll function answers the
       // upstream's failures as results) is tried again at the next interval.
+      void spend(key, poller.abort.signal.aborted ? -reserved : 0);
       schedule(poller, poller.delayMs);
       return;
     }
+    if (outcome.upstreamCalls !== reserved) void spend(key, outcome.upstreamCalls - reserved);
     if (poller.stopped) return;
     poller.lastCalls = outcome.upstreamCalls;
     const result: SharedResult = {
@@ -314,7 +388,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   };
 
   return {
-    subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>): LiveStream<T> {
+    subscribe<T>(
+      topic: Topic,
+      poll: (signal: AbortSignal) => Promise<PollOutcome<T>>,
+      waiting?: (retryAfterS: number) => T,
+    ): LiveStream<T> {
       const subscriber: Subscriber = { pending: null, ended: false, wake: null };
       let poller = pollers.get(topic.id);
       if (poller) {
@@ -324,6 +402,8 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
         poller = {
           topic,
           poll,
+          waiting,
+          toldWaiting: false,
           subscribers: new Set([subscriber]),
           last: null,
           lastCalls: 0,

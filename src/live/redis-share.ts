@@ -8,6 +8,8 @@
 //   the last one is kept beside the lock, living as long as it does.
 // - The upstream calls of each topic's latest poll, per key (a hash of topic -> calls and until when):
 //   the sum is the key's calls a minute, whichever gateways poll its topics.
+// - The calls each key's polls made over the last minute, all gateways together (a hash of 10-s bucket
+//   -> calls): every poll counts in it before it starts, so that no gateway polls past the budget.
 //
 // Topics are named by a hash of their id (the key's keyed hash, the document, the variables): neither
 // a key nor a document is written to Redis in clear. Every call is bounded (CACHE_STORE_TIMEOUT_MS): a
@@ -16,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
 import { PREFIX, boundedCall, connectRedis } from '../upstream/redis-connection.js';
-import type { LiveShare, SharedResult, Topic } from './hub.js';
+import { BUCKET_MS, MINUTE_BUCKETS, type LiveShare, type SharedResult, type Spent, type Topic } from './hub.js';
 
 /** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
 const CLAIM = `
@@ -51,10 +53,32 @@ end
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return total`;
 
+/**
+ * KEYS: the key's calls of the last minute; ARGV: the calls to add (fewer than none: given back), a
+ * bucket's milliseconds, the buckets of a minute. Answers the calls of the buckets of the last minute
+ * and the milliseconds until the oldest leaves it (Redis's clock).
+ */
+const SPEND = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local bucketMs = tonumber(ARGV[2])
+local buckets = tonumber(ARGV[3])
+local current = math.floor(now / bucketMs)
+redis.call('HINCRBY', KEYS[1], string.format('%d', current), ARGV[1])
+local total = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local bucket = tonumber(fields[i])
+  if bucket and bucket > current - buckets then total = total + tonumber(fields[i + 1]) else redis.call('HDEL', KEYS[1], fields[i]) end
+end
+redis.call('PEXPIRE', KEYS[1], bucketMs * buckets)
+return {total, (current + 1) * bucketMs - now}`;
+
 interface RedisWithScripts extends Redis {
   liveClaim(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   liveRelease(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   liveKeyCalls(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  liveSpend(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<[number, number]>;
 }
 
 const LIVE = `${PREFIX}live:`;
@@ -83,6 +107,7 @@ export class RedisLiveShare implements LiveShare {
     redis.defineCommand('liveClaim', { lua: CLAIM });
     redis.defineCommand('liveRelease', { lua: RELEASE });
     redis.defineCommand('liveKeyCalls', { lua: KEY_CALLS });
+    redis.defineCommand('liveSpend', { lua: SPEND });
     this.redis = redis as RedisWithScripts;
     // A connection in subscriber mode takes no other command: one of its own. ioredis subscribes it
     // again to every channel after a reconnection.
@@ -166,6 +191,13 @@ export class RedisLiveShare implements LiveShare {
   async keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number> {
     const name = this.name(topic);
     return this.bounded(() => this.redis.liveKeyCalls(1, `${LIVE}calls:${topic.key}`, name, Math.max(0, Math.round(calls)), ttl(ttlMs)));
+  }
+
+  async spend(key: string, calls: number): Promise<Spent> {
+    const [total, nextBucketInMs] = await this.bounded(() =>
+      this.redis.liveSpend(1, `${LIVE}spent:${key}`, Math.round(calls), BUCKET_MS, MINUTE_BUCKETS),
+    );
+    return { calls: total, nextBucketInMs };
   }
 
   async close(): Promise<void> {

@@ -31,12 +31,21 @@ describe('load with faults', () => {
       jitterMs: 3,
       quietRequests: 1_000,
       // A chain short enough to be cheap with or without a limit on expanded fields.
-      attacks: { kinds: ATTACK_KINDS, chainDepth: 12, trickleConnections: 4, senders: 2, trickleByteEveryMs: { min: 200, max: 400 } },
-      // Long enough for the gateway to cut trickled bodies after its receive timeout (node checks every second).
-      attackMinMs: 4_000,
-      gatewayEnv: { REQUEST_RECEIVE_TIMEOUT_MS: '1000' },
+      attacks: {
+        kinds: ATTACK_KINDS,
+        chainDepth: 12,
+        trickleConnections: 4,
+        stalledConnections: 2,
+        liveStreams: 3,
+        senders: 2,
+        trickleByteEveryMs: { min: 200, max: 400 },
+      },
+      // Long enough for the gateway to cut trickled bodies after its receive timeout (node checks every
+      // second), and stalled readers after its send timeout.
+      attackMinMs: 8_000,
+      gatewayEnv: { REQUEST_RECEIVE_TIMEOUT_MS: '1000', SEND_TIMEOUT_MS: '1000' },
     });
-    const { chain, documents, apq, trickle } = report.attacks;
+    const { chain, documents, apq, disguised, live, trickle, stalled } = report.attacks;
     console.log(`attack mix: ${JSON.stringify({ latency: report.latency, attacks: report.attacks })}`);
 
     expect(report.requests).toBe(3_000);
@@ -51,7 +60,7 @@ describe('load with faults', () => {
     expect(report.heapPeakMb).toBeGreaterThan(0);
 
     // Every request an attack sent has one counted answer, each a GraphQL answer with a status and a code.
-    for (const attack of [chain, documents, apq] as (RequestAttackReport | undefined)[]) {
+    for (const attack of [chain, documents, apq, disguised] as (RequestAttackReport | undefined)[]) {
       expect(attack?.sent).toBeGreaterThan(0);
       const answers = Object.entries(attack?.answers ?? {});
       expect(answers.reduce((sum, [, count]) => sum + count, 0)).toBe(attack?.sent);
@@ -66,5 +75,16 @@ describe('load with faults', () => {
     expect(trickle?.bytesSent).toBeGreaterThanOrEqual(4);
     expect(trickle?.closes['408']).toBeGreaterThanOrEqual(4);
     expect(trickle?.lifetimeS?.count).toBe(Object.values(trickle?.closes ?? {}).reduce((sum, count) => sum + count, 0));
-  }, 60_000);
+
+    // Queries disguised as streams are answered as queries (no key: UNAUTHENTICATED), hashes as unknown.
+    expect(Object.keys(disguised?.answers ?? {}).sort()).toEqual(['200 PERSISTED_QUERY_NOT_FOUND', '200 UNAUTHENTICATED']);
+    // Readers that never read are ended by the send timeout, and opened again.
+    expect(stalled?.opened).toBeGreaterThanOrEqual(2);
+    expect(Object.values(stalled?.closes ?? {}).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    // Churned streams under spellings of one key: each has a first event, data or why not (a 408: its
+    // request came in over the one second the test gives, on a loaded machine).
+    expect(live?.sent).toBeGreaterThan(0);
+    for (const label of Object.keys(live?.answers ?? {}))
+      expect(label).toMatch(/^200 (data|RATE_LIMITED|OVERLOADED)$|^408 REQUEST_TIMEOUT$|^closed before/);
+  }, 90_000);
 });

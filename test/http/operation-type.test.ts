@@ -1,10 +1,14 @@
 // A request is a subscription's stream by its operation, not by what it asks to be answered with: the
 // operation's type as read before admission, and what the server does with it (a query asking for an
 // event stream waits in the MAX_ACTIVE_REQUESTS line; a subscription does not).
-import type { IncomingMessage } from 'node:http';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { operationTypeIn, operationTypeOf } from '../../src/http/operation-type.js';
-import { KEY_1, postGraphQL, startStack, type Stack } from '../fixture.js';
+import { contentTypeIs, operationTypeIn, operationTypeOf, streamsSubscription } from '../../src/http/operation-type.js';
+import { KEY_1, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
 
 describe('operationTypeIn', () => {
@@ -75,6 +79,69 @@ describe('operationTypeOf', () => {
   });
 });
 
+describe("yoga's rules", () => {
+  it.each([
+    [undefined, true],
+    ['', true],
+    ['*/*', true],
+    ['text/*', true],
+    ['text/event-stream', true],
+    ['application/json, text/event-stream;q=0.5', true],
+    ['TEXT/EVENT-STREAM', true],
+    ['application/json', false],
+    ['application/graphql-response+json', false],
+    ['multipart/mixed', false],
+    ['text/event-stream; charset=latin1', false],
+  ] as const)('a subscription asked with Accept %s is streamed: %s', (accept, streamed) => {
+    expect(streamsSubscription(accept)).toBe(streamed);
+  });
+
+  it('reads a Content-Type as yoga does: the first of a list, alone or with parameters, as sent', () => {
+    expect(contentTypeIs('application/graphql, application/json', 'application/graphql')).toBe(true);
+    expect(contentTypeIs('application/graphql, application/json', 'application/json')).toBe(false);
+    expect(contentTypeIs('application/json; charset=utf-8', 'application/json')).toBe(true);
+    expect(contentTypeIs('application/jsonx', 'application/json')).toBe(false);
+    expect(contentTypeIs('Application/JSON', 'application/json')).toBe(false);
+    expect(contentTypeIs(undefined, 'application/json')).toBe(false);
+  });
+});
+
+/** A request over node:http, which sends no Accept of its own; `ended` says when its answer ended (from the start). */
+function rawPost(
+  endpoint: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; contentType: string; received: (text: string) => Promise<string>; ended: Promise<number> }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      endpoint,
+      { method: 'POST', headers: { 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      (res) => {
+        let text = '';
+        const waiting = new Set<() => void>();
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+          for (const wake of waiting) wake();
+        });
+        // Resolves with all that came once it holds `expected`, or once the answer ended.
+        const received = (expected: string) =>
+          new Promise<string>((got) => {
+            const check = () => (text.includes(expected) || res.complete ? got(text) : undefined);
+            waiting.add(check);
+            res.once('end', check);
+            check();
+          });
+        const ended = new Promise<number>((done) => res.once('close', () => done(performance.now() - started)));
+        res.on('error', () => undefined);
+        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', received, ended });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('streams by operation', () => {
   let running: Stack | undefined;
   afterEach(async () => {
@@ -130,5 +197,80 @@ describe('streams by operation', () => {
     expect((await answered.next(5_000))?.data?.website.id).toBe('1');
     expect(await answered.next(5_000)).toBeNull();
     expect(answered.endedBy).toBe('complete');
+  });
+
+  it('a subscription is a stream whatever its Accept (none, */*, text/*), bound as streams are; one that cannot be streamed is refused', async () => {
+    running = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0', LIVE_INTERVAL_S: '60', LIVE_MAX_LIFETIME_S: '2' },
+      sandbox: { latencyMs: 300 },
+    });
+    const stack = running;
+    const slow = stack.gql(
+      '{ a: websites { totalCount } b: website(id: "1") { c: stats(name: PAGE, period: LAST_30_DAYS) { totalCount } } }',
+    );
+    while (stack.sandbox.log.inFlight < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    const body = JSON.stringify({ query: 'subscription Live { website(id: "1") { id } }' });
+    const json = { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` };
+    // The slot is held and the line is full: only a stream's place lets these in.
+    const accepts: Record<string, string>[] = [{}, { accept: '*/*' }, { accept: 'text/*' }];
+    const streams = await Promise.all(accepts.map((accept) => rawPost(stack.endpoint, body, { ...json, ...accept })));
+    for (const stream of streams) {
+      expect(stream.status).toBe(200);
+      expect(stream.contentType).toMatch(/^text\/event-stream/);
+      expect(await stream.received('event: next')).toContain('event: next');
+    }
+    // A subscription that rules out an event stream is refused at once, never run as a request.
+    const refused = await rawPost(stack.endpoint, body, { ...json, accept: 'application/json' });
+    expect(refused.status).toBe(406);
+    expect(JSON.parse(await refused.received('}]}'))).toMatchObject({ errors: [{ extensions: { code: 'NOT_ACCEPTABLE' } }] });
+    // LIVE_MAX_LIFETIME_S ends them (between 90 % and all of 2 s).
+    for (const stream of streams) expect(await stream.ended).toBeLessThan(4_000);
+    await slow;
+  });
+
+  it('a query is a request whatever it says: a Content-Type list read as application/graphql, a hash asking for SSE', async () => {
+    running = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0', LIVE_INTERVAL_S: '60' },
+      sandbox: { latencyMs: 1_000 },
+    });
+    const stack = running;
+    const auth = { authorization: `Bearer ${KEY_1}` };
+    const slow = stack.gql('{ websites { totalCount } }');
+    while (stack.sandbox.log.inFlight < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    // yoga reads the first entry, application/graphql: this is a query, and the line is full.
+    const listed = await rawPost(stack.endpoint, '{ website(id: "1") { id } }', {
+      'content-type': 'application/graphql, application/json',
+      accept: 'text/event-stream',
+      ...auth,
+    });
+    expect(listed.status).toBe(503);
+    // A hash alone says nothing of its operation: it waits in line as any request.
+    const hashOnly = JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: 'b'.repeat(64) } } });
+    const hashed = await rawPost(stack.endpoint, hashOnly, { 'content-type': 'application/json', accept: 'text/event-stream', ...auth });
+    expect(hashed.status).toBe(503);
+    expect((await slow).status).toBe(200);
+  });
+
+  it('a subscription found by its hash leaves its slot for a stream: a query still gets in beside it', async () => {
+    const query = 'subscription Hashed { website(id: "2") { id } }';
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    // A trusted document: the request carries its hash alone, and the HTTP layer cannot tell what it is.
+    const directory = await mkdtemp(join(tmpdir(), 'gateway-documents-'));
+    const manifest = join(directory, 'persisted-documents.json');
+    await writeFile(manifest, JSON.stringify({ [sha256Hash]: query }));
+    running = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0', LIVE_INTERVAL_S: '60', PERSISTED_DOCUMENTS: manifest },
+    });
+    const stack = running;
+    const persistedQuery = { version: 1, sha256Hash };
+    const byHash = await openSubscription<{ website: { id: string } }>(stack.endpoint, { extensions: { persistedQuery } }, KEY_1);
+    expect(byHash.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const first = await byHash.next(5_000);
+    expect(first?.errors).toBeUndefined();
+    expect(first?.data?.website.id).toBe('2');
+    // One slot, no line: the query gets in only if the stream gave its slot back.
+    expect(dataOf(await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }')).website.id).toBe('1');
+    byHash.close();
+    await rm(directory, { recursive: true });
   });
 });

@@ -170,6 +170,34 @@ describe('createLiveHub', () => {
     await stream.return();
   });
 
+  it("counts every poll in the key's minute, first ones included: past it a new topic waits, and its streams are told", async () => {
+    const timers = manualTimers();
+    let clock = 3_000;
+    const hub = createLiveHub({ intervalMs: 1000, callsPerMinute: 2, setTimer: timers.setTimer, now: () => clock });
+    const a = scripted([1]);
+    const b = scripted([2]);
+    const c = scripted([3]);
+    const first = hub.subscribe({ key: 'k', id: 'k/a' }, a.poll);
+    const second = hub.subscribe({ key: 'k', id: 'k/b' }, b.poll);
+    expect((await first.next()).value).toBe(1);
+    expect((await second.next()).value).toBe(2);
+    // Two calls this minute, the budget: a third topic does not poll, and says when it will try again.
+    const third = hub.subscribe({ key: 'k', id: 'k/c' }, c.poll, (retryAfterS) => -retryAfterS);
+    expect((await third.next()).value).toBe(-7);
+    expect(c.polls()).toBe(0);
+    // Another key has its own budget.
+    const other = hub.subscribe({ key: 'other', id: 'other/a' }, scripted([9]).poll);
+    expect((await other.next()).value).toBe(9);
+    // A minute on, with the first two topics closed, the third polls at its retry.
+    await Promise.all([first.return(), second.return()]);
+    clock = 63_000;
+    expect(timers.delays()).toContain(7_000);
+    timers.fire();
+    expect((await third.next()).value).toBe(3);
+    expect(c.polls()).toBe(1);
+    await Promise.all([third.return(), other.return()]);
+  });
+
   it('ends every stream of the topic after a final result, and every stream on close', async () => {
     const timers = manualTimers();
     const hub = createLiveHub({ intervalMs: 1000, setTimer: timers.setTimer, now: () => 0 });

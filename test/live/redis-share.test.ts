@@ -102,6 +102,20 @@ describe('RedisLiveShare', () => {
     await a.release(dashboard);
     expect(await b.keyCalls(realtime, 2, 5_000)).toBe(2);
   });
+
+  it("counts a key's calls of the last minute across gateways, reservations given back included", async () => {
+    const [a, b] = [newShare(), newShare()];
+    const key = `k-${Math.random()}`;
+    expect((await a.spend(key, 3)).calls).toBe(3);
+    expect((await b.spend(key, 2)).calls).toBe(5);
+    expect((await a.spend(key, -1)).calls).toBe(4);
+    expect((await b.spend(`${key}-other`, 7)).calls).toBe(7);
+    const spent = await a.spend(key, 0);
+    expect(spent.calls).toBe(4);
+    // When the oldest ten seconds leave the minute: within one bucket.
+    expect(spent.nextBucketInMs).toBeGreaterThan(0);
+    expect(spent.nextBucketInMs).toBeLessThanOrEqual(10_000);
+  });
 });
 
 describe('live hubs on one Redis', () => {

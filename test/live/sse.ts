@@ -16,8 +16,10 @@ export interface SseStream<T> {
 
 export async function openSubscription<T>(
   endpoint: string,
-  body: { query: string; variables?: Record<string, unknown> },
+  body: { query?: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> },
   key: string | null,
+  /** The Authorization header as sent, instead of `Bearer <key>`. */
+  authorization?: string,
 ): Promise<SseStream<T>> {
   const abort = new AbortController();
   const response = await fetch(endpoint, {
@@ -26,7 +28,7 @@ export async function openSubscription<T>(
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'accept-encoding': 'gzip, br',
-      ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+      ...(authorization !== undefined ? { authorization } : key === null ? {} : { authorization: `Bearer ${key}` }),
     },
     body: JSON.stringify(body),
     signal: abort.signal,

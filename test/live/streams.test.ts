@@ -33,8 +33,9 @@ describe('open streams', () => {
     openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id } }, key);
 
   it("hold no request slot, within their own bounds: LIVE_MAX_STREAMS_PER_KEY, LIVE_MAX_STREAMS, then the lifetime's end", async () => {
-    const a = await open('1', KEY_1);
+    // Taken before the stream opens: its lifetime starts once it is admitted, a little later.
     const openedAt = Date.now();
+    const a = await open('1', KEY_1);
     const b = await open('2', KEY_1);
     await a.next();
     await b.next();

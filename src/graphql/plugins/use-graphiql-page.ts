@@ -74,17 +74,27 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
   return 'identity';
 }
 
+/**
+ * Whether a request asks for the page: a browser's GET of the endpoint (`path` may carry a query string).
+ * The HTTP layer asks too: the page is no work, and never waits for a MAX_ACTIVE_REQUESTS slot.
+ */
+export function wantsGraphiQLPage(
+  method: string | undefined,
+  accept: string | null | undefined,
+  path = '',
+  endpoint = '/graphql',
+): boolean {
+  const pathname = path.split('?', 1)[0];
+  return method === 'GET' && (accept ?? '').includes('text/html') && (pathname === endpoint || pathname === `${endpoint}/`);
+}
+
 /** Serves GraphiQL to a browser's GET of the GraphQL endpoint (yoga's own GraphiQL stays off). */
 export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
   const endpoint = options.endpoint ?? '/graphql';
   let page: Promise<RenderedPage> | undefined;
   return {
     async onRequest({ request, url, endResponse, fetchAPI }) {
-      const wantsPage =
-        request.method === 'GET' &&
-        (request.headers.get('accept') ?? '').includes('text/html') &&
-        (url.pathname === endpoint || url.pathname === `${endpoint}/`);
-      if (!wantsPage) return;
+      if (!wantsGraphiQLPage(request.method, request.headers.get('accept'), url.pathname, endpoint)) return;
       page ??= render(options).catch((error: unknown) => {
         page = undefined; // try again on the next view
         throw error;

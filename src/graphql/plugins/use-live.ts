@@ -19,15 +19,16 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { operationPlan } from '../../schema/plan.js';
+import { type ErrorCode, GatewayError } from '../../errors.js';
 import { LIVE_DEFAULTS, type LiveHub, type LiveStream, type PollOutcome } from '../../live/hub.js';
-import type { ErrorCode } from '../../errors.js';
+import { readAuthorization } from '../context.js';
 
 /** What a poll sends: the subscription's document, as a query. */
 export interface LiveQuery {
   query: string;
   variables: Record<string, unknown>;
   operationName?: string;
-  authorization: string | null;
+  authorization: string;
 }
 
 export interface LiveOptions {
@@ -147,16 +148,31 @@ function revived(stream: LiveStream<PlainResult>, hub: LiveHub): AsyncIterableIt
   return iterator;
 }
 
+/** What a new topic's streams are told while the key's budget keeps its first poll waiting, as on a 429. */
+const budgetSpent = (retryAfterS: number): PlainResult => ({
+  data: null,
+  errors: [
+    {
+      message: `This key's live polls made their LIVE_CALLS_PER_MIN upstream calls this minute: the first result comes in about ${retryAfterS} s.`,
+      extensions: { code: 'RATE_LIMITED', retryAfter: retryAfterS },
+    },
+  ],
+  extensions: { stale: true },
+});
+
 export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStreamsPerKey }: LiveOptions): Plugin {
   return {
     onSubscribe({ args, setSubscribeFn }) {
       setSubscribeFn(async (subscribeArgs) => {
         const request = (subscribeArgs.contextValue as { request?: Request }).request;
-        const authorization = request?.headers.get('authorization') ?? null;
+        // The key in its canonical form (context.ts): every spelling of one key shares its topics, cap and budget.
+        const credentials = readAuthorization(request?.headers.get('authorization') ?? null);
+        if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
+        const { authorization } = credentials;
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
         // A keyed hash, never the key: topics are names in Redis with REDIS_URL.
-        const key = await hub.keyId(authorization ?? '');
+        const key = await hub.keyId(authorization);
         const live: LiveQuery = { query, variables, authorization, ...(args.operationName ? { operationName: args.operationName } : {}) };
         const topic = { key, id: JSON.stringify([key, query, variables, args.operationName ?? null]) };
         if (hub.streamsOf(key) >= maxStreamsPerKey) {
@@ -164,7 +180,7 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
           return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' satisfies ErrorCode } })] };
         }
         return revived(
-          hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal))),
+          hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal)), budgetSpent),
           hub,
         );
       });

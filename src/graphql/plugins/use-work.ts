@@ -1,0 +1,73 @@
+// What yoga tells the HTTP layer of the request it works on (http/server.ts: RequestWork). Its answer is
+// produced: the request's slot frees up then, whatever its reader does (a body streamed as it is made, an
+// event stream's or @defer's parts, is still work). And a subscription found only now, by its hash or
+// id, leaves its slot for a stream's place (or is refused): every stream is a stream, never a request.
+import type { Plugin } from 'graphql-yoga';
+import { GatewayError } from '../../errors.js';
+
+/**
+ * What yoga (its server context: `work`) tells the HTTP layer (http/server.ts) of a request it admitted, as it
+ * learns it: when its answer is produced, and when a request turns out a subscription's stream.
+ */
+export interface RequestWork {
+  /** Whether it holds a stream's place (LIVE_MAX_STREAMS), not a request slot. */
+  readonly stream: boolean;
+  /** Its answer is produced: its slot is free from now on (writing the answer out holds the connection only). */
+  answered(): void;
+  /**
+   * It is a subscription yoga streams (a document found by hash, or by id): it leaves its slot for a
+   * stream's place, bound as every stream is. False when none is free, or the gateway is draining.
+   */
+  becomeStream(): boolean;
+}
+
+/** Why a subscription that cannot be streamed is refused, by the HTTP layer (406) or here. */
+export const NOT_STREAMABLE_MESSAGE = 'A subscription is answered as an event stream: send it with "Accept: text/event-stream".';
+
+/**
+ * Whether yoga answers a subscription to a request with this Accept as an event stream: a subscription's
+ * result is a stream, which of yoga's result processors only SSE takes, when one of the accepted media
+ * types (utf-8 only; a missing Accept is `*\/*`) matches text/event-stream. Otherwise yoga answers 406:
+ * such a subscription cannot be streamed, and the gateway refuses it at once.
+ */
+export function streamsSubscription(accept: string | undefined): boolean {
+  return (accept || '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .some((entry) => {
+      const [mediaType = '', ...params] = entry.split(';');
+      const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+      return charset === 'charset=utf-8' && matches(mediaType, 'text/event-stream');
+    });
+}
+
+/** yoga's isMatchingMediaType: `asked` may have wildcards (`*\/*`, `text/*`). */
+function matches(asked: string, mediaType: string): boolean {
+  const [askedType, askedSubtype] = asked.split('/');
+  const [type, subtype] = mediaType.split('/');
+  return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
+}
+
+export function useWork(): Plugin<{ work?: RequestWork }, { work?: RequestWork }> {
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const { work, request } = args.contextValue as { work?: RequestWork; request?: Request };
+      if (work === undefined || work.stream) return;
+      if (!streamsSubscription(request?.headers.get('accept') ?? undefined)) {
+        setResultAndStopExecution({ errors: [new GatewayError('NOT_ACCEPTABLE', NOT_STREAMABLE_MESSAGE)] });
+      } else if (!work.becomeStream()) {
+        const message =
+          'This gateway has all the event streams open it may (LIVE_MAX_STREAMS), or is stopping: subscribe again in a moment.';
+        setResultAndStopExecution({ errors: [new GatewayError('OVERLOADED', message)] });
+      }
+    },
+    onResponse({ serverContext, response }) {
+      const { work } = serverContext;
+      if (work === undefined || work.stream) return;
+      const type = response.headers.get('content-type') ?? '';
+      if (type.startsWith('text/event-stream') || type.startsWith('multipart/mixed')) return;
+      work.answered();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+// The key's live budget covers every poll, a topic's first one included: closing and reopening streams
+// on new documents, under any spelling of the key, cannot make its polls exceed LIVE_CALLS_PER_MIN. A
+// new topic past the budget waits for its first poll, and its streams are told so, as on a 429.
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEY_1, startStack, type Stack } from '../fixture.js';
+import { openSubscription, type SseStream } from './sse.js';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the key's live budget", () => {
+  it('holds under topic churn: new documents every half second make at most LIVE_CALLS_PER_MIN calls, and the waiting are told', {
+    timeout: 30_000,
+  }, async () => {
+    stack = await startStack({ env: { LIVE_CALLS_PER_MIN: '30', LIVE_INTERVAL_S: '1', LIVE_MAX_STREAMS_PER_KEY: '100' } });
+    const { endpoint, sandbox } = stack;
+    const spellings = ['Bearer', 'bearer', 'BEARER'];
+    let open: SseStream<{ website: { id: string } | null }>[] = [];
+    const firstEvents: Promise<unknown>[] = [];
+    // Eight seconds of churn: ten streams on ten new documents (one upstream call a poll), every half second.
+    for (let round = 0; round < 16; round++) {
+      for (const stream of open) stream.close();
+      open = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          openSubscription<{ website: { id: string } | null }>(
+            endpoint,
+            { query: `subscription { round${round}doc${i}: website(id: "1") { id } }` },
+            null,
+            `${spellings[i % 3]} ${KEY_1}`,
+          ),
+        ),
+      );
+      for (const stream of open) firstEvents.push(stream.next(2_000).catch(() => null));
+      await pause(500);
+    }
+    const calls = sandbox.log.count;
+    for (const stream of open) stream.close();
+    // One minute's budget, whatever the streams did (a poll's calls count before it starts).
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThanOrEqual(30);
+    // The topics past the budget: their first event says the key's polls wait, with when to expect a result.
+    const told = (await Promise.all(firstEvents)) as ({ errors?: { extensions?: { code?: string; retryAfter?: number } }[] } | null)[];
+    const waiting = told.filter((event) => event?.errors?.[0]?.extensions?.code === 'RATE_LIMITED');
+    expect(waiting.length).toBeGreaterThan(0);
+    for (const event of waiting) expect(event?.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
+  });
+});
