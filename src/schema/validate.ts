@@ -63,7 +63,7 @@ export function listArguments(args: ListArgs) {
   const page = args.page ?? 1;
   // An empty search filters nothing: it is not sent, so it shares a cache entry with no search.
   const search = args.search === '' || args.search === null ? undefined : args.search;
-  return { perPage, page, sort: args.sort ?? 'desc', ...(search === undefined ? {} : { search }) };
+  return { perPage, page, sort: args.sort ?? 'desc', search };
 }
 
 /** Every check of a list's paging and search arguments. */

@@ -154,8 +154,8 @@ export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>
   assertNoProblems(listArgumentsProblems(args));
   const { search, ...rest } = listArguments(args);
   return {
-    ...(search === undefined ? {} : { search }),
-    ...(args.favorite === null || args.favorite === undefined ? {} : { favorite: args.favorite }),
+    search,
+    favorite: args.favorite ?? undefined,
     sortBy: args.sortBy ?? 'id',
     ...rest,
   };
