@@ -169,15 +169,20 @@ const READERS: { [Type in keyof ReadTypes]: (value: unknown, path: string) => Re
   timestamp: readTimestamp,
 };
 
+type Reader = (value: unknown, path: string) => Website[keyof Website];
+
+/** Each field of the Website type with its name on the wire and its reader, worked out once. */
+const WEBSITE_READERS = READ_FIELDS.map((name) => {
+  const { wire, read } = WEBSITE_FIELDS[name];
+  const reader: Reader = READERS[read.type];
+  const reportedReader: Reader = (value, path) => readReported(value, path, reader);
+  return { name, wire, read: 'reported' in read ? reportedReader : reader };
+});
+
 function readWebsite(raw: unknown, path: string): Website {
   const website = readObject(raw, path);
   const fields: Partial<Record<keyof Website, Website[keyof Website]>> = {};
-  for (const name of READ_FIELDS) {
-    const { wire, read } = WEBSITE_FIELDS[name];
-    const reader: (value: unknown, path: string) => Website[keyof Website] = READERS[read.type];
-    const at = fieldPath(path, wire);
-    fields[name] = 'reported' in read ? readReported(website[wire], at, reader) : reader(website[wire], at);
-  }
+  for (const { name, wire, read } of WEBSITE_READERS) fields[name] = read(website[wire], fieldPath(path, wire));
   // Every field was read above, each by the reader its type names.
   return fields as Website;
 }
