@@ -1,5 +1,6 @@
 // Plain domain objects: what resolvers see. Wire shapes (strings for numbers, 0/1 flags, Laravel
-// envelopes) never get past the decoders in upstream/wire.ts.
+// envelopes) never get past the decoders in upstream/wire.ts. Each Website field is declared once, in
+// WEBSITE_FIELDS, and everything about it is made from there.
 
 export type Privacy = 'PUBLIC' | 'PRIVATE' | 'PASSWORD';
 
@@ -32,22 +33,158 @@ export const PER_PAGE_VALUES = [10, 25, 50, 100] as const;
 
 export type SortDirection = 'asc' | 'desc';
 
-export interface Website {
-  /** Upstream id, as a decimal string. */
+/** How the upstream's JSON carries a Website field (upstream/wire.ts reads each): its value here. */
+export interface ReadTypes {
+  /** A positive integer, or its decimal string; kept as a decimal string. */
   id: string;
+  /** A non-empty string. */
   domain: string;
+  /** A code: 0, 1 or 2 (NULL: public). */
   privacy: Privacy;
-  passwordProtected: boolean;
-  emailReports: boolean;
-  excludeBots: boolean;
-  /** null: this install does not report it (it is never invented). */
-  excludeParams: string[] | null;
-  excludeIps: string[] | null;
-  favorite: boolean | null;
-  /** ISO-8601, or null when the upstream sent none or something unreadable. */
-  createdAt: string | null;
-  updatedAt: string | null;
+  /** 0/1 or true/false (NULL: false). */
+  flag: boolean;
+  /** A flag some installs leave out: false then. */
+  optionalFlag: boolean;
+  /** One entry per line, or a list. */
+  lines: string[];
+  /** ISO-8601 or Laravel's `Y-m-d H:i:s`; null when it is unreadable (informative only: never an error). */
+  timestamp: string | null;
 }
+
+/** What a write sends of a Website field: its value here (upstream/api.ts encodes it, schema/validate.ts checks it). */
+export interface WriteTypes {
+  /** A domain name or IPv4 address. */
+  domain: string;
+  /** A password, never repeated in a message. */
+  password: string;
+  privacy: Privacy;
+  flag: boolean;
+  /** Sent one entry per line: an empty list clears the field. */
+  lines: string[];
+}
+
+/** A write input that takes a field: `required` on it, and `note` added to the field's description there. */
+export interface InputUse {
+  required?: true;
+  note?: string;
+}
+
+interface WebsiteFieldSpec {
+  /** Its name in the upstream's JSON and forms. */
+  wire: string;
+  /**
+   * A field of the Website type and its GraphQL description. `reported`: an answer may leave it out
+   * (some installs never send it), and then it is null ("not reported"), never a made-up value.
+   */
+  read?: { type: keyof ReadTypes; description: string; reported?: true };
+  /** Written by the mutations whose input takes it (createWebsite's, updateWebsite's), with its description there. */
+  write?: { type: keyof WriteTypes; description: string; create?: InputUse; update?: InputUse };
+}
+
+/**
+ * Every field of a website, declared once: the Website type and the write below, the wire decoder
+ * (upstream/wire.ts), the form (upstream/api.ts), the GraphQL type and inputs (schema/website.ts) and
+ * the checks (schema/validate.ts) are made from it. Order: the decoder's, the form's and the checks'.
+ */
+export const WEBSITE_FIELDS = {
+  id: { wire: 'id', read: { type: 'id', description: "The website's id in the analytics service, also its id as a Node." } },
+  domain: {
+    wire: 'domain',
+    read: { type: 'domain', description: 'Domain name (or IPv4 address), lower case, without scheme or "www.".' },
+    write: { type: 'domain', description: 'Domain name or IPv4 address; a scheme and "www." are stripped.', create: { required: true } },
+  },
+  privacy: {
+    wire: 'privacy',
+    read: { type: 'privacy', description: 'Who may see the statistics page.' },
+    write: { type: 'privacy', description: 'Who may see the statistics page.', create: {}, update: {} },
+  },
+  passwordProtected: {
+    wire: 'password',
+    read: { type: 'optionalFlag', description: 'Whether a password is set (the password itself is never returned).' },
+  },
+  password: {
+    wire: 'password',
+    write: {
+      type: 'password',
+      description: 'Password for privacy PASSWORD, 1 to 128 characters.',
+      create: { note: 'Required with privacy PASSWORD.' },
+      update: {
+        note: 'May be left out with privacy PASSWORD when the website already has one, which it keeps; the install refuses PASSWORD for a website without one.',
+      },
+    },
+  },
+  emailReports: {
+    wire: 'email',
+    read: { type: 'flag', description: 'Whether periodic e-mail reports are sent.' },
+    write: { type: 'flag', description: 'Send periodic e-mail reports.', create: {}, update: {} },
+  },
+  excludeBots: {
+    wire: 'exclude_bots',
+    read: { type: 'flag', description: 'Whether visits from known bots are ignored.' },
+    write: { type: 'flag', description: 'Ignore visits from known bots.', create: {}, update: {} },
+  },
+  excludeParams: {
+    wire: 'exclude_params',
+    read: {
+      type: 'lines',
+      reported: true,
+      description: 'URL query parameter names stripped from tracked pages. null: this install does not report it.',
+    },
+    write: {
+      type: 'lines',
+      description: 'URL query parameter names to strip from tracked pages; an empty list clears them.',
+      create: {},
+      update: {},
+    },
+  },
+  excludeIps: {
+    wire: 'exclude_ips',
+    read: {
+      type: 'lines',
+      reported: true,
+      description: 'IP addresses whose visits are not tracked. null: this install does not report it.',
+    },
+    write: { type: 'lines', description: 'IP addresses whose visits are not tracked; an empty list clears them.', create: {}, update: {} },
+  },
+  favorite: {
+    wire: 'favorite',
+    read: {
+      type: 'flag',
+      reported: true,
+      description: 'Whether the owner marked the website as a favorite. null: this install does not report it (it has no favorites).',
+    },
+    write: { type: 'flag', description: 'Mark or unmark the website as a favorite.', update: {} },
+  },
+  createdAt: { wire: 'created_at', read: { type: 'timestamp', reported: true, description: 'When the website was added.' } },
+  updatedAt: { wire: 'updated_at', read: { type: 'timestamp', reported: true, description: 'When its settings last changed.' } },
+} as const satisfies Record<string, WebsiteFieldSpec>;
+
+type WebsiteFields = typeof WEBSITE_FIELDS;
+type FieldName = keyof WebsiteFields;
+
+/** The fields read from the upstream: the Website type's. */
+export type ReadField = { [F in FieldName]: WebsiteFields[F] extends { read: object } ? F : never }[FieldName];
+/** The fields a write may set. */
+export type WriteField = { [F in FieldName]: WebsiteFields[F] extends { write: object } ? F : never }[FieldName];
+/** The fields the input of createWebsite or of updateWebsite takes. */
+export type InputField<On extends 'create' | 'update'> = {
+  [F in FieldName]: WebsiteFields[F] extends { write: { [K in On]: InputUse } } ? F : never;
+}[FieldName];
+
+type ReadValue<Read> = Read extends { type: infer T extends keyof ReadTypes }
+  ? ReadTypes[T] | (Read extends { reported: true } ? null : never)
+  : never;
+type WriteValue<Write> = Write extends { type: infer T extends keyof WriteTypes } ? WriteTypes[T] : never;
+
+export type Website = { [F in ReadField]: ReadValue<WebsiteFields[F]['read']> };
+
+/** Fields of a website write, in domain terms; undefined means "not sent". */
+export type WebsiteWrite = { [F in WriteField]?: WriteValue<WebsiteFields[F]['write']> };
+
+const fieldNames = Object.keys(WEBSITE_FIELDS) as FieldName[];
+/** In the table's order. */
+export const READ_FIELDS = fieldNames.filter((name): name is ReadField => 'read' in WEBSITE_FIELDS[name]);
+export const WRITE_FIELDS = fieldNames.filter((name): name is WriteField => 'write' in WEBSITE_FIELDS[name]);
 
 export interface Stat {
   value: string;
@@ -101,18 +238,6 @@ export interface StatsQuery {
   sort: SortDirection;
   perPage: number;
   page: number;
-}
-
-/** Fields of a website write, in domain terms; undefined means "not sent". */
-export interface WebsiteWrite {
-  domain?: string;
-  privacy?: Privacy;
-  password?: string;
-  emailReports?: boolean;
-  excludeBots?: boolean;
-  excludeParams?: string[];
-  excludeIps?: string[];
-  favorite?: boolean;
 }
 
 /** What the install said of the key's rate limit (X-RateLimit-* headers of its latest answer). */

@@ -55,7 +55,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const client = createUpstreamClient({
     ...config.upstream,
     url: config.upstream.url,
-    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    dispatcher: options.dispatcher,
     ...(metrics
       ? {
           onAttemptDone: (request, route, status, seconds) => metrics.upstreamAttempt(request.method, route, status, seconds),
@@ -82,7 +82,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     upstream,
     logger,
     live,
-    ...(documentRegistry ? { documentRegistry } : {}),
+    documentRegistry,
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
     ...(metrics && config.metrics
       ? { metrics: { registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations } }
@@ -193,7 +193,7 @@ function createCache(
     return {
       cache: { ...NO_CACHE, close: async () => redis?.close() },
       ...shared,
-      ...(documentRegistry ? { documentRegistry } : {}),
+      documentRegistry,
     };
   }
   const responseCache = createResponseCache({
@@ -208,5 +208,5 @@ function createCache(
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
-  return { cache: responseCache, ...shared, ...(documentRegistry ? { documentRegistry } : {}) };
+  return { cache: responseCache, ...shared, documentRegistry };
 }

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     config = { ...config, upstream: { ...config.upstream, url: sandbox.url } };
   }
   const demoKey = sandbox?.keys[0];
-  const gateway = await createGateway(config, { ...(demoKey ? { demoKey } : {}), ...(cluster.isWorker ? { metricsToPrimary: true } : {}) });
+  const gateway = await createGateway(config, { demoKey, metricsToPrimary: cluster.isWorker });
   // Before the banner: a signal sent as soon as the address is printed drains rather than kills.
   const embedded = sandbox;
   exitOnSignals(async () => {

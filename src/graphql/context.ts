@@ -36,7 +36,7 @@ export function createContext(request: Request, upstream: Upstream, bounds: Requ
     deadline: Date.now() + bounds.requestDeadlineMs,
     maxConcurrency: bounds.maxConcurrency,
     usage,
-    ...(freshness ? { freshness } : {}),
+    freshness,
   });
   // One "today" for the whole request: periods resolved by the plan's cost count, the look-ahead and
   // every resolver (a list of websites, a deferred part) use this instant, so a request running across

@@ -118,7 +118,7 @@ export function createGatewayYoga(
         manifest,
         trustedOnly: pq.trustedOnly,
         keyAccepted: (context) => (context as GatewayContext).source.keyAccepted,
-        ...(documentRegistry ? { registry: documentRegistry } : {}),
+        registry: documentRegistry,
       }),
       // Tokens while parsing; depth, aliases and directives as validation rules.
       useDocumentLimits({ tokens: limits.tokens, depth: limits.depth, aliases: limits.aliases, directives: limits.directives }),

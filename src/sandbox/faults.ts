@@ -78,12 +78,7 @@ export function parseScriptedFaults(value: unknown): ScriptedFault[] {
         if (headers !== undefined && (!isRecord(headers) || !Object.values(headers).every((h) => typeof h === 'string'))) {
           throw new TypeError(`${where}.headers must map names to strings`);
         }
-        return {
-          kind: 'status',
-          status,
-          ...(body === undefined ? {} : { body }),
-          ...(headers === undefined ? {} : { headers: headers as Record<string, string> }),
-        };
+        return { kind: 'status', status, body, headers: headers as Record<string, string> | undefined };
       }
       case 'html500':
       case 'hang':

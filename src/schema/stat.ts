@@ -224,7 +224,7 @@ export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): Sta
   assertNoProblems(statsQueryProblems(websiteId, args));
   const { search, ...rest } = listArguments(args);
   const { from, to } = resolveRange(args, clock);
-  return { websiteId, name: args.name, from, to, ...(search === undefined ? {} : { search }), sortBy: args.sortBy ?? 'count', ...rest };
+  return { websiteId, name: args.name, from, to, search, sortBy: args.sortBy ?? 'count', ...rest };
 }
 
 builder.queryField('stats', (t) =>

@@ -3,7 +3,7 @@
 // control. A field with arguments declares its checks where it is defined (`argumentProblems` in its
 // extensions); graphql/plugins/use-argument-checks.ts runs them over the whole operation before any
 // resolver, and the resolvers call the same functions.
-import { PER_PAGE_VALUES, type SortDirection, type WebsiteWrite } from '../domain.js';
+import { PER_PAGE_VALUES, WEBSITE_FIELDS, WRITE_FIELDS, type SortDirection, type WebsiteWrite, type WriteTypes } from '../domain.js';
 import { badInput } from '../errors.js';
 
 export interface Problem {
@@ -63,7 +63,7 @@ export function listArguments(args: ListArgs) {
   const page = args.page ?? 1;
   // An empty search filters nothing: it is not sent, so it shares a cache entry with no search.
   const search = args.search === '' || args.search === null ? undefined : args.search;
-  return { perPage, page, sort: args.sort ?? 'desc', ...(search === undefined ? {} : { search }) };
+  return { perPage, page, sort: args.sort ?? 'desc', search };
 }
 
 /** Every check of a list's paging and search arguments. */
@@ -119,41 +119,60 @@ export function normalizeDomain(input: string): string | null {
   return labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label)) && /^[a-z][a-z0-9-]*$/.test(tld) ? domain : null;
 }
 
-function listProblems(name: 'excludeParams' | 'excludeIps', entries: string[] | undefined): Problem[] {
-  if (entries === undefined) return [];
-  const field = ['input', name];
-  if (entries.length > LIMITS.listEntries) {
-    return [{ field, message: `${name} may hold at most ${LIMITS.listEntries} entries, got ${entries.length}.` }];
-  }
-  // One entry per line upstream: a line break inside an entry would silently become two entries.
-  const bad = entries.findIndex((entry) => entry.trim() === '' || /[\r\n]/.test(entry) || entry.length > LIMITS.listEntry);
-  const entry = entries[bad];
-  if (entry === undefined) return [];
-  const message = `${name}[${bad}] must be a non-empty single line of at most ${LIMITS.listEntry} characters, got ${shown(entry)}.`;
-  return [{ field: [...field, String(bad)], message }];
+/** What a check of one field of a website write sees besides its value. */
+interface WriteCheck {
+  write: WebsiteWrite;
+  /** Create adds the rules that only hold on create. */
+  creating: boolean;
 }
 
-/** Problems of a create or update input; `creating` adds the rules that only hold on create. */
+const noProblems = (): Problem[] => [];
+
+/** The checks of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+const WRITE_CHECKS: { [Type in keyof WriteTypes]: (name: string, value: WriteTypes[Type] | undefined, check: WriteCheck) => Problem[] } = {
+  // Only create writes the domain, and requires it.
+  domain: (name, value, { creating }) => {
+    if (!creating || (value !== undefined && normalizeDomain(value) !== null)) return [];
+    const message = `${name} must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped. Got ${shown(value ?? '')}.`;
+    return [{ field: ['input', name], message }];
+  },
+  password: (name, value, { write, creating }) => {
+    // The password is never repeated in a message (messages reach logs and screens): its length is.
+    if (value !== undefined && (value.length < 1 || value.length > LIMITS.password)) {
+      return [{ field: ['input', name], message: `${name} must be 1 to ${LIMITS.password} characters, got ${value.length}.` }];
+    }
+    // On create every install requires it. On update the install decides: its rule is `sometimes`, so a
+    // website that already has a password keeps it, and one without is refused there (a 422 on password).
+    if (creating && write.privacy === 'PASSWORD' && value === undefined) {
+      return [{ field: ['input', name], message: `${name} is required when privacy is PASSWORD.` }];
+    }
+    return [];
+  },
+  privacy: noProblems,
+  flag: noProblems,
+  lines: (name, entries) => {
+    if (entries === undefined) return [];
+    const field = ['input', name];
+    if (entries.length > LIMITS.listEntries) {
+      return [{ field, message: `${name} may hold at most ${LIMITS.listEntries} entries, got ${entries.length}.` }];
+    }
+    // One entry per line upstream: a line break inside an entry would silently become two entries.
+    const bad = entries.findIndex((entry) => entry.trim() === '' || /[\r\n]/.test(entry) || entry.length > LIMITS.listEntry);
+    const entry = entries[bad];
+    if (entry === undefined) return [];
+    const message = `${name}[${bad}] must be a non-empty single line of at most ${LIMITS.listEntry} characters, got ${shown(entry)}.`;
+    return [{ field: [...field, String(bad)], message }];
+  },
+};
+
+const checked = <Type extends keyof WriteTypes>(
+  type: Type,
+  name: string,
+  value: WriteTypes[Type] | undefined,
+  check: WriteCheck,
+): Problem[] => WRITE_CHECKS[type](name, value, check);
+
+/** Problems of a create or update input, field by field in the table's order. */
 export function websiteWriteProblems(write: WebsiteWrite, creating: boolean): Problem[] {
-  const problems: Problem[] = [];
-  if (creating && (write.domain === undefined || normalizeDomain(write.domain) === null)) {
-    problems.push({
-      field: ['input', 'domain'],
-      message: `domain must be a domain name (example.com) or an IPv4 address; a scheme and "www." are stripped. Got ${shown(write.domain ?? '')}.`,
-    });
-  }
-  // The password is never repeated in a message (messages reach logs and screens): its length is.
-  if (write.password !== undefined && (write.password.length < 1 || write.password.length > LIMITS.password)) {
-    problems.push({
-      field: ['input', 'password'],
-      message: `password must be 1 to ${LIMITS.password} characters, got ${write.password.length}.`,
-    });
-  }
-  // On create every install requires it. On update the install decides: its rule is `sometimes`, so a
-  // website that already has a password keeps it, and one without is refused there (a 422 on password).
-  if (creating && write.privacy === 'PASSWORD' && write.password === undefined) {
-    problems.push({ field: ['input', 'password'], message: 'password is required when privacy is PASSWORD.' });
-  }
-  problems.push(...listProblems('excludeParams', write.excludeParams), ...listProblems('excludeIps', write.excludeIps));
-  return problems;
+  return WRITE_FIELDS.flatMap((name) => checked(WEBSITE_FIELDS[name].write.type, name, write[name], { write, creating }));
 }

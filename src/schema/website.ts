@@ -1,8 +1,29 @@
 // Website: its enums, the type (with its statistics), WebsiteList, the queries that read websites,
 // the inputs and the mutations that write them.
-import type { InputShapeFromFields } from '@pothos/core';
+import type {
+  GenericFieldRef,
+  InputFieldBuilder,
+  InputFieldRef,
+  InputShapeFromFields,
+  InputTypeParam,
+  ObjectFieldBuilder,
+  SchemaTypes,
+  TypeParam,
+} from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
+import {
+  READ_FIELDS,
+  WEBSITE_FIELDS,
+  WRITE_FIELDS,
+  type InputField,
+  type InputUse,
+  type ReadField,
+  type ReadTypes,
+  type Website,
+  type WebsiteListQuery,
+  type WebsiteWrite,
+  type WriteTypes,
+} from '../domain.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builder.js';
 import type { GatewayContext } from './context.js';
@@ -53,32 +74,41 @@ export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQL
   }
 }
 
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T extends SchemaTypes> ? T : never;
+
+/** The GraphQL type of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+const OUTPUT_TYPES = {
+  id: 'ID',
+  domain: 'String',
+  privacy: PrivacyEnum,
+  flag: 'Boolean',
+  optionalFlag: 'Boolean',
+  lines: ['String'],
+  timestamp: 'DateTime',
+} satisfies { [Type in keyof ReadTypes]: TypeParam<Types> };
+
+/**
+ * `t.expose` for a field of the table. TypeScript cannot follow a name through the table to its type,
+ * so the signature is spelled out: OUTPUT_TYPES gives each type of field the GraphQL type of its values.
+ */
+type ExposeField = (name: ReadField, options: { type: TypeParam<Types>; nullable: boolean; description: string }) => GenericFieldRef;
+
+/** The Website type's fields that read the website itself, from the table: each a property exposed as it is. */
+function websiteFields(t: ObjectFieldBuilder<Types, Website>) {
+  const expose = t.expose.bind(t) as ExposeField;
+  return Object.fromEntries(
+    READ_FIELDS.map((name) => {
+      const { read } = WEBSITE_FIELDS[name];
+      return [name, expose(name, { type: OUTPUT_TYPES[read.type], nullable: 'reported' in read, description: read.description })];
+    }),
+  );
+}
+
 export const WebsiteRef = builder.objectRef<Website>('Website').implement({
   description: "A website tracked by the analytics service, owned by the API key's user.",
   interfaces: [builder.nodeInterfaceRef()],
   fields: (t) => ({
-    id: t.exposeID('id', { description: "The website's id in the analytics service, also its id as a Node." }),
-    domain: t.exposeString('domain', { description: 'Domain name (or IPv4 address), lower case, without scheme or "www.".' }),
-    privacy: t.expose('privacy', { type: PrivacyEnum, description: 'Who may see the statistics page.' }),
-    passwordProtected: t.exposeBoolean('passwordProtected', {
-      description: 'Whether a password is set (the password itself is never returned).',
-    }),
-    emailReports: t.exposeBoolean('emailReports', { description: 'Whether periodic e-mail reports are sent.' }),
-    excludeBots: t.exposeBoolean('excludeBots', { description: 'Whether visits from known bots are ignored.' }),
-    excludeParams: t.exposeStringList('excludeParams', {
-      nullable: true,
-      description: 'URL query parameter names stripped from tracked pages. null: this install does not report it.',
-    }),
-    excludeIps: t.exposeStringList('excludeIps', {
-      nullable: true,
-      description: 'IP addresses whose visits are not tracked. null: this install does not report it.',
-    }),
-    favorite: t.exposeBoolean('favorite', {
-      nullable: true,
-      description: 'Whether the owner marked the website as a favorite. null: this install does not report it (it has no favorites).',
-    }),
-    createdAt: t.expose('createdAt', { type: 'DateTime', nullable: true, description: 'When the website was added.' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime', nullable: true, description: 'When its settings last changed.' }),
+    ...websiteFields(t),
     stats: t.field({
       type: StatListRef,
       description: 'A statistic of this website over a date range, grouped by value.',
@@ -124,8 +154,8 @@ export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>
   assertNoProblems(listArgumentsProblems(args));
   const { search, ...rest } = listArguments(args);
   return {
-    ...(search === undefined ? {} : { search }),
-    ...(args.favorite === null || args.favorite === undefined ? {} : { favorite: args.favorite }),
+    search,
+    favorite: args.favorite ?? undefined,
     sortBy: args.sortBy ?? 'id',
     ...rest,
   };
@@ -214,58 +244,56 @@ const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteW
   }),
 });
 
-const writeFields = {
-  privacy: 'Who may see the statistics page.',
-  password: 'Password for privacy PASSWORD, 1 to 128 characters.',
-  emailReports: 'Send periodic e-mail reports.',
-  excludeBots: 'Ignore visits from known bots.',
-  excludeParams: 'URL query parameter names to strip from tracked pages; an empty list clears them.',
-  excludeIps: 'IP addresses whose visits are not tracked; an empty list clears them.',
-} as const;
+/** The GraphQL input type of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+const INPUT_TYPES = {
+  domain: 'String',
+  password: 'String',
+  privacy: PrivacyEnum,
+  flag: 'Boolean',
+  lines: ['String'],
+} satisfies { [Type in keyof WriteTypes]: InputTypeParam<Types> };
+
+/** What either input holds; an input field may be null, as GraphQL allows. */
+type WriteInput = { [Field in keyof WebsiteWrite]?: WebsiteWrite[Field] | null };
+type InputFields<On extends 'create' | 'update'> = { [Field in InputField<On>]: InputFieldRef<Types, WriteInput[Field]> };
+
+/** `t.field` for a field of the table (as `expose` above: INPUT_TYPES gives each type of field its GraphQL type). */
+type InputFieldOf = (options: { type: InputTypeParam<Types>; required: boolean; description: string }) => InputFieldRef<Types, unknown>;
+
+/** The fields of createWebsite's or updateWebsite's input: those of the table that it writes. */
+function inputFields<On extends 'create' | 'update'>(t: InputFieldBuilder<Types, 'InputObject'>, on: On): InputFields<On> {
+  const field = t.field.bind(t) as InputFieldOf;
+  const fields = WRITE_FIELDS.flatMap((name) => {
+    const { write } = WEBSITE_FIELDS[name];
+    const inputs: Partial<Record<'create' | 'update', InputUse>> = write;
+    const use = inputs[on];
+    if (use === undefined) return [];
+    const description = use.note === undefined ? write.description : `${write.description} ${use.note}`;
+    return [[name, field({ type: INPUT_TYPES[write.type], required: use.required === true, description })]];
+  });
+  // The fields are those InputField<On> names: the table's that `on` writes.
+  return Object.fromEntries(fields) as InputFields<On>;
+}
 
 const CreateWebsiteInput = builder.inputType('CreateWebsiteInput', {
   description:
     "A new website. Fields left out take the service's defaults: privacy PUBLIC, emailReports false, excludeBots true, no exclusions.",
-  fields: (t) => ({
-    domain: t.string({ required: true, description: 'Domain name or IPv4 address; a scheme and "www." are stripped.' }),
-    privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
-    password: t.string({ description: `${writeFields.password} Required with privacy PASSWORD.` }),
-    emailReports: t.boolean({ description: writeFields.emailReports }),
-    excludeBots: t.boolean({ description: writeFields.excludeBots }),
-    excludeParams: t.stringList({ description: writeFields.excludeParams }),
-    excludeIps: t.stringList({ description: writeFields.excludeIps }),
-  }),
+  fields: (t) => inputFields(t, 'create'),
 });
 
 const UpdateWebsiteInput = builder.inputType('UpdateWebsiteInput', {
   description: 'Changes to a website: only the fields given are changed. The domain cannot be changed.',
-  fields: (t) => ({
-    privacy: t.field({ type: PrivacyEnum, description: writeFields.privacy }),
-    password: t.string({
-      description: `${writeFields.password} May be left out with privacy PASSWORD when the website already has one, which it keeps; the install refuses PASSWORD for a website without one.`,
-    }),
-    emailReports: t.boolean({ description: writeFields.emailReports }),
-    excludeBots: t.boolean({ description: writeFields.excludeBots }),
-    excludeParams: t.stringList({ description: writeFields.excludeParams }),
-    excludeIps: t.stringList({ description: writeFields.excludeIps }),
-    favorite: t.boolean({ description: 'Mark or unmark the website as a favorite.' }),
-  }),
+  fields: (t) => inputFields(t, 'update'),
 });
-
-/** What either input holds; the inputs' types inferred by Pothos must fit it. */
-type WriteInput = { [Field in keyof WebsiteWrite]?: WebsiteWrite[Field] | null };
 
 /** An explicit null is treated like an omitted field: "leave it as it is" (or the default on create). */
 function toWrite(input: WriteInput): WebsiteWrite {
   const write: WebsiteWrite = {};
-  if (input.domain != null) write.domain = input.domain;
-  if (input.privacy != null) write.privacy = input.privacy;
-  if (input.password != null) write.password = input.password;
-  if (input.emailReports != null) write.emailReports = input.emailReports;
-  if (input.excludeBots != null) write.excludeBots = input.excludeBots;
-  if (input.excludeParams != null) write.excludeParams = input.excludeParams;
-  if (input.excludeIps != null) write.excludeIps = input.excludeIps;
-  if (input.favorite != null) write.favorite = input.favorite;
+  const copy = <Field extends keyof WebsiteWrite>(name: Field): void => {
+    const value = input[name];
+    if (value != null) write[name] = value;
+  };
+  for (const name of WRITE_FIELDS) copy(name);
   return write;
 }
 

@@ -1,6 +1,18 @@
 // The six REST operations of docs/CONTRACT.md as typed functions: domain values in, domain values out.
 // Request building (query strings, forms) is pure and exported for tests; decoding is in wire.ts.
-import type { Deletion, Page, Privacy, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
+import {
+  WEBSITE_FIELDS,
+  WRITE_FIELDS,
+  type Deletion,
+  type Page,
+  type Privacy,
+  type Stat,
+  type StatsQuery,
+  type Website,
+  type WebsiteListQuery,
+  type WebsiteWrite,
+  type WriteTypes,
+} from '../domain.js';
 import { GatewayError } from '../errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './client.js';
 import type { StatNames } from './dialect.js';
@@ -13,15 +25,8 @@ export type Send = (request: Omit<UpstreamRequest, 'authorization' | 'signal' | 
 const PRIVACY_CODES: Record<Privacy, string> = { PUBLIC: '0', PRIVATE: '1', PASSWORD: '2' };
 
 /** Upstream form/query names -> the names our schema gives them, for error messages. */
-export const UPSTREAM_FIELD_NAMES: Record<string, string> = {
-  domain: 'domain',
-  privacy: 'privacy',
-  password: 'password',
-  email: 'emailReports',
-  exclude_bots: 'excludeBots',
-  exclude_params: 'excludeParams',
-  exclude_ips: 'excludeIps',
-  favorite: 'favorite',
+const UPSTREAM_FIELD_NAMES: Record<string, string> = {
+  ...Object.fromEntries(WRITE_FIELDS.map((name) => [WEBSITE_FIELDS[name].wire, name])),
   name: 'name',
   from: 'from',
   to: 'to',
@@ -34,7 +39,8 @@ export const UPSTREAM_FIELD_NAMES: Record<string, string> = {
 };
 
 const PRIVACY_NAMES: Record<string, Privacy> = { '0': 'PUBLIC', '1': 'PRIVATE', '2': 'PASSWORD' };
-const LARAVEL_ATTRIBUTE = /\bThe (exclude[ _]params|exclude[ _]ips|exclude[ _]bots|email|per[ _]page|sort[ _]by|search[ _]by) field\b/g;
+/** Laravel writes a form name's underscore as a space in its messages. */
+const LARAVEL_ATTRIBUTE = new RegExp(`\\bThe (${Object.keys(UPSTREAM_FIELD_NAMES).join('|').replaceAll('_', '[ _]')}) field\\b`, 'g');
 
 /**
  * A validation message in the schema's terms: Laravel names fields as the form does and values as
@@ -101,20 +107,28 @@ export function statsParams(query: StatsQuery, wireName: string): Record<string,
   };
 }
 
+/** How a write sends each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+const ENCODERS: { [Type in keyof WriteTypes]: (value: WriteTypes[Type]) => string } = {
+  domain: (domain) => domain,
+  password: (password) => password,
+  privacy: (privacy) => PRIVACY_CODES[privacy],
+  flag,
+  lines: (lines) => lines.join('\n'),
+};
+
+const encode = <Type extends keyof WriteTypes>(type: Type, value: WriteTypes[Type]): string => ENCODERS[type](value);
+
 /**
  * A website write as the upstream's form. Only fields the caller gave are sent, so the upstream's
  * defaults apply on create and nothing else changes on update; an empty list clears the field.
  */
 export function toWebsiteForm(write: WebsiteWrite): Record<string, string> {
   const form: Record<string, string> = {};
-  if (write.domain !== undefined) form.domain = write.domain;
-  if (write.privacy !== undefined) form.privacy = PRIVACY_CODES[write.privacy];
-  if (write.password !== undefined) form.password = write.password;
-  if (write.emailReports !== undefined) form.email = flag(write.emailReports);
-  if (write.excludeBots !== undefined) form.exclude_bots = flag(write.excludeBots);
-  if (write.excludeParams !== undefined) form.exclude_params = write.excludeParams.join('\n');
-  if (write.excludeIps !== undefined) form.exclude_ips = write.excludeIps.join('\n');
-  if (write.favorite !== undefined) form.favorite = flag(write.favorite);
+  for (const name of WRITE_FIELDS) {
+    const value = write[name];
+    const field = WEBSITE_FIELDS[name];
+    if (value !== undefined) form[field.wire] = encode(field.write.type, value);
+  }
   return form;
 }
 

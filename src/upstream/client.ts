@@ -47,19 +47,22 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-/** How the client reaches the install; config.ts reads each from the environment (docs/configuration.md). */
+/**
+ * How the client reaches the install; config.ts reads each from the environment (docs/configuration.md),
+ * defaulting to UPSTREAM_TRANSPORT_DEFAULTS.
+ */
 export interface UpstreamTransportOptions {
-  /** TCP/TLS connect timeout (UPSTREAM_CONNECT_TIMEOUT_MS; default 5 s). */
+  /** TCP/TLS connect timeout (UPSTREAM_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs: number;
-  /** Time to the response headers, and the longest pause between body chunks (UPSTREAM_TIMEOUT_MS; default 10 s). */
+  /** Time to the response headers, and the longest pause between body chunks (UPSTREAM_TIMEOUT_MS). */
   timeoutMs: number;
-  /** Keep-alive sockets to the upstream origin (UPSTREAM_CONNECTIONS; default 128). */
+  /** Keep-alive sockets to the upstream origin (UPSTREAM_CONNECTIONS). */
   connections: number;
-  /** Attempts of an idempotent read, the first one included (UPSTREAM_MAX_ATTEMPTS; default 3). */
+  /** Attempts of an idempotent read, the first one included (UPSTREAM_MAX_ATTEMPTS). */
   maxAttempts: number;
-  /** Larger answers are refused (UPSTREAM_MAX_RESPONSE_BYTES; default 4 MiB). */
+  /** Larger answers are refused (UPSTREAM_MAX_RESPONSE_BYTES). */
   maxResponseBytes: number;
-  /** How long an open circuit breaker fails fast before it lets a trial call through (UPSTREAM_BREAKER_RESET_MS; default 5 s). */
+  /** How long an open circuit breaker fails fast before it lets a trial call through (UPSTREAM_BREAKER_RESET_MS). */
   breakerResetMs: number;
 }
 

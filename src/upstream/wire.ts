@@ -1,6 +1,17 @@
 // Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types.
 // Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
-import type { Deletion, Page, PageRequest, Privacy, Stat, UpstreamErrorBody, Website } from '../domain.js';
+import {
+  READ_FIELDS,
+  WEBSITE_FIELDS,
+  type Deletion,
+  type Page,
+  type PageRequest,
+  type Privacy,
+  type ReadTypes,
+  type Stat,
+  type UpstreamErrorBody,
+  type Website,
+} from '../domain.js';
 import { WireDecodeError } from './errors.js';
 
 type JsonObject = Record<string, unknown>;
@@ -147,22 +158,33 @@ function readTimestamp(value: unknown): string | null {
   return new Date(wallClock.getTime() - offsetMs).toISOString();
 }
 
+/** A reader for each way the wire carries a Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+const READERS: { [Type in keyof ReadTypes]: (value: unknown, path: string) => ReadTypes[Type] } = {
+  id: readId,
+  domain: readDomain,
+  privacy: readPrivacy,
+  flag: readFlag,
+  optionalFlag: readOptionalFlag,
+  lines: readLines,
+  timestamp: readTimestamp,
+};
+
+type Reader = (value: unknown, path: string) => Website[keyof Website];
+
+/** Each field of the Website type with its name on the wire and its reader, worked out once. */
+const WEBSITE_READERS = READ_FIELDS.map((name) => {
+  const { wire, read } = WEBSITE_FIELDS[name];
+  const reader: Reader = READERS[read.type];
+  const reportedReader: Reader = (value, path) => readReported(value, path, reader);
+  return { name, wire, read: 'reported' in read ? reportedReader : reader };
+});
+
 function readWebsite(raw: unknown, path: string): Website {
   const website = readObject(raw, path);
-  const at = (key: string): string => fieldPath(path, key);
-  return {
-    id: readId(website.id, at('id')),
-    domain: readDomain(website.domain, at('domain')),
-    privacy: readPrivacy(website.privacy, at('privacy')),
-    passwordProtected: readOptionalFlag(website.password, at('password')),
-    emailReports: readFlag(website.email, at('email')),
-    excludeBots: readFlag(website.exclude_bots, at('exclude_bots')),
-    excludeParams: readReported(website.exclude_params, at('exclude_params'), readLines),
-    excludeIps: readReported(website.exclude_ips, at('exclude_ips'), readLines),
-    favorite: readReported(website.favorite, at('favorite'), readFlag),
-    createdAt: readTimestamp(website.created_at),
-    updatedAt: readTimestamp(website.updated_at),
-  };
+  const fields: Partial<Record<keyof Website, Website[keyof Website]>> = {};
+  for (const { name, wire, read } of WEBSITE_READERS) fields[name] = read(website[wire], fieldPath(path, wire));
+  // Every field was read above, each by the reader its type names.
+  return fields as Website;
 }
 
 function readStat(raw: unknown, path: string): Stat {

@@ -28,9 +28,9 @@ import { documentBytes } from '../document-cache.js';
 import type { PlanStep } from './use-plan.js';
 
 export interface CompiledExecutionOptions {
-  /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default 2); 0: never. */
+  /** The execution of an operation at which it is compiled (GRAPHQL_JIT_ON_RUN; default DEFAULT_JIT_ON_RUN); 0: never. */
   onRun?: number;
-  /** Estimated heap bytes of compiled operations kept (COMPILED_CACHE_MAX_BYTES; default 16 MiB). */
+  /** Estimated heap bytes of compiled operations kept (COMPILED_CACHE_MAX_BYTES; default DEFAULT_COMPILED_CACHE_MAX_BYTES). */
   maxBytes?: number;
 }
 

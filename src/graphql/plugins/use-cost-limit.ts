@@ -7,7 +7,7 @@ import type { PlanCheck } from './use-plan.js';
 import type { ErrorCode } from '../../errors.js';
 
 export interface CostLimitOptions {
-  /** Most upstream calls one operation may be able to make (MAX_COST; default 100). */
+  /** Most upstream calls one operation may be able to make (MAX_COST; default DEFAULT_COST_LIMIT). */
   limit?: number;
 }
 

@@ -9,7 +9,7 @@ import { documentPlan } from '../../schema/plan.js';
 import type { ErrorCode } from '../../errors.js';
 
 export interface FieldLimitOptions {
-  /** Most fields a document may select, every fragment spread expanded (MAX_FIELDS; default 1000). */
+  /** Most fields a document may select, every fragment spread expanded (MAX_FIELDS; default DEFAULT_FIELD_LIMIT). */
   limit?: number;
 }
 

@@ -33,7 +33,7 @@ export interface LiveQuery {
 
 export interface LiveOptions {
   hub: LiveHub;
-  /** Streams one key may have open at once (LIVE_MAX_STREAMS_PER_KEY; default 20); one more ends with OVERLOADED. */
+  /** Streams one key may have open at once (LIVE_MAX_STREAMS_PER_KEY; default in LIVE_DEFAULTS); one more ends with OVERLOADED. */
   maxStreamsPerKey?: number;
   /** Runs a query as a client's request would be run (the gateway's own yoga, in process). */
   runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<PlainResult>;
@@ -84,7 +84,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   // Only message, path and code-bearing extensions travel: the result is compared, and shared between gateways, as JSON.
   const errors: PlainError[] = (answer.errors ?? []).map((error) => ({
     message: error.message,
-    ...(error.path ? { path: error.path } : {}),
+    path: error.path,
     extensions: error.extensions ?? {},
   }));
   const codes = errors.map((error) => String(error.extensions?.code ?? ''));
@@ -126,9 +126,7 @@ function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
     if (text !== undefined && !Object.hasOwn(result, 'stringify')) Object.defineProperty(result, 'stringify', { value: () => text });
     return result as ExecutionResult;
   }
-  const errors = result.errors.map(
-    (error) => new GraphQLError(error.message, { ...(error.path ? { path: error.path } : {}), extensions: error.extensions ?? {} }),
-  );
+  const errors = result.errors.map((error) => new GraphQLError(error.message, { path: error.path, extensions: error.extensions ?? {} }));
   return { ...result, errors };
 }
 

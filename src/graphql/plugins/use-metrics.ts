@@ -15,7 +15,7 @@ export interface MetricsOptions {
   registry: Registry;
   /** Histogram buckets in seconds. Required (the gateway's, shared with the upstream histogram). */
   buckets: number[];
-  /** Distinct operation names labelled as themselves (METRICS_MAX_OPERATIONS; default 200); later ones: `other`. */
+  /** Distinct operation names labelled as themselves (METRICS_MAX_OPERATIONS; default DEFAULT_METRICS_MAX_OPERATIONS); later ones: `other`. */
   maxOperations?: number;
 }
 

@@ -14,9 +14,9 @@ import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';
 
 export interface PersistedQueryOptions {
-  /** Most documents APQ keeps (APQ_MAX_ENTRIES; default 1000). */
+  /** Most documents APQ keeps (APQ_MAX_ENTRIES; default in PERSISTED_QUERY_DEFAULTS). */
   maxEntries?: number;
-  /** Most bytes of documents APQ keeps (APQ_MAX_BYTES; default 4 MiB). */
+  /** Most bytes of documents APQ keeps (APQ_MAX_BYTES; default in PERSISTED_QUERY_DEFAULTS). */
   maxBytes?: number;
   /** Trusted documents by SHA-256 hex (loadPersistedDocuments); default none. */
   manifest?: ReadonlyMap<string, string>;

@@ -70,7 +70,7 @@ export function useRequestLog({ plan, write, contextOf, traceIdOf }: RequestLogO
         cache: { hits: context?.usage.cache.hits ?? 0, misses: context?.usage.cache.misses ?? 0, stale: context?.usage.cache.stale ?? 0 },
         outcome: codes.length === 0 ? 'ok' : 'error',
         ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
-        ...(traceId === undefined ? {} : { trace_id: traceId }),
+        trace_id: traceId,
       });
     },
   };

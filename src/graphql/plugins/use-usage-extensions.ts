@@ -8,7 +8,7 @@ import type { GatewayContext, Usage } from '../../schema/context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
 export interface UsageExtensionsOptions {
-  /** The cost limit reported beside the cost (MAX_COST; default 100). */
+  /** The cost limit reported beside the cost (MAX_COST; default DEFAULT_COST_LIMIT). */
   costLimit?: number;
   /** The request's context, for the figures of an answer not given by execution; none when nothing ran. */
   contextOf?: (request: Request) => GatewayContext | undefined;
@@ -23,7 +23,7 @@ export function useUsageExtensions({
     upstreamCalls: usage?.upstreamCalls ?? 0,
     cache: { hits: usage?.cache.hits ?? 0, misses: usage?.cache.misses ?? 0, stale: usage?.cache.stale ?? 0 },
     ...(usage !== undefined && usage.cache.stale > 0 ? { stale: true } : {}),
-    ...(usage?.rateLimit ? { rateLimit: usage.rateLimit } : {}),
+    rateLimit: usage?.rateLimit ?? undefined,
   });
   return {
     onExecute: ({ args }) => ({
