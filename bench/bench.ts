@@ -553,7 +553,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const startPrevious = (script: string): Promise<ChildServer> =>
       previousProcess && script === previousScript
         ? Promise.resolve({ ...previousProcess, stop: async () => undefined }) // stopped with the others at the end
-        : startGatewayFrom(script, {}, [], script === previousScript ? options.previousNode : undefined);
+        : startGatewayFrom(script, {}, [], options.previousNode);
     const floor = floorOptions ? { floor: await runFloorPass(floorOptions, options, harness, startFloor, startPrevious) } : {};
 
     const machine: MachineInfo = {

@@ -1,5 +1,10 @@
 // A tiny run of the benchmark harness (one scenario, about a second per client), so it never rots.
-// It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
+// It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first. Each test starts several
+// processes and runs a few seconds of load: 90 s leaves room for a busy CI machine (these are smoke tests
+// of the harness, not timed ones).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cachingPasses, defaultPasses, floorPass, formatReport, runBench } from '../../bench/index.js';
 
@@ -39,7 +44,7 @@ describe('benchmark harness', () => {
     expect(markdown).toContain('| REST, sequential |');
     expect(markdown).toContain('| REST, parallel |');
     expect(markdown).toContain('## Targets');
-  }, 30_000);
+  }, 90_000);
 
   it('measures a previous build right after the gateway in a scenario pass: its row, its peak RSS, this build ÷ previous build', async () => {
     // The "previous build" is this build itself (dist/main.js): the same calls, ratios near 1.
@@ -107,7 +112,7 @@ describe('benchmark harness', () => {
     });
     expect(plain).not.toMatch(/previous/i);
     expect(plain).toMatch(/\nGateway peak RSS so far \(VmHWM\) after this pass: [\d.]+ MB\.\n\n## Targets/);
-  }, 30_000);
+  }, 90_000);
 
   it('runs the read cache passes short: a warm dashboard reads nothing upstream, a session is throttled less with the cache', async () => {
     // The default run keeps its four passes; the cache passes run only when named.
@@ -164,7 +169,7 @@ describe('benchmark harness', () => {
     expect(markdown).toMatch(/\| session mix at 60 requests a minute per key: .* \| ✓ \|/);
     // A run of the cache passes alone judges only their targets.
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
-  }, 40_000);
+  }, 90_000);
 
   it('runs the floor pass short: the gateway, a previous build and the minimal floor gateway alternately, with their ratios', async () => {
     // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each; no previous build unless given.
@@ -173,14 +178,25 @@ describe('benchmark harness', () => {
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
-    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1.
+    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
+    // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
+    const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
+    const wrapper = join(wrapperDir, 'node');
+    writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
     const report = await runBench({
       durationSeconds: 1,
       warmupSeconds: 0.2,
       repeat: 1,
       passes: [],
       ...floorPass(['floor'], { previousScript: 'dist/main.js' }),
+      previousNode: wrapper,
     });
+    const calls = readFileSync(join(wrapperDir, 'calls'), 'utf8');
+    rmSync(wrapperDir, { recursive: true, force: true });
+    expect(calls).toContain('--version');
+    expect(calls).toMatch(/dist\/main\.js/);
+    expect(report.previousNode).toBe(process.version);
+    expect(formatReport(report)).toContain(`The previous build runs on Node ${process.version}; the gateway on ${process.version}.`);
 
     const floor = report.floor;
     expect(floor?.notes).toEqual([]);
@@ -245,9 +261,10 @@ describe('benchmark harness', () => {
 
     // Without a previous build, the section has no trace of one.
     const { previous: _previous, previousScript: _script, ...withoutPrevious } = floor ?? ({} as NonNullable<typeof floor>);
-    const plain = formatReport({ ...report, floor: withoutPrevious });
+    const { previousNode: _node, ...withoutPreviousNode } = report;
+    const plain = formatReport({ ...withoutPreviousNode, floor: withoutPrevious });
     expect(plain).not.toMatch(/previous/i);
     expect(plain).toContain('Both answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the floor.');
     expect(plain).toMatch(/\| floor \|.*\|\n\nGateway ÷ floor: /);
-  }, 60_000);
+  }, 90_000);
 });
