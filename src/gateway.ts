@@ -6,14 +6,15 @@ import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
-import { createGatewayYoga } from './graphql/yoga.js';
+import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
+import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
-import { recordCacheRead, traceUpstreamCall } from './tracing.js';
+import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
-import { MemoryCacheStore, RedisCacheStore } from './upstream/cache-store.js';
+import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/cache-store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createStatNames } from './upstream/dialect.js';
 
@@ -66,8 +67,38 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
+  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
+  // A repeated query answered before GraphQL runs, from the read cache's store (http/answer-cache.ts).
+  const answers: AnswerCache | undefined = store
+    ? createAnswerCache({
+        store,
+        settledMs: config.cache.settledMs,
+        maxStaleMs: config.cache.maxStaleMs,
+        clock,
+        endpoint: GRAPHQL_ENDPOINT,
+        onStoreError,
+        ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
+      })
+    : undefined;
+  // The request log's line of a stored answer, as use-request-log.ts writes it for the others.
+  answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
+    metrics?.storedAnswer('sent');
+    const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
+    logger.info(
+      {
+        operation,
+        durationMs,
+        upstreamCalls: 0,
+        cost,
+        cache: { hits: reads, misses: 0, stale: 0 },
+        outcome: 'ok',
+        storedAnswer: true,
+        ...(traceId === undefined ? {} : { trace_id: traceId }),
+      },
+      'graphql request',
+    );
+  });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
   // each gateway polls for its own streams.
@@ -82,6 +113,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     upstream,
     logger,
     live,
+    ...(answers ? { answers } : {}),
     ...(documentRegistry ? { documentRegistry } : {}),
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
     ...(metrics && config.metrics
@@ -89,7 +121,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : {}),
   });
   const http = await serveHttp(
-    (req, res) => void yoga(req, res),
+    answers ? (req, res) => answers.serve(req, res, () => void yoga(req, res)) : (req, res) => void yoga(req, res),
     config,
     logger,
     () => ({
@@ -153,6 +185,8 @@ function createCache(
   metrics: GatewayMetrics | null,
 ): {
   cache: ResponseCache;
+  /** The read cache's store; none with CACHE=off. */
+  store?: CacheStore;
   documentRegistry?: DocumentRegistry;
   storeConnection: () => string;
   /** Says, at most once per 10 s per kind of operation, that the store failed. */
@@ -196,8 +230,9 @@ function createCache(
       ...(documentRegistry ? { documentRegistry } : {}),
     };
   }
+  const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
   const responseCache = createResponseCache({
-    store: redis ?? new MemoryCacheStore(cache.maxBytes, now),
+    store,
     settledMs: cache.settledMs,
     recentMs: cache.recentMs,
     maxStaleMs: cache.maxStaleMs,
@@ -208,5 +243,5 @@ function createCache(
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
-  return { cache: responseCache, ...shared, ...(documentRegistry ? { documentRegistry } : {}) };
+  return { cache: responseCache, store, ...shared, ...(documentRegistry ? { documentRegistry } : {}) };
 }
