@@ -146,12 +146,17 @@ export function createGatewayYoga(
       ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
       ...(metricsStep ? [metricsStep] : []),
       ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
-      useRequestLog({
-        plan,
-        write: (line) => logger.info(line, 'graphql request'),
-        contextOf: (request) => contexts.get(request),
-        traceIdOf: (request) => traceIds.get(request),
-      }),
+      // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
+      ...(logger.isLevelEnabled('info')
+        ? [
+            useRequestLog({
+              plan,
+              write: (line) => logger.info(line, 'graphql request'),
+              contextOf: (request) => contexts.get(request),
+              traceIdOf: (request) => traceIds.get(request),
+            }),
+          ]
+        : []),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
         ? [
