@@ -85,7 +85,7 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
     const text = await response.text();
     if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the answer is stored after it is sent
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is stored after it is sent
     const { count } = await control.count();
     return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
   };

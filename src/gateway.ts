@@ -81,24 +81,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
       })
     : undefined;
-  // The request log's line of a stored answer, as use-request-log.ts writes it for the others.
-  answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
-    metrics?.storedAnswer('sent');
-    const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
-    logger.info(
-      {
-        operation,
-        durationMs,
-        upstreamCalls: 0,
-        cost,
-        cache: { hits: reads, misses: 0, stale: 0 },
-        outcome: 'ok',
-        storedAnswer: true,
-        ...(traceId === undefined ? {} : { trace_id: traceId }),
-      },
-      'graphql request',
-    );
-  });
+  // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
+  // below LOG_LEVEL=info, nor with nothing else to tell: the line would be built for nothing).
+  const toldOfStored = metrics !== null || config.tracing || logger.isLevelEnabled('info');
+  if (toldOfStored)
+    answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
+      metrics?.storedAnswer('sent');
+      const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
+      logger.info(
+        {
+          operation,
+          durationMs,
+          upstreamCalls: 0,
+          cost,
+          cache: { hits: reads, misses: 0, stale: 0 },
+          outcome: 'ok',
+          storedAnswer: true,
+          ...(traceId === undefined ? {} : { trace_id: traceId }),
+        },
+        'graphql request',
+      );
+    });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
   // each gateway polls for its own streams.

@@ -150,15 +150,14 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (secret === undefined) return false;
     const keyId = keyIdOf(secret, authorization);
     const name = storeNames.answer(keyId, hash);
-    const [record, generation, writes, seen] = await Promise.all([
-      safely('get', () => store.get(name)),
-      safely('counter', () => store.counter(storeNames.generation(keyId))),
-      safely('counter', () => store.counter(storeNames.writes(keyId))),
-      safely('marked', () => store.marked(storeNames.seen(keyId))),
-    ]);
-    if (generation === undefined || writes === undefined) return false;
+    const found = await safely('look', () =>
+      store.look(name, [storeNames.generation(keyId), storeNames.writes(keyId)], [storeNames.seen(keyId)]),
+    );
+    if (found === undefined) return false;
+    const { record, counters, marks } = found;
+    const [generation = 0, writes = 0] = counters;
     pending.set(req, { name, keyId, generation, writes });
-    if (record === undefined || seen !== true) return false;
+    if (record === undefined || marks[0] !== true) return false;
     const answer = record.value as StoredAnswer;
     const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
     if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
