@@ -202,6 +202,19 @@ describe('a repeated query, answered before GraphQL runs', () => {
     expect(expired.calls.length).toBeGreaterThan(0);
   });
 
+  it('"today" is part of the request: a new day in UPSTREAM_TIMEZONE asks again, whatever the lifetimes', async () => {
+    const sandbox = await sandboxFor();
+    const clock = new Clock(Date.parse(`${TODAY}T23:59:50Z`));
+    const served = await gatewayOn(sandbox, clock, { CACHE_TTL_RECENT_S: '86400', KEY_RECHECK_S: '86400' });
+    await ask(served, sandbox);
+    await settle();
+    expect((await ask(served, sandbox)).stored).toBe(true);
+    clock.advance(20); // 00:00:10 the next day (UTC)
+    const nextDay = await ask(served, sandbox);
+    expect(nextDay.stored).toBe(false);
+    expect(nextDay.calls).toEqual([]); // its reads are still cached: only the answer is made again
+  });
+
   it('a write with the key drops it: the next answer shows the write', async () => {
     const { sandbox, served } = await storedOnce();
 
