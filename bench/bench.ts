@@ -17,6 +17,7 @@ import {
   type SharedPassResult,
 } from './caching.js';
 import { DEFAULT_LIVE, runLivePass, type LivePassOptions, type LivePassResult } from './live.js';
+import { STATIC_SCRIPT, runStoredPass, type StoredPassOptions, type StoredPassResult } from './stored.js';
 import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
@@ -85,6 +86,8 @@ export interface BenchOptions {
   floor?: FloorPassOptions | null;
   /** The `live` pass (many subscribers of one live dashboard on a gateway of its own); not run when absent. */
   live?: LivePassOptions | null;
+  /** The `stored` pass (the repeated dashboard's stored answer against a static server); not run when absent. */
+  stored?: StoredPassOptions | null;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
 }
@@ -105,7 +108,7 @@ export interface DefaultPassOptions {
 }
 
 /** Every pass `--passes` knows. */
-export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor', 'live'] as const;
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor', 'stored', 'live'] as const;
 export type PassName = (typeof PASS_NAMES)[number];
 /** The passes of a run without `--passes`: the read cache's passes run only when selected. */
 export const DEFAULT_PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const satisfies readonly PassName[];
@@ -178,7 +181,7 @@ export interface FloorPassOptions {
 }
 
 /** Targets of the floor pass: gateway ÷ floor. */
-export const FLOOR_TARGETS = { requestsPerSecondRatio: 0.85, cpuRatio: 1.2 } as const;
+export const FLOOR_TARGETS = { requestsPerSecondRatio: 0.85, cpuRatio: 1.0 } as const;
 
 /** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each. */
 export function floorPass(
@@ -192,6 +195,25 @@ export function floorPass(
       connections: options.connections ?? 20,
       rounds: Math.max(3, options.repeat ?? 1),
       ...(options.previousScript ? { previousScript: options.previousScript } : {}),
+    },
+  };
+}
+
+/**
+ * The `stored` pass's options when `stored` is among `names`: 0 ms sandbox, 20 connections (the floor
+ * pass's), max(3, repeat) runs each, and two gateways on one Redis when `redisServer` is not null.
+ */
+export function storedPass(
+  names: readonly PassName[],
+  options: { repeat?: number; connections?: number; redisServer?: string | null } = {},
+): Pick<BenchOptions, 'stored'> {
+  if (!names.includes('stored')) return { stored: null };
+  return {
+    stored: {
+      latencyMs: 0,
+      connections: options.connections ?? 20,
+      rounds: Math.max(3, options.repeat ?? 1),
+      redisServer: options.redisServer === undefined ? 'redis-server' : options.redisServer,
     },
   };
 }
@@ -332,6 +354,8 @@ export interface BenchReport {
   floor?: FloorPassResult;
   /** The live pass, when it ran. */
   live?: LivePassResult;
+  /** The stored pass, when it ran. */
+  stored?: StoredPassResult;
 }
 
 /** One measured run of the floor pass. */
@@ -555,6 +579,31 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         ? Promise.resolve({ ...previousProcess, stop: async () => undefined }) // stopped with the others at the end
         : startGatewayFrom(script, {}, [], options.previousNode);
     const floor = floorOptions ? { floor: await runFloorPass(floorOptions, options, harness, startFloor, startPrevious) } : {};
+    // The repeated dashboard's stored answer against a static server with its bytes, after the floor.
+    const startStatic = async (env: Record<string, string>): Promise<ChildServer> => {
+      const child = await spawnServer({
+        script: STATIC_SCRIPT,
+        env: { HOST: '127.0.0.1', PORT: '0', ...env },
+        ready: /Static server on (http:\/\/[^\s,]+\/graphql)/,
+        nodeArgs: options.gatewayNodeArgs,
+      });
+      children.push(child);
+      return child;
+    };
+    const stored = options.stored
+      ? {
+          stored: await runStoredPass(options.stored, {
+            control,
+            context,
+            key: DEMO_KEY,
+            startGateway,
+            startStatic,
+            durationSeconds: options.durationSeconds,
+            warmupSeconds: options.warmupSeconds,
+            log,
+          }),
+        }
+      : {};
 
     const machine: MachineInfo = {
       cpus: cpus().length,
@@ -578,6 +627,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       passes,
       ...caching,
       ...floor,
+      ...stored,
       ...live,
     };
   } finally {

@@ -9,6 +9,7 @@ export {
   defaultPasses,
   floorPass,
   livePass,
+  storedPass,
   runBench,
   type BenchOptions,
   type CachePassOptions,
@@ -37,6 +38,8 @@ export {
   sharedSection,
   floorSection,
   floorTargets,
+  storedSection,
+  storedTargets,
   liveSection,
   liveTargets,
   type Target,
@@ -62,4 +65,5 @@ export {
   type LivePassResult,
   type MemorySnapshot,
 } from './live.js';
+export { STATIC_SCRIPT, STORED_TARGETS, type StoredPassOptions, type StoredPassResult, type StoredRow } from './stored.js';
 export { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios.js';

@@ -13,6 +13,7 @@ import {
 } from './bench.js';
 import type { SessionPassResult, SharedPassResult } from './caching.js';
 import { LIVE_TARGETS, type LivePassResult, type MemorySnapshot } from './live.js';
+import { STORED_TARGETS, type StoredPassResult, type StoredRow } from './stored.js';
 
 export interface Target {
   target: string;
@@ -99,6 +100,7 @@ export function evaluateTargets(report: BenchReport): Target[] {
   const targets: Target[] = report.passes.length > 0 || !hasCachingPasses(report) ? scenarioTargets(report) : [];
   targets.push(...cachingTargets(report));
   if (report.floor) targets.push(...floorTargets(report.floor));
+  if (report.stored) targets.push(...storedTargets(report.stored));
   if (report.live) targets.push(...liveTargets(report.live));
   return targets;
 }
@@ -127,6 +129,7 @@ function hasCachingPasses(report: BenchReport): boolean {
     report.session !== undefined ||
     report.shared !== undefined ||
     report.floor !== undefined ||
+    report.stored !== undefined ||
     report.live !== undefined
   );
 }
@@ -303,6 +306,7 @@ export function formatReport(report: BenchReport): string {
   if (report.session) out.push('', ...sessionSection(report.session));
   if (report.shared) out.push('', ...sharedSection(report.shared));
   if (report.floor) out.push('', ...floorSection(report.floor));
+  if (report.stored) out.push('', ...storedSection(report.stored));
   if (report.live) out.push('', ...liveSection(report.live));
   out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
   for (const target of evaluateTargets(report)) {
@@ -464,6 +468,66 @@ export function floorSection(floor: FloorPassResult): string[] {
     );
   }
   out.push(...notes(floor.notes));
+  return out;
+}
+
+/** The stored pass's two targets: the repeated dashboard's CPU per request and throughput against the static server's. */
+export function storedTargets(stored: StoredPassResult): Target[] {
+  const where = `repeated dashboard, stored answer against a static server of its bytes, ${stored.connections} connections, medians of ${stored.rounds} runs each`;
+  return [
+    {
+      target: `stored answer CPU ms/req ÷ static server CPU ms/req ≤ ${STORED_TARGETS.cpuRatio} (${where})`,
+      figure: `${fixed(stored.cpuRatio, 2)} (${fixed(stored.stored.cpuMsPerRequest, 3)} ÷ ${fixed(stored.static.cpuMsPerRequest, 3)})`,
+      met: Number.isFinite(stored.cpuRatio) ? stored.cpuRatio <= STORED_TARGETS.cpuRatio : null,
+    },
+    {
+      target: `stored answer req/s ÷ static server req/s ≥ ${STORED_TARGETS.requestsPerSecondRatio} (${where})`,
+      figure: `${fixed(stored.requestsPerSecondRatio, 2)} (${fixed(stored.stored.requestsPerSecond, 0)} ÷ ${fixed(stored.static.requestsPerSecond, 0)})`,
+      met: Number.isFinite(stored.requestsPerSecondRatio) ? stored.requestsPerSecondRatio >= STORED_TARGETS.requestsPerSecondRatio : null,
+    },
+  ];
+}
+
+/** The stored pass: the repeated dashboard's stored answer, the static server, gateway B on Redis; ratios and targets. */
+export function storedSection(stored: StoredPassResult): string[] {
+  const out = [
+    `## Pass "stored": the repeated dashboard against a static server of its bytes, ${stored.latencyMs} ms sandbox latency, ${stored.connections} connections`,
+    '',
+    `The dashboard through a gateway with CACHE=on, whose first request (${stored.fillCalls} upstream calls) stored the answer and ` +
+      `the second sent it (${stored.secondCalls} calls); a static node:http server (dist-bench/bench/static-server.js, a yardstick) ` +
+      `answering every request with the same ${stored.bytes} bytes` +
+      (stored.shared ? '; and gateway B, on one Redis with a gateway A that stored the answer' : '') +
+      `; alternately, ${stored.rounds} measured runs each (medians shown).`,
+    '',
+    '| server | req/s | p50 ms | CPU ms/req | upstream calls | req/s of each run | CPU ms/req of each run |',
+    '|---|---:|---:|---:|---:|---|---|',
+  ];
+  const rows: [string, StoredRow | null][] = [
+    ['gateway, stored answer (CACHE=on)', stored.stored],
+    ['gateway B, stored answer in Redis', stored.shared],
+    ['static server', stored.static],
+  ];
+  for (const [label, row] of rows) {
+    if (row === null) continue;
+    out.push(
+      `| ${label} | ${fixed(row.requestsPerSecond, 0)} | ${ms(row.p50)} | ${fixed(row.cpuMsPerRequest, 3)} | ${row.upstreamCalls} | ` +
+        `${row.runs.map((run) => fixed(run.requestsPerSecond, 0)).join(', ')} | ${row.runs.map((run) => fixed(run.cpuMsPerRequest, 3)).join(', ')} |`,
+    );
+  }
+  const [cpu, rps] = storedTargets(stored);
+  const verdict = (met: boolean | null | undefined): string => (met == null ? 'not measured' : met ? 'met' : 'not met');
+  out.push(
+    '',
+    `Stored answer ÷ static server: CPU ms/req ${fixed(stored.cpuRatio, 2)} (target ≤ ${STORED_TARGETS.cpuRatio}: ${verdict(cpu?.met)}); ` +
+      `req/s ${fixed(stored.requestsPerSecondRatio, 2)} (target ≥ ${STORED_TARGETS.requestsPerSecondRatio}: ${verdict(rps?.met)}).`,
+  );
+  if (stored.shared) {
+    out.push(
+      '',
+      `Gateway B (Redis) ÷ static server: CPU ms/req ${fixed(stored.sharedCpuRatio, 2)}; req/s ${fixed(stored.sharedRequestsPerSecondRatio, 2)}.`,
+    );
+  }
+  out.push(...notes(stored.notes));
   return out;
 }
 

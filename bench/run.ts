@@ -34,13 +34,20 @@
 //   floor    the dashboard at 0 ms sandbox and 20 connections, alternately through the gateway (CACHE=off)
 //            and through dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick
 //            only), max(3, --repeat) runs each: medians of req/s and CPU ms/req, gateway ÷ floor
-//            (targets: req/s ratio >= 0.85, CPU ratio <= 1.2).
+//            (targets: req/s ratio >= 0.85, CPU ratio <= 1.0: issue 32; it was 1.2).
 //   npm run bench -- --passes floor --repeat 5 --duration 6 --warmup 3 --floor-previous /path/to/previous/dist/main.js
 //            --floor-previous: another build's main.js (relative to the project root or absolute; keep the copy
 //            inside the project so it finds node_modules), started like the gateway (same environment, CACHE=off,
 //            same node flags) and measured in the same alternation (gateway, previous, floor…): a third row, its
 //            ratios to the floor, and gateway ÷ previous (this build against the previous one, same run).
 //            Without --floor-previous, the floor pass's previous build is --previous, if given.
+// The stored pass, with the floor pass in every run without --passes, or alone:
+//   npm run bench -- --passes floor,stored --repeat 3 --duration 6 --warmup 2 [--redis-server redis-server]
+//   stored   the repeated dashboard through a CACHE=on gateway, answered with its stored answer
+//            (src/http/answer-cache.ts), and through dist-bench/bench/static-server.js (node:http answering the
+//            same bytes, a yardstick), and through a second gateway on one Redis with the first (when
+//            redis-server starts), 0 ms sandbox, 20 connections, max(3, --repeat) runs each, alternately:
+//            medians of req/s and CPU ms/req, stored ÷ static (targets: CPU ratio <= 4, req/s ratio >= 0.25).
 // The live pass, only when named (not in the default run: it measures subscriptions, not the query path, opens
 // 1,000 sockets from the harness and takes about 2 minutes at --repeat 1, 4-5 at --repeat 5):
 //   npm run bench -- --passes live [--live-subscribers 1000 --live-interval 2 --live-intervals 5 --live-changes 10]
@@ -71,7 +78,18 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PASS_NAMES, FLOOR_TARGETS, PASS_NAMES, cachingPasses, defaultPasses, floorPass, livePass, runBench } from './bench.js';
+import {
+  DEFAULT_PASS_NAMES,
+  FLOOR_TARGETS,
+  PASS_NAMES,
+  cachingPasses,
+  defaultPasses,
+  floorPass,
+  livePass,
+  runBench,
+  storedPass,
+} from './bench.js';
+import { STORED_TARGETS } from './stored.js';
 import { DEFAULT_SESSION } from './caching.js';
 import { DEFAULT_LIVE, LIVE_TARGETS } from './live.js';
 import { PROJECT_ROOT } from './processes.js';
@@ -176,6 +194,12 @@ if (values.help) {
       '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +
       '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run);\n' +
       '            without --floor-previous, --previous if given\n' +
+      'The stored pass, with the floor pass in every run without --passes, or named:\n' +
+      '  stored    the repeated dashboard through a CACHE=on gateway (its stored answer: src/http/answer-cache.ts) and\n' +
+      '            through dist-bench/bench/static-server.js (node:http sending the same bytes, a yardstick), and with\n' +
+      '            --redis-server (default redis-server) through a second gateway on one Redis with the one that stored\n' +
+      '            it; 0 ms sandbox, 20 connections, max(3, --repeat) runs each, alternately: medians of req/s and CPU\n' +
+      `            ms/req, stored ÷ static (targets: CPU ratio <= ${STORED_TARGETS.cpuRatio}, req/s ratio >= ${STORED_TARGETS.requestsPerSecondRatio})\n` +
       'The live pass, only when named in --passes (not by default: it measures subscriptions, not the query path):\n' +
       '  live      --live-subscribers graphql-sse streams (one socket each) on one key and one document (website 1 and\n' +
       '            four statistics of today) through a gateway of its own (LIVE_INTERVAL_S=--live-interval, the budget and\n' +
@@ -250,6 +274,11 @@ if (previousNode !== undefined) {
 }
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
 const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
+// The stored pass runs with the floor pass when no --passes are given, so that both sit side by side.
+const stored = storedPass((wanted ? wanted.includes('stored') : floorRuns) ? ['stored'] : [], {
+  repeat,
+  redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
+});
 const live = livePass(wanted ?? [], {
   latencyMs,
   connections,
@@ -265,7 +294,7 @@ const live = livePass(wanted ?? [], {
   ),
   changes: Math.round(number('live-changes', pick(values['live-changes'], 'BENCH_LIVE_CHANGES'), DEFAULT_LIVE.changes, 0)),
 });
-if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor && !live.live) {
+if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor && !stored.stored && !live.live) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }
 
@@ -287,6 +316,7 @@ const report = await runBench({
   passes,
   ...caching,
   ...floor,
+  ...stored,
   ...live,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),

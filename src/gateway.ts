@@ -1,19 +1,21 @@
 // The composition root: createGateway(config) builds the upstream client, what the gateway learns of
 // the install (the statistics' names), the stores (this process's memory or Redis), the read cache, the
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
-import { createGatewayYoga } from './graphql/yoga.js';
+import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
+import type { RequestWork } from './graphql/plugins/use-work.js';
+import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
-import { recordCacheRead, traceUpstreamCall } from './tracing.js';
+import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
-import { MemoryCacheStore, RedisCacheStore } from './upstream/cache-store.js';
+import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/cache-store.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createStatNames } from './upstream/dialect.js';
 
@@ -66,8 +68,41 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
+  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
+  // A repeated query answered before GraphQL runs, from the read cache's store (http/answer-cache.ts).
+  const answers: AnswerCache | undefined = store
+    ? createAnswerCache({
+        store,
+        settledMs: config.cache.settledMs,
+        maxStaleMs: config.cache.maxStaleMs,
+        clock,
+        endpoint: GRAPHQL_ENDPOINT,
+        onStoreError,
+        ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
+      })
+    : undefined;
+  // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
+  // below LOG_LEVEL=info, nor with nothing else to tell: the line would be built for nothing).
+  const toldOfStored = metrics !== null || config.tracing || logger.isLevelEnabled('info');
+  if (toldOfStored)
+    answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
+      metrics?.storedAnswer('sent');
+      const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
+      logger.info(
+        {
+          operation,
+          durationMs,
+          upstreamCalls: 0,
+          cost,
+          cache: { hits: reads, misses: 0, stale: 0 },
+          outcome: 'ok',
+          storedAnswer: true,
+          ...(traceId === undefined ? {} : { trace_id: traceId }),
+        },
+        'graphql request',
+      );
+    });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
   // each gateway polls for its own streams.
@@ -82,14 +117,26 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     upstream,
     logger,
     live,
+    ...(answers ? { answers } : {}),
     documentRegistry,
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
     ...(metrics && config.metrics
       ? { metrics: { registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations } }
       : {}),
   });
+  // The answer produced (by yoga, or stored) frees the request's slot: use-work.ts, http/server.ts.
+  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void =>
+    void (work ? yoga(req, res, { work }) : yoga(req, res));
   const http = await serveHttp(
-    (req, res, work) => void (work ? yoga(req, res, { work }) : yoga(req, res)),
+    answers
+      ? (req, res, work) =>
+          answers.serve(
+            req,
+            res,
+            () => toYoga(req, res, work),
+            () => work?.answered(),
+          )
+      : toYoga,
     config,
     logger,
     () => ({
@@ -153,6 +200,8 @@ function createCache(
   metrics: GatewayMetrics | null,
 ): {
   cache: ResponseCache;
+  /** The read cache's store; none with CACHE=off. */
+  store?: CacheStore;
   documentRegistry?: DocumentRegistry;
   storeConnection: () => string;
   /** Says, at most once per 10 s per kind of operation, that the store failed. */
@@ -196,8 +245,9 @@ function createCache(
       documentRegistry,
     };
   }
+  const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
   const responseCache = createResponseCache({
-    store: redis ?? new MemoryCacheStore(cache.maxBytes, now),
+    store,
     settledMs: cache.settledMs,
     recentMs: cache.recentMs,
     maxStaleMs: cache.maxStaleMs,
@@ -208,5 +258,5 @@ function createCache(
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
   });
-  return { cache: responseCache, ...shared, documentRegistry };
+  return { cache: responseCache, store, ...shared, documentRegistry };
 }

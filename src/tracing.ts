@@ -3,6 +3,7 @@
 // the cache. The SDK reads the standard OTEL_* variables itself (service name, exporter and protocol,
 // http/json or http/protobuf, batch settings, sampler). Spans leave through a batch processor with a
 // bounded queue: with the collector down spans are dropped, and no request waits on an export.
+import type { IncomingMessage } from 'node:http';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { HttpMethod, UpstreamCallTrace } from './upstream/client.js';
 
@@ -53,4 +54,24 @@ export function traceUpstreamCall(method: HttpMethod, route: string): UpstreamCa
 /** A cache read as an event of the active span (the operation's execute span). */
 export function recordCacheRead(result: 'hit' | 'miss' | 'stale'): void {
   trace.getActiveSpan()?.addEvent('cache.read', { 'cache.result': result });
+}
+
+/**
+ * The SERVER span of a request answered with a stored answer (http/answer-cache.ts), which continues
+ * the client's `traceparent` as use-tracing.ts's do; nothing of GraphQL ran, so it is alone. Its trace id.
+ */
+export function traceStoredAnswer(req: IncomingMessage, status: number, startedAt: number): string {
+  const parent = propagation.extract(context.active(), req.headers);
+  const span = tracer.startSpan(
+    `${req.method} /graphql`,
+    {
+      kind: SpanKind.SERVER,
+      startTime: performance.timeOrigin + startedAt,
+      attributes: { 'http.request.method': req.method ?? '', 'url.path': '/graphql', 'gateway.stored_answer': true },
+    },
+    parent,
+  );
+  span.setAttribute('http.response.status_code', status);
+  span.end();
+  return span.spanContext().traceId;
 }

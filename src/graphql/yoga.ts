@@ -2,7 +2,7 @@
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import type { ExecutionResult } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { LiveHub } from '../live/hub.js';
@@ -26,7 +26,7 @@ import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
-import { usePlan } from './plugins/use-plan.js';
+import { usePlan, type PlanStep } from './plugins/use-plan.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
@@ -47,6 +47,14 @@ export interface GatewayYogaOptions {
   metrics?: Omit<MetricsOptions, 'plan'>;
   /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
   live?: LiveHub;
+  /** Stored answers (http/answer-cache.ts), which this yoga fills; none with CACHE=off. */
+  answers?: StoredAnswers;
+}
+
+/** What yoga sees of the stored answers (http/answer-cache.ts): the step that stores them, and each one sent. */
+export interface StoredAnswers {
+  plugin(options: { plan: PlanStep; contextOf: (request: Request) => GatewayContext | undefined }): Plugin<GatewayContext>;
+  whenSent(listener: (sent: { operation: string | null; durationMs: number }) => void): void;
 }
 
 /** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
@@ -60,7 +68,7 @@ export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContex
 
 export function createGatewayYoga(
   config: Config,
-  { upstream, logger, graphiql = {}, documentRegistry, live, metrics }: GatewayYogaOptions,
+  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers }: GatewayYogaOptions,
 ): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
   // Filled by useTracing, for the log line's trace_id.
@@ -71,6 +79,8 @@ export function createGatewayYoga(
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
   // operation). The steps that read the plan are given it: none can run before it.
   const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
+  const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
+  if (metricsStep) answers?.whenSent((sent) => metricsStep.observeStored(sent.operation, sent.durationMs / 1000));
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema: config.federation ? subgraphSchema().schema : schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -137,14 +147,21 @@ export function createGatewayYoga(
       useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
       useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
-      ...(metrics ? [useMetrics({ ...metrics, plan })] : []),
+      // After it: an answer is stored with its Cache-Control and ETag.
+      ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
+      ...(metricsStep ? [metricsStep] : []),
       ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
-      useRequestLog({
-        plan,
-        write: (line) => logger.info(line, 'graphql request'),
-        contextOf: (request) => contexts.get(request),
-        traceIdOf: (request) => traceIds.get(request),
-      }),
+      // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
+      ...(logger.isLevelEnabled('info')
+        ? [
+            useRequestLog({
+              plan,
+              write: (line) => logger.info(line, 'graphql request'),
+              contextOf: (request) => contexts.get(request),
+              traceIdOf: (request) => traceIds.get(request),
+            }),
+          ]
+        : []),
       // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
       useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.

@@ -28,6 +28,8 @@ export interface GatewayMetrics {
   /** One upstream attempt: its method, route template (never an id), and status or `error` (no answer). */
   upstreamAttempt(method: string, route: string, status: number | 'error', seconds: number): void;
   cacheRead(result: 'hit' | 'miss' | 'stale'): void;
+  /** A stored answer sent before GraphQL ran, or an answer stored (http/answer-cache.ts). */
+  storedAnswer(result: 'sent' | 'stored'): void;
   breakerOpen(open: boolean): void;
   refused(reason: RefusalReason): void;
   /** Read at each scrape: the requests being worked on and waiting in line. */
@@ -49,6 +51,12 @@ export function createGatewayMetrics(): GatewayMetrics {
   const cacheReads = new Counter({
     name: 'gateway_cache_reads_total',
     help: 'Reads of the upstream cache: hit (fresh, or joined a call in flight), miss, stale (answered stale during an outage)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const storedAnswers = new Counter({
+    name: 'gateway_stored_answers_total',
+    help: "Stored answers: sent (a repeated query answered before GraphQL ran), stored (a query's answer kept for its repeats)",
     labelNames: ['result'] as const,
     registers: [registry],
   });
@@ -102,6 +110,7 @@ export function createGatewayMetrics(): GatewayMetrics {
     registry,
     upstreamAttempt: (method, route, status, seconds) => upstream.observe({ method, route, status: String(status) }, seconds),
     cacheRead: (result) => cacheReads.inc({ result }),
+    storedAnswer: (result) => storedAnswers.inc({ result }),
     breakerOpen: (open) => breaker.set(open ? 1 : 0),
     refused: (reason) => refusedTotal.inc({ reason }),
     observeAdmission: (read) => {

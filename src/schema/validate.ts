@@ -36,8 +36,23 @@ export function shown(value: string): string {
 /** The problems among checks that each found one or none. */
 export const problemsOf = (checks: (Problem | null)[]): Problem[] => checks.filter((problem): problem is Problem => problem !== null);
 
+/** Dates already checked (a dashboard's few, checked a dozen times a request): cleared when full. */
+const checkedDates = new Map<string, string | null>();
+const MAX_CHECKED_DATES = 1_024;
+
 /** `value` if it is a real calendar date written YYYY-MM-DD, else null. */
 export function parseCalendarDate(value: string): string | null {
+  const known = checkedDates.get(value);
+  if (known !== undefined) return known;
+  const parsed = checkCalendarDate(value);
+  if (value.length === 10) {
+    if (checkedDates.size >= MAX_CHECKED_DATES) checkedDates.clear();
+    checkedDates.set(value, parsed);
+  }
+  return parsed;
+}
+
+function checkCalendarDate(value: string): string | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!match) return null;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];

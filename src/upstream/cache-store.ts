@@ -36,7 +36,16 @@ export interface CacheStore {
   marked(name: string): Promise<boolean>;
   /** The secret that keys the hash of API keys: shared by every gateway on the store. */
   secret(): Promise<string>;
+  /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
+  look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
   close(): Promise<void>;
+}
+
+/** What `look` found: the record (if any), each counter's value and each mark's, in the order asked. */
+export interface StoreLook {
+  record: CacheRecord | undefined;
+  counters: number[];
+  marks: boolean[];
 }
 
 /** Characters a one-byte V8 string cannot hold: a text with any of them takes two bytes a character. */
@@ -165,6 +174,15 @@ export class MemoryCacheStore implements CacheStore {
 
   async secret(): Promise<string> {
     return this.processSecret;
+  }
+
+  async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
+    const [record, values, marked] = await Promise.all([
+      this.get(key),
+      Promise.all(counters.map((name) => this.counter(name))),
+      Promise.all(marks.map((name) => this.marked(name))),
+    ]);
+    return { record, counters: values, marks: marked };
   }
 
   async close(): Promise<void> {
@@ -297,6 +315,22 @@ export class RedisCacheStore implements CacheStore {
 
   async delete(key: string): Promise<void> {
     await this.bounded(() => this.redis.del(PREFIX + key));
+  }
+
+  /** One MGET: the record, the counters, and the marks (a mark's value is `1` while it lives). */
+  async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
+    const names = [key, ...counters, ...marks].map((name) => PREFIX + name);
+    const [text, ...rest] = await this.bounded(() => this.redis.mget(names));
+    let record: CacheRecord | undefined;
+    if (typeof text === 'string') {
+      const parsed = JSON.parse(text) as CacheRecord;
+      if (parsed.staleUntil > this.now()) record = parsed;
+    }
+    return {
+      record,
+      counters: rest.slice(0, counters.length).map((value) => Number(value ?? 0)),
+      marks: rest.slice(counters.length).map((value) => value !== null && value !== undefined),
+    };
   }
 
   /** A persisted document by its hash; a document found lives `lifetimeMs` longer and is the newest. */

@@ -115,9 +115,13 @@ describe('metrics scraped by Prometheus', () => {
     const all = stack.sandbox.log.entries.filter((e) => e.path.startsWith('/api/v1/')).length;
     expect(await settled(route(''), all)).toBe(all);
 
-    // Dashboard: a miss, then two hits; the three list reads: a miss then two hits; website 2: a miss.
+    // Dashboard: a miss, then sent twice as a stored answer (http/answer-cache.ts), no read; the three
+    // list reads: a miss then two hits (three documents); website 2: a miss.
     expect(await settled('sum(gateway_cache_reads_total{result="miss"})', 3)).toBe(3);
-    expect(await settled('sum(gateway_cache_reads_total{result="hit"})', 4)).toBe(4);
+    expect(await settled('sum(gateway_cache_reads_total{result="hit"})', 2)).toBe(2);
+    expect(await settled('sum(gateway_stored_answers_total{result="sent"})', 2)).toBe(2);
+    // Stored: the first answer of each of the five queries that succeeded.
+    expect(await settled('sum(gateway_stored_answers_total{result="stored"})', 5)).toBe(5);
 
     expect(await settled('gateway_upstream_breaker_open', 0)).toBe(0);
     expect(await settled('gateway_requests_active', 0)).toBe(0);

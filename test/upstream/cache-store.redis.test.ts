@@ -244,6 +244,26 @@ describe('RedisCacheStore against Redis', () => {
     expect(await admin.pttl('agw:w')).toBeGreaterThan(8_000); // with its expiry, as an unguarded set
   });
 
+  it('look: a record, counters and marks in one MGET, as get, counter and marked give them', async () => {
+    const [one, two] = [storeOn(redis.url), storeOn(redis.url)];
+    const record = recordFor({ body: 'stored' }, 1_000, 0);
+    await one.set('look:r', record);
+    await one.bump('look:c');
+    await one.bump('look:c');
+    await one.mark('look:m', 5_000);
+    const calls: string[] = [];
+    const monitor = await admin.duplicate().monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.startsWith('agw:look:'))) calls.push(String(args[0]).toLowerCase());
+    });
+    const found = await two.look('look:r', ['look:c', 'look:unset'], ['look:m', 'look:unmarked']);
+    await sleep(50);
+    monitor.disconnect();
+    expect(found).toEqual({ record, counters: [2, 0], marks: [true, false] });
+    expect(calls).toEqual(['mget']);
+    expect(await two.look('look:none', [], [])).toEqual({ record: undefined, counters: [], marks: [] });
+  });
+
   it('a mark holds for its lifetime, in Redis with that TTL, and no longer', async () => {
     const [one, two] = [storeOn(redis.url), storeOn(redis.url)];
     expect(await one.marked('seen:x')).toBe(false);

@@ -97,6 +97,20 @@ describe('MemoryCacheStore: records', () => {
   });
 });
 
+describe('MemoryCacheStore: look', () => {
+  it('a record, counters and marks at once, as get, counter and marked give them', async () => {
+    const clock = manualClock();
+    const store = new MemoryCacheStore(10_000, clock.now);
+    const record = recordOf({ body: 'stored' });
+    await store.set('r', record);
+    await store.bump('c');
+    await store.mark('m', 1_000);
+    expect(await store.look('r', ['c', 'unset'], ['m', 'unmarked'])).toEqual({ record, counters: [1, 0], marks: [true, false] });
+    clock.advance(1_000);
+    expect(await store.look('none', ['c'], ['m'])).toEqual({ record: undefined, counters: [1], marks: [false] });
+  });
+});
+
 describe('MemoryCacheStore: records held as text', () => {
   it('a hit gets a value of its own: changing it changes nothing held', async () => {
     const store = new MemoryCacheStore(10_000, manualClock().now);

@@ -22,7 +22,12 @@ export interface MetricsOptions {
 /** An error code as the gateway and yoga write them; anything else is not a label. */
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
-export function useMetrics({ plan, registry, buckets, maxOperations = DEFAULT_METRICS_MAX_OPERATIONS }: MetricsOptions): Plugin {
+export interface MetricsStep extends Plugin {
+  /** A query answered with a stored answer, before GraphQL ran (http/answer-cache.ts): counted as the others. */
+  observeStored(operation: string | null, seconds: number): void;
+}
+
+export function useMetrics({ plan, registry, buckets, maxOperations = DEFAULT_METRICS_MAX_OPERATIONS }: MetricsOptions): MetricsStep {
   const duration = new Histogram({
     name: 'gateway_graphql_request_duration_seconds',
     help: 'GraphQL requests, by operation name (anonymous, other), type (query, mutation, subscription, unknown) and outcome (ok, error)',
@@ -54,6 +59,9 @@ export function useMetrics({ plan, registry, buckets, maxOperations = DEFAULT_ME
     entry.type = operation.type;
   };
   return {
+    observeStored(operation, seconds) {
+      duration.observe({ operation: operationLabel(operation ?? undefined), type: 'query', outcome: 'ok' }, seconds);
+    },
     onRequest({ request }) {
       started.set(request, { at: performance.now(), operation: 'anonymous', type: 'unknown' });
     },

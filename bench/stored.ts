@@ -1,0 +1,193 @@
+// The `stored` pass: a repeated dashboard, answered by the gateway with its stored answer
+// (src/http/answer-cache.ts), against a static node:http server sending the same bytes
+// (bench/static-server.ts, a yardstick), alternately, round after round: CPU per request from /proc
+// and requests per second. With a redis-server, also a second gateway on one Redis with the first,
+// sending what the first stored.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runGatewayLoad } from './load.js';
+import { median, percentiles } from './percentiles.js';
+import { cpuTimeMs, spawnRedis, type ChildServer } from './processes.js';
+import type { SandboxControl } from './rest.js';
+import { SCENARIOS, type ScenarioContext } from './scenarios.js';
+
+export interface StoredPassOptions {
+  latencyMs: number;
+  connections: number;
+  /** Measured runs of each, alternating. */
+  rounds: number;
+  /** The redis-server program for the two gateways on one Redis; null: not measured. */
+  redisServer: string | null;
+}
+
+/** Targets: the repeated dashboard against the static server. */
+export const STORED_TARGETS = { cpuRatio: 4, requestsPerSecondRatio: 0.25 } as const;
+
+export const STATIC_SCRIPT = 'dist-bench/bench/static-server.js';
+
+/** Medians of one server's runs, and each run. */
+export interface StoredRow {
+  requestsPerSecond: number;
+  p50: number;
+  cpuMsPerRequest: number;
+  /** Requests that failed (transport error, non-2xx, GraphQL errors), over all runs. */
+  errors: number;
+  /** Upstream calls the sandbox counted over all measured runs. */
+  upstreamCalls: number;
+  runs: { requestsPerSecond: number; cpuMsPerRequest: number | null }[];
+}
+
+export interface StoredPassResult extends StoredPassOptions {
+  /** The answer's size, and the upstream calls of the request that stored it and of the one after it. */
+  bytes: number;
+  fillCalls: number;
+  secondCalls: number;
+  stored: StoredRow;
+  static: StoredRow;
+  /** Gateway B on one Redis with A, which stored the answer; null when not measured. */
+  shared: StoredRow | null;
+  /** stored ÷ static: CPU ms/req (target ≤ 4), req/s (target ≥ 0.25); the same for shared. */
+  cpuRatio: number;
+  requestsPerSecondRatio: number;
+  sharedCpuRatio: number | null;
+  sharedRequestsPerSecondRatio: number | null;
+  notes: string[];
+}
+
+export interface StoredHarness {
+  control: SandboxControl;
+  context: ScenarioContext;
+  key: string;
+  /** Another gateway process on the sandbox, with this environment. */
+  startGateway(env: Record<string, string>): Promise<ChildServer>;
+  /** A process from a script of dist-bench (the static server). */
+  startStatic(env: Record<string, string>): Promise<ChildServer>;
+  durationSeconds: number;
+  warmupSeconds: number;
+  log(line: string): void;
+}
+
+const ratio = (a: number, b: number): number => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : Number.NaN);
+
+export async function runStoredPass(options: StoredPassOptions, harness: StoredHarness): Promise<StoredPassResult> {
+  const { control, log } = harness;
+  const notes: string[] = [];
+  const scenario = SCENARIOS.dashboard;
+  const steps = scenario.steps(harness.context);
+  const body = steps[0]?.body({}) ?? '';
+  const authorization = `Bearer ${harness.key}`;
+  await control.setLatency(options.latencyMs);
+  log(`pass "stored": the repeated dashboard (CACHE=on) against a static server with its bytes, ${options.connections} connections`);
+
+  const ask = async (url: string): Promise<{ text: string; contentType: string; calls: number }> => {
+    await control.settle();
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+    const text = await response.text();
+    if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is stored after it is sent
+    const { count } = await control.count();
+    return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
+  };
+
+  const children: ChildServer[] = [];
+  const folder = mkdtempSync(join(tmpdir(), 'bench-stored-'));
+  let redis: Awaited<ReturnType<typeof spawnRedis>> | undefined;
+  try {
+    const gateway = await harness.startGateway({ CACHE: 'on' });
+    children.push(gateway);
+    const fill = await ask(gateway.url);
+    const second = await ask(gateway.url);
+    if (second.calls !== 0) notes.push(`the second dashboard made ${second.calls} upstream calls, expected 0`);
+    const file = join(folder, 'dashboard.json');
+    writeFileSync(file, second.text);
+    const staticServer = await harness.startStatic({ STATIC_BODY_FILE: file, STATIC_CONTENT_TYPE: second.contentType });
+    children.push(staticServer);
+
+    let shared: ChildServer | undefined;
+    if (options.redisServer !== null) {
+      try {
+        redis = await spawnRedis(options.redisServer);
+        const env = { CACHE: 'on', REDIS_URL: redis.url };
+        const a = await harness.startGateway(env);
+        shared = await harness.startGateway(env);
+        children.push(a, shared);
+        await ask(a.url);
+        const first = await ask(shared.url);
+        if (first.calls !== 0) notes.push(`gateway B's first dashboard made ${first.calls} upstream calls, expected 0`);
+      } catch (error) {
+        notes.push(`two gateways on one Redis: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`);
+        shared = undefined;
+      }
+    }
+
+    type Kind = 'stored' | 'static' | 'shared';
+    const targets: [Kind, ChildServer][] = [
+      ['stored', gateway],
+      ['static', staticServer],
+      ...(shared ? [['shared', shared] as [Kind, ChildServer]] : []),
+    ];
+    const runs: Record<Kind, { rps: number; p50: number; cpu: number | null; errors: number; calls: number }[]> = {
+      stored: [],
+      static: [],
+      shared: [],
+    };
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const [kind, server] of targets) {
+        log(
+          `  ${kind === 'static' ? 'static server' : kind === 'shared' ? 'gateway B on Redis' : 'stored answer'} (run ${round}/${options.rounds})`,
+        );
+        const base = { url: server.url, authorization, connections: options.connections, steps, ok: scenario.ok };
+        await runGatewayLoad({ ...base, seconds: harness.warmupSeconds });
+        await control.settle();
+        const cpu0 = cpuTimeMs(server.pid);
+        const load = await runGatewayLoad({ ...base, seconds: harness.durationSeconds });
+        const cpu1 = cpuTimeMs(server.pid);
+        const { count } = await control.count();
+        runs[kind].push({
+          rps: load.completed / load.seconds,
+          p50: percentiles(load.latencies).p50,
+          cpu: cpu0 === null || cpu1 === null || load.completed === 0 ? null : (cpu1 - cpu0) / load.completed,
+          errors: load.errors,
+          calls: count,
+        });
+      }
+    }
+    const row = (kind: Kind): StoredRow => ({
+      requestsPerSecond: median(runs[kind].map((run) => run.rps)) ?? Number.NaN,
+      p50: median(runs[kind].map((run) => run.p50)) ?? Number.NaN,
+      cpuMsPerRequest: median(runs[kind].map((run) => run.cpu)) ?? Number.NaN,
+      errors: runs[kind].reduce((sum, run) => sum + run.errors, 0),
+      upstreamCalls: runs[kind].reduce((sum, run) => sum + run.calls, 0),
+      runs: runs[kind].map((run) => ({ requestsPerSecond: run.rps, cpuMsPerRequest: run.cpu })),
+    });
+    const stored = row('stored');
+    const staticRow = row('static');
+    const sharedRow = shared ? row('shared') : null;
+    for (const [label, measured] of [
+      ['stored answer', stored],
+      ['static server', staticRow],
+      ['gateway B on Redis', sharedRow],
+    ] as const) {
+      if (measured && measured.errors > 0) notes.push(`${measured.errors} requests to the ${label} failed`);
+    }
+    return {
+      ...options,
+      bytes: Buffer.byteLength(second.text),
+      fillCalls: fill.calls,
+      secondCalls: second.calls,
+      stored,
+      static: staticRow,
+      shared: sharedRow,
+      cpuRatio: ratio(stored.cpuMsPerRequest, staticRow.cpuMsPerRequest),
+      requestsPerSecondRatio: ratio(stored.requestsPerSecond, staticRow.requestsPerSecond),
+      sharedCpuRatio: sharedRow ? ratio(sharedRow.cpuMsPerRequest, staticRow.cpuMsPerRequest) : null,
+      sharedRequestsPerSecondRatio: sharedRow ? ratio(sharedRow.requestsPerSecond, staticRow.requestsPerSecond) : null,
+      notes,
+    };
+  } finally {
+    for (const child of children.reverse()) await child.stop();
+    await redis?.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,285 @@
+// Stored answers: a repeated query (a dashboard reloaded, polled, open in many tabs) is answered in
+// front of yoga, before anything of GraphQL runs (no request adaptation, parsing, validation, plan or
+// execution), with the bytes and headers the first answer had. Only while that answer is as true as
+// the read cache's entries behind it (upstream/cache.ts), under the same rules:
+// - Per key: its name holds the keyed hash of the key (keys.ts), never the key, and a hash of all else
+//   that shapes the answer: method, URL, body, Accept, Content-Type, Origin, and "today" in the
+//   install's time zone (periods such as "the last 30 days" resolve against it).
+// - Lifetime: the shortest remaining lifetime of the reads it used, never stale.
+// - Dropped with them: it holds the key's generation and writes counters as the request read them,
+//   and is sent only while both still have those values (a 401 or any write with the key moves one
+//   on, through any gateway on the store); it is stored only if neither moved meanwhile, in one step
+//   in the store (the guard of CacheStore.set).
+// - Revocation: sent only while the key's `seen` mark says the install accepted it within
+//   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
+// - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
+// - Only a query's answer, 200, without errors, from fresh reads (no stale one: those come from an
+//   upstream failure), as JSON: what use-http-caching.ts marks `private, max-age=N` with N > 0.
+// Its `extensions` are those the same query answers when all its reads hit the cache (no upstream
+// call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import { dayIn, type Clock } from '../analytics/calendar.js';
+import { readAuthorization } from '../graphql/context.js';
+import { ifNoneMatchHas } from '../graphql/http-headers.js';
+import type { PlanStep } from '../graphql/plugins/use-plan.js';
+import type { GatewayContext, Usage } from '../schema/context.js';
+import type { CacheStore } from '../upstream/cache-store.js';
+import { keyIdOf, storeNames } from '../upstream/keys.js';
+
+export interface AnswerCacheOptions {
+  /** The read cache's store (memory or Redis): the answers live and are bounded with its entries. */
+  store: CacheStore;
+  /** The read cache's lifetimes: how long a key's entries may live (its `has` mark), KEY_RECHECK_S. */
+  settledMs: number;
+  maxStaleMs: number;
+  /** The gateway's clock: "today" in the install's time zone, and lifetimes (tests pin it). */
+  clock: Clock;
+  /** The path GraphQL is served at. */
+  endpoint: string;
+  /** Told when the store fails (the request then goes through GraphQL). */
+  onStoreError?: (operation: string, error: unknown) => void;
+  /** Each answer stored (metrics). */
+  onStored?: () => void;
+}
+
+/** What a stored answer that was sent says of itself: for the request log, metrics and traces. */
+export interface SentAnswer {
+  req: IncomingMessage;
+  operation: string | null;
+  cost: number | null;
+  /** The reads behind it (each a hit now). */
+  reads: number;
+  status: 200 | 304;
+  /** When the request was handed over (performance.now()) and how long it took. */
+  startedAt: number;
+  durationMs: number;
+}
+
+export interface AnswerCache {
+  /**
+   * Answers the request from a stored answer, or calls `next` (yoga) when there is none to send.
+   * What `next` answers is stored by `plugin` when it can be; `sent` is called once a stored answer is.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, next: () => void, sent?: () => void): void;
+  /** Calls `listener` with each stored answer sent (what GraphQL's steps would have logged, counted, traced). */
+  whenSent(listener: (sent: SentAnswer) => void): void;
+  /** The yoga step that stores answers (after use-http-caching.ts, which sets Cache-Control and ETag). */
+  plugin(options: { plan: PlanStep; contextOf: (request: Request) => GatewayContext | undefined }): Plugin<GatewayContext>;
+}
+
+/** What a stored answer holds (JSON in the store). */
+interface StoredAnswer {
+  /** The key's generation and writes counters when the request that made it began. */
+  generation: number;
+  writes: number;
+  /** Its headers, name then value, but Content-Length and Cache-Control (made when it is sent). */
+  headers: string[];
+  body: string;
+  operation: string | null;
+  cost: number | null;
+  reads: number;
+}
+
+/** A request looked up and not answered: where its answer goes, and under which counters. */
+interface Pending {
+  name: string;
+  keyId: string;
+  generation: number;
+  writes: number;
+}
+
+/** Headers node or the sending makes itself, and those made when a stored answer is sent. */
+const NOT_STORED = new Set(['content-length', 'cache-control', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;
+const CACHEABLE = /^private, max-age=(\d+)$/;
+
+/**
+ * The API key a request is made with, as the read cache keys it (the Authorization header that
+ * graphql/context.ts forwards), or null when it has none fit to forward: the one place the stored
+ * answers read it.
+ */
+export function answerKeyOf(req: IncomingMessage): string | null {
+  const header = req.headers.authorization;
+  if (header === undefined) return null;
+  const read = readAuthorization(header);
+  return 'authorization' in read ? read.authorization : null;
+}
+
+/** A header's value as one string ('' when absent). */
+const headerOf = (req: IncomingMessage, name: string): string => {
+  const value = req.headers[name];
+  return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
+};
+
+export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
+  const { store, clock } = options;
+  const pending = new WeakMap<IncomingMessage, Pending>();
+  const listeners: ((sent: SentAnswer) => void)[] = [];
+  const safely = async <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await call();
+    } catch (error) {
+      options.onStoreError?.(operation, error);
+      return undefined;
+    }
+  };
+
+  /** The hash of all that shapes the answer but the key, or null when it is not a GraphQL GET or POST. */
+  function requestHash(req: IncomingMessage): string | null {
+    const { method, url } = req;
+    if (method !== 'GET' && method !== 'POST') return null;
+    if (url === undefined || (url !== options.endpoint && !url.startsWith(`${options.endpoint}?`))) return null;
+    const body = (req as { body?: Buffer }).body;
+    if (method === 'POST' && body === undefined) return null;
+    const today = dayIn(clock.timeZone, clock.now());
+    const hash = createHash('sha256').update(
+      `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`,
+    );
+    if (body !== undefined) hash.update(body);
+    return hash.digest('base64url');
+  }
+
+  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number): Promise<boolean> {
+    const authorization = answerKeyOf(req);
+    if (authorization === null) return false;
+    const hash = requestHash(req);
+    if (hash === null) return false;
+    const secret = await safely('secret', () => store.secret());
+    if (secret === undefined) return false;
+    const keyId = keyIdOf(secret, authorization);
+    const name = storeNames.answer(keyId, hash);
+    const found = await safely('look', () =>
+      store.look(name, [storeNames.generation(keyId), storeNames.writes(keyId)], [storeNames.seen(keyId)]),
+    );
+    if (found === undefined) return false;
+    const { record, counters, marks } = found;
+    const [generation = 0, writes = 0] = counters;
+    pending.set(req, { name, keyId, generation, writes });
+    if (record === undefined || marks[0] !== true) return false;
+    const answer = record.value as StoredAnswer;
+    const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
+    if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
+    if (res.destroyed) return true; // its client left while the store answered
+    pending.delete(req);
+    send(req, res, answer, maxAge, startedAt);
+    return true;
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, answer: StoredAnswer, maxAge: number, startedAt: number): void {
+    const headers = [...answer.headers, 'cache-control', `private, max-age=${maxAge}`];
+    let status: 200 | 304 = 200;
+    if (req.method === 'GET') {
+      let etag: string | undefined;
+      for (let i = 0; i < answer.headers.length; i += 2) if (answer.headers[i] === 'etag') etag = answer.headers[i + 1];
+      if (etag !== undefined && ifNoneMatchHas(headerOf(req, 'if-none-match') || null, etag)) status = 304;
+    }
+    if (status === 304) {
+      const kept: string[] = [];
+      for (let i = 0; i < headers.length; i += 2)
+        if (headers[i] !== 'content-type') kept.push(headers[i] as string, headers[i + 1] as string);
+      res.writeHead(304, kept);
+      res.end();
+    } else {
+      headers.push('content-length', String(Buffer.byteLength(answer.body)));
+      res.writeHead(200, headers);
+      res.end(answer.body);
+    }
+    if (listeners.length === 0) return;
+    const sent: SentAnswer = {
+      req,
+      operation: answer.operation,
+      cost: answer.cost,
+      reads: answer.reads,
+      status,
+      startedAt,
+      durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
+    };
+    for (const listener of listeners) listener(sent);
+  }
+
+  /** Stores the answer, unless a write or a revocation moved the key's counters since the request began. */
+  async function keep(request: Pending, answer: StoredAnswer, freshForMs: number): Promise<void> {
+    const freshUntil = clock.now() + freshForMs;
+    // Said before the answer is there, as for every entry: what a 401 or a write must drop.
+    await safely('mark', () => store.mark(storeNames.hasEntries(request.keyId), options.settledMs + options.maxStaleMs));
+    const guard = { [storeNames.generation(request.keyId)]: request.generation, [storeNames.writes(request.keyId)]: request.writes };
+    const stored = await safely('set', () => store.set(request.name, { value: answer, freshUntil, staleUntil: freshUntil }, guard));
+    if (stored === true) options.onStored?.();
+  }
+
+  return {
+    whenSent: (listener) => void listeners.push(listener),
+    serve(req, res, next, sent) {
+      const startedAt = performance.now();
+      lookUp(req, res, startedAt).then(
+        (answered) => {
+          if (answered) sent?.();
+          else next();
+        },
+        () => next(),
+      );
+    },
+    plugin({ plan, contextOf }) {
+      const operations = new WeakMap<Request, { name: string | null; type: string }>();
+      return {
+        onExecute({ args }) {
+          const operation = plan.of(args.contextValue)?.operation;
+          if (operation) operations.set(args.contextValue.request, { name: operation.name ?? null, type: operation.type });
+        },
+        async onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
+          const req = (serverContext as { req?: IncomingMessage }).req;
+          const waiting = req === undefined ? undefined : pending.get(req);
+          if (req === undefined || waiting === undefined) return;
+          pending.delete(req);
+          const operation = operations.get(request);
+          const usage = contextOf(request)?.usage;
+          const maxAge = CACHEABLE.exec(response.headers.get('cache-control') ?? '')?.[1];
+          if (
+            operation?.type !== 'query' ||
+            usage === undefined ||
+            response.status !== 200 ||
+            maxAge === undefined ||
+            Number(maxAge) <= 0 ||
+            usage.cache.stale > 0 ||
+            !JSON_ANSWER.test(response.headers.get('content-type') ?? '')
+          )
+            return;
+          const text = await response.text();
+          setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
+          const body = asRepeated(text, usage);
+          if (body === null) return;
+          const headers: string[] = [];
+          response.headers.forEach((value, name) => {
+            if (!NOT_STORED.has(name)) headers.push(name, value);
+          });
+          const reads = usage.cache.hits + usage.cache.misses;
+          const { generation, writes } = waiting;
+          const answer: StoredAnswer = { generation, writes, headers, body, operation: operation.name, cost: usage.cost, reads };
+          void keep(waiting, answer, Number(maxAge) * 1000);
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The answer as the same query gives it when every read hits the cache: no upstream call, the reads
+ * all hits, no rate limit (the install said nothing). Null when it is not a GraphQL answer with data
+ * and the usage figures (use-usage-extensions.ts) and no errors.
+ */
+export function asRepeated(text: string, usage: Usage): string | null {
+  let answer: { data?: unknown; errors?: unknown; extensions?: Record<string, unknown> };
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch {
+    return null;
+  }
+  const { extensions } = answer;
+  if (answer.errors !== undefined || answer.data === undefined || extensions === undefined || !('upstreamCalls' in extensions)) return null;
+  extensions.upstreamCalls = 0;
+  extensions.cache = { hits: usage.cache.hits + usage.cache.misses, misses: 0, stale: 0 };
+  delete extensions.rateLimit;
+  return JSON.stringify(answer);
+}
