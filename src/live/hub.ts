@@ -17,9 +17,15 @@
 // poller polls only while it holds the topic's lock, and otherwise passes on what the holder publishes;
 // the key's budget counts the calls of every gateway's pollers. A share that fails makes each gateway
 // poll for its own streams, as without one.
+//
+// The parts: a topic's results and streams (live/broadcast.ts), the key's budget (live/key-budget.ts),
+// the share's locks and publishing (live/share.ts); this module runs each topic's poller with them.
 
 import { randomBytes } from 'node:crypto';
 import { keyIdOf } from '../upstream/keys.js';
+import { Broadcast, type LiveStream } from './broadcast.js';
+import { createKeyBudget } from './key-budget.js';
+import { type LiveShare, type SharedResult, SharedTopics, type Topic } from './share.js';
 
 /** What one poll answered, as the live plugin reads it from the query's result. */
 export interface PollOutcome<T> {
@@ -33,61 +39,6 @@ export interface PollOutcome<T> {
   endsKey?: boolean;
   /** Wait at least this long before the next poll (a 429's Retry-After; a rate limit running low). */
   backoffMs?: number;
-}
-
-/** A result as gateways pass it to each other: its JSON text, and whether it ends the topic or the key. */
-export interface SharedResult {
-  text: string;
-  final?: boolean;
-  endsKey?: boolean;
-}
-
-/** What the gateways on one store share of their pollers (live/redis-share.ts). Any call may fail. */
-export interface LiveShare {
-  /** Takes or renews the topic's lock for `ttlMs` (and its last result's life with it): whether this gateway holds it. */
-  claim(topic: Topic, ttlMs: number): Promise<boolean>;
-  /** Lets go of the topic's lock, if this gateway holds it. */
-  release(topic: Topic): Promise<void>;
-  /** Sends a result to every other gateway's poller of the topic, and keeps it (not a final one) for `ttlMs`. */
-  publish(topic: Topic, result: SharedResult, ttlMs: number): Promise<void>;
-  /** The topic's last result, if a gateway polls it. */
-  last(topic: Topic): Promise<string | null>;
-  /** Calls `onResult` with each result another gateway publishes for the topic, until the returned function is called. */
-  listen(topic: Topic, onResult: (result: SharedResult) => void): () => void;
-  /** Records the calls of the topic's latest poll for `ttlMs`; answers those of all the key's topics. */
-  keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number>;
-  /** Adds `calls` (fewer than none: some given back) to the key's calls of the last minute; answers them, these included. */
-  spend(key: string, calls: number): Promise<Spent>;
-  close(): Promise<void>;
-}
-
-/** A key's calls over the last minute (BUCKET_MS buckets), and when the oldest bucket leaves it. */
-export interface Spent {
-  calls: number;
-  nextBucketInMs: number;
-}
-
-/** The key's calls are counted over a minute, in buckets of this many milliseconds. */
-export const BUCKET_MS = 10_000;
-export const MINUTE_BUCKETS = 6;
-
-/** The calls of each key over the last minute, in this process (without a share, or when it fails). */
-export function localLedger(now: () => number): (key: string, calls: number) => Spent {
-  const keys = new Map<string, Map<number, number>>();
-  return (key, calls) => {
-    const at = now();
-    const current = Math.floor(at / BUCKET_MS);
-    const buckets = keys.get(key) ?? new Map<number, number>();
-    buckets.set(current, (buckets.get(current) ?? 0) + calls);
-    let total = 0;
-    for (const [bucket, spent] of buckets) {
-      if (bucket <= current - MINUTE_BUCKETS) buckets.delete(bucket);
-      else total += spent;
-    }
-    if (total <= 0 && buckets.size === 1 && (buckets.get(current) ?? 0) <= 0) keys.delete(key);
-    else keys.set(key, buckets);
-    return { calls: total, nextBucketInMs: (current + 1) * BUCKET_MS - at };
-  };
 }
 
 export interface LiveHubOptions {
@@ -115,21 +66,6 @@ export const LIVE_DEFAULTS = {
   maxStreamsPerKey: 20,
 } as const;
 
-/** A lock lives this much longer than the wait before its holder's next poll (or the interval, if longer). */
-const LOCK_MARGIN_MS = 10_000;
-
-export interface Topic {
-  /** The key's keyed hash: what the budget is counted by. */
-  key: string;
-  /** The key, document and variables: streams with the same id share one poller. */
-  id: string;
-}
-
-/** A subscriber's results; return() leaves (the client went away). */
-export interface LiveStream<T> extends AsyncIterableIterator<T> {
-  return(): Promise<IteratorResult<T, undefined>>;
-}
-
 export interface LiveHub {
   /**
    * A stream of the topic's results, polled by `poll` while anyone watches; return() leaves it. While the
@@ -150,13 +86,6 @@ export interface LiveHub {
   close(): Promise<void>;
 }
 
-interface Subscriber {
-  /** The latest result not yet taken, if any. */
-  pending: { value: unknown } | null;
-  ended: boolean;
-  wake: (() => void) | null;
-}
-
 interface Poller {
   topic: Topic;
   poll: (signal: AbortSignal) => Promise<PollOutcome<unknown>>;
@@ -164,8 +93,8 @@ interface Poller {
   waiting: ((retryAfterS: number) => unknown) | undefined;
   /** They were told. */
   toldWaiting: boolean;
-  subscribers: Set<Subscriber>;
-  last: { text: string; value: unknown } | null;
+  /** Its streams and the last result they were pushed. */
+  streams: Broadcast;
   /** Calls of the latest poll: this poller's share of its key's budget. */
   lastCalls: number;
   /** The wait before the next poll, as last planned. */
@@ -193,33 +122,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const callsPerMinute = options.callsPerMinute ?? LIVE_DEFAULTS.callsPerMinute;
   const setTimer = options.setTimer ?? defaultTimer;
   const now = options.now ?? (() => performance.now());
-  const { share } = options;
   const onShareError = options.onShareError ?? (() => undefined);
+  const liveShare = options.share;
+  const share = liveShare && new SharedTopics(liveShare, intervalMs, onShareError);
   const pollers = new Map<string, Poller>();
-  const ledger = localLedger(now);
-  /** The key's calls of the last minute, with `calls` added: on the share (all gateways) when there is one. */
-  const spend = async (key: string, calls: number): Promise<Spent> => {
-    if (!share) return ledger(key, calls);
-    try {
-      return await share.spend(key, calls);
-    } catch (error) {
-      onShareError('live budget', error);
-      return ledger(key, calls);
-    }
-  };
-  /** Each pushed result's JSON text: made once to compare it, it need not be made again for each stream. */
+  const sharedSpend = liveShare && ((key: string, calls: number) => liveShare.spend(key, calls));
+  const budget = createKeyBudget({ callsPerMinute, intervalMs, now, sharedSpend, onShareError });
   const texts = new WeakMap<object, string>();
-  /** Calls on the share that nothing waits for (publish, renew, release): close() waits for them. */
-  const unawaited = new Set<Promise<void>>();
-  const inBackground = (operation: string, call: Promise<unknown>): Promise<void> => {
-    const done = call.then(
-      () => undefined,
-      (error: unknown) => onShareError(operation, error),
-    );
-    unawaited.add(done);
-    void done.finally(() => unawaited.delete(done));
-    return done;
-  };
   const ownSecret = randomBytes(32).toString('base64url');
   const keySecret = options.keySecret ?? (async () => ownSecret);
 
@@ -230,18 +139,6 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     return calls;
   };
 
-  /** Long enough that the key's pollers, each polling this often, stay within the key's calls a minute. */
-  const delayFor = (keyCalls: number, backoffMs: number): number => Math.max(intervalMs, (keyCalls * 60_000) / callsPerMinute, backoffMs);
-
-  const lockMs = (delayMs: number): number => Math.max(delayMs, intervalMs) + Math.max(LOCK_MARGIN_MS, intervalMs);
-
-  const deliver = (poller: Poller, value: unknown): void => {
-    for (const subscriber of poller.subscribers) {
-      subscriber.pending = { value };
-      subscriber.wake?.();
-    }
-  };
-
   /** Stops polling; with a share, another gateway whose streams watch the topic takes it over. */
   const stop = (poller: Poller): Promise<void> => {
     poller.stopped = true;
@@ -250,35 +147,24 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     poller.unlisten?.();
     pollers.delete(poller.topic.id);
     if (!share || !poller.claimed) return Promise.resolve();
-    return inBackground('live release', share.release(poller.topic));
-  };
-
-  const endAll = (poller: Poller): void => {
-    for (const subscriber of poller.subscribers) {
-      subscriber.ended = true;
-      subscriber.wake?.();
-    }
+    return share.release(poller.topic);
   };
 
   /** A result polled here or by another gateway: pushed if it changed; it may end the topic or the key. */
   const receive = (poller: Poller, result: SharedResult, value: unknown = JSON.parse(result.text)): void => {
     if (poller.stopped) return;
-    if (poller.last === null || poller.last.text !== result.text) {
-      poller.last = { text: result.text, value };
-      if (typeof value === 'object' && value !== null) texts.set(value, result.text);
-      deliver(poller, value);
-    }
+    poller.streams.offer(result.text, value);
     if (result.endsKey) {
       for (const other of [...pollers.values()]) {
         if (other === poller || other.topic.key !== poller.topic.key) continue;
-        deliver(other, value);
+        other.streams.deliver(value);
         void stop(other);
-        endAll(other);
+        other.streams.endAll();
       }
     }
     if (result.final) {
       void stop(poller);
-      endAll(poller);
+      poller.streams.endAll();
     }
   };
 
@@ -289,12 +175,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   /** Whether this gateway polls the topic now: without a share always; with one, while it holds the lock. */
   const mayPoll = async (poller: Poller): Promise<boolean> => {
     if (!share) return true;
-    try {
-      poller.claimed = await share.claim(poller.topic, lockMs(poller.delayMs));
-    } catch (error) {
-      onShareError('live claim', error);
-      poller.claimed = true; // the share failing: poll for this gateway's own streams
-    }
+    poller.claimed = await share.claim(poller.topic, poller.delayMs);
     return poller.claimed;
   };
 
@@ -307,23 +188,21 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     }
     if (poller.stopped) {
       // Its last stream left while the lock was being taken: let another gateway have it at once.
-      if (share) void inBackground('live release', share.release(poller.topic));
+      if (share) void share.release(poller.topic);
       return;
     }
-    // The poll's calls count before it starts: as many as its last poll made (one for a first poll).
     const { key } = poller.topic;
-    const reserved = Math.max(1, poller.lastCalls);
-    const spent = await spend(key, reserved);
-    if (spent.calls > callsPerMinute && spent.calls > reserved) {
-      // Past the key's budget: given back, and tried again once the minute has moved on.
-      void spend(key, -reserved);
-      if (poller.last === null && poller.waiting && !poller.toldWaiting && !poller.stopped) {
+    const reservation = await budget.reserve(key, poller.lastCalls);
+    if (!reservation.granted) {
+      // Past the key's budget: tried again once the minute has moved on.
+      if (!poller.streams.started && poller.waiting && !poller.toldWaiting && !poller.stopped) {
         poller.toldWaiting = true;
-        deliver(poller, poller.waiting(Math.ceil(spent.nextBucketInMs / 1_000)));
+        poller.streams.deliver(poller.waiting(Math.ceil(reservation.retryInMs / 1_000)));
       }
-      schedule(poller, spent.nextBucketInMs);
+      schedule(poller, reservation.retryInMs);
       return;
     }
+    const { reserved } = reservation;
     // Polls are timed from start to start: the interval is the period, however long a poll takes.
     const startedAt = now();
     let outcome: PollOutcome<unknown>;
@@ -331,13 +210,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     try {
       outcome = await poller.poll(poller.abort.signal);
     } catch {
-      // Aborted: the last subscriber left. Anything else thrown (the poll function answers the
-      // upstream's failures as results) is tried again at the next interval.
-      void spend(key, poller.abort.signal.aborted ? -reserved : 0);
+      // Aborted: the last subscriber left, and the poll's calls are given back. Anything else thrown (the
+      // poll function answers the upstream's failures as results) is tried again at the next interval.
+      budget.settle(key, reserved, poller.abort.signal.aborted ? 0 : reserved);
       schedule(poller, poller.delayMs);
       return;
     }
-    if (outcome.upstreamCalls !== reserved) void spend(key, outcome.upstreamCalls - reserved);
+    budget.settle(key, reserved, outcome.upstreamCalls);
     if (poller.stopped) return;
     poller.lastCalls = outcome.upstreamCalls;
     const result: SharedResult = {
@@ -348,20 +227,12 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     const backoffMs = outcome.backoffMs ?? 0;
     let keyCalls = localKeyCalls(poller.topic.key);
     if (share) {
-      try {
-        keyCalls = await share.keyCalls(poller.topic, outcome.upstreamCalls, 2 * lockMs(delayFor(keyCalls, backoffMs)));
-      } catch (error) {
-        onShareError('live budget', error);
-      }
+      const ttlMs = 2 * share.lockMs(budget.delayFor(keyCalls, backoffMs));
+      keyCalls = await share.keyCalls(poller.topic, outcome.upstreamCalls, ttlMs, keyCalls);
     }
-    poller.delayMs = delayFor(keyCalls, backoffMs);
-    if (share && (poller.last?.text !== result.text || result.final)) {
-      void inBackground('live publish', share.publish(poller.topic, result, lockMs(poller.delayMs)));
-    }
-    // The lock lives as long as the wait before the next poll, however long a Retry-After makes it.
-    if (share && !result.final && poller.delayMs > intervalMs) {
-      void inBackground('live claim', share.claim(poller.topic, lockMs(poller.delayMs)));
-    }
+    poller.delayMs = budget.delayFor(keyCalls, backoffMs);
+    if (share && (!poller.streams.isLast(result.text) || result.final)) share.publish(poller.topic, result, poller.delayMs);
+    if (share && !result.final && poller.delayMs > intervalMs) share.renew(poller.topic, poller.delayMs);
     receive(poller, result, outcome.result);
     schedule(poller, Math.max(0, poller.delayMs - (now() - startedAt)));
   };
@@ -369,19 +240,14 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   /** A new poller: with a share, it listens for other gateways' results and starts from the last one kept. */
   const start = async (poller: Poller): Promise<void> => {
     if (share) {
-      poller.unlisten = share.listen(poller.topic, (result) => {
-        // Another gateway's text that is not JSON (nothing of ours writes one) is dropped, not thrown into ioredis.
+      poller.unlisten = share.listen(poller.topic, (result) => receive(poller, result));
+      const last = await share.last(poller.topic);
+      if (last !== null && !poller.streams.started) {
         try {
-          receive(poller, result);
+          receive(poller, { text: last });
         } catch (error) {
-          onShareError('live message', error);
+          onShareError('live last', error);
         }
-      });
-      try {
-        const last = await share.last(poller.topic);
-        if (last !== null && poller.last === null) receive(poller, { text: last });
-      } catch (error) {
-        onShareError('live last', error);
       }
     }
     if (!poller.stopped) await cycle(poller);
@@ -393,60 +259,28 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       poll: (signal: AbortSignal) => Promise<PollOutcome<T>>,
       waiting?: (retryAfterS: number) => T,
     ): LiveStream<T> {
-      const subscriber: Subscriber = { pending: null, ended: false, wake: null };
-      let poller = pollers.get(topic.id);
-      if (poller) {
-        poller.subscribers.add(subscriber);
-        if (poller.last) subscriber.pending = { value: poller.last.value };
-      } else {
-        poller = {
-          topic,
-          poll,
-          waiting,
-          toldWaiting: false,
-          subscribers: new Set([subscriber]),
-          last: null,
-          lastCalls: 0,
-          delayMs: intervalMs,
-          abort: new AbortController(),
-          timer: null,
-          stopped: false,
-          claimed: false,
-          unlisten: null,
-        };
-        pollers.set(topic.id, poller);
-        void start(poller);
-      }
-      const own = poller;
-      const leave = (): IteratorResult<T, undefined> => {
-        subscriber.ended = true;
-        subscriber.pending = null;
-        own.subscribers.delete(subscriber);
-        if (own.subscribers.size === 0 && !own.stopped) void stop(own);
-        subscriber.wake?.();
-        return { done: true, value: undefined };
+      const known = pollers.get(topic.id);
+      if (known) return known.streams.join<T>();
+      const poller: Poller = {
+        topic,
+        poll,
+        waiting,
+        toldWaiting: false,
+        streams: new Broadcast(texts, () => {
+          if (!poller.stopped) void stop(poller);
+        }),
+        lastCalls: 0,
+        delayMs: intervalMs,
+        abort: new AbortController(),
+        timer: null,
+        stopped: false,
+        claimed: false,
+        unlisten: null,
       };
-      // A hand-written iterator, not an async generator: a generator waiting for the next result would
-      // only see return() (the client left) once that result came, and its poller would poll on meanwhile.
-      const iterator: LiveStream<T> = {
-        next: async () => {
-          while (true) {
-            if (subscriber.pending) {
-              const { value } = subscriber.pending;
-              subscriber.pending = null;
-              return { done: false, value: value as T };
-            }
-            if (subscriber.ended) return leave();
-            await new Promise<void>((resolve) => {
-              subscriber.wake = resolve;
-            });
-            subscriber.wake = null;
-          }
-        },
-        return: async () => leave(),
-        [Symbol.asyncIterator]: () => iterator,
-      };
-      return iterator;
+      pollers.set(topic.id, poller);
+      const stream = poller.streams.join<T>();
+      void start(poller);
+      return stream;
     },
     async keyId(authorization) {
       // Without the shared secret (Redis failing), this gateway names the key's topics on its own.
@@ -461,7 +295,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     },
     streamsOf(key) {
       let streams = 0;
-      for (const poller of pollers.values()) if (poller.topic.key === key) streams += poller.subscribers.size;
+      for (const poller of pollers.values()) if (poller.topic.key === key) streams += poller.streams.size;
       return streams;
     },
     get pollers() {
@@ -469,15 +303,15 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     },
     get streams() {
       let streams = 0;
-      for (const poller of pollers.values()) streams += poller.subscribers.size;
+      for (const poller of pollers.values()) streams += poller.streams.size;
       return streams;
     },
     async close() {
       const released = [...pollers.values()].map((poller) => {
-        endAll(poller);
+        poller.streams.endAll();
         return stop(poller);
       });
-      await Promise.all([...released, ...unawaited]);
+      await Promise.all([...released, share?.settled()]);
       await share?.close();
     },
   };

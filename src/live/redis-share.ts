@@ -18,7 +18,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
 import { PREFIX, boundedCall, connectRedis } from '../upstream/redis-connection.js';
-import { BUCKET_MS, MINUTE_BUCKETS, type LiveShare, type SharedResult, type Spent, type Topic } from './hub.js';
+import { BUCKET_MS, MINUTE_BUCKETS, type Spent } from './key-budget.js';
+import type { LiveShare, SharedResult, Topic } from './share.js';
 
 /** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
 const CLAIM = `

@@ -21,9 +21,17 @@
 // - A store that fails or is slow never fails a request: the read goes to the upstream.
 // The cache knows nothing of what it holds: a read comes with its kind, its key (keys.ts), its
 // lifetime and what drops it (source.ts says which, for each read).
-import type { CacheRecord, CacheStore, CounterGuard } from './cache-store.js';
+//
+// The parts: a request's scope, its key's generation and writes counter (cache-scope.ts); the key's
+// marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
+// store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
+import { KeyMarks } from './cache-marks.js';
+import { type Scope, readScope, scopeWith } from './cache-scope.js';
+import type { CacheRecord, CacheStore } from './cache-store.js';
+import { freshEnough, keep, recordOf } from './cache-storing.js';
+import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './cache-waiting.js';
 import { isKeyRevoked, mayAnswerStale } from './errors.js';
-import { keyIdOf, storeNames } from './keys.js';
+import { storeNames } from './keys.js';
 
 /** The lifetimes and bounds of cached answers; config.ts reads them from the environment in seconds. */
 export interface CacheLifetimes {
@@ -117,19 +125,6 @@ export interface Freshness {
   recentMaxAgeMs: number;
 }
 
-/** A request's view of its key in the store: read once, before its first upstream read. */
-interface Scope {
-  keyId: string;
-  generation: number;
-  prefix: string;
-  /** The key's lists counter as this request knows it: part of a list entry's name. */
-  lists: number;
-  /** What a record read now stays storable under: the key's generation, which a 401 moves on. */
-  guard: CounterGuard;
-  /** The same and the key's lists counter, which every write moves on: for websites and lists. */
-  listsGuard: CounterGuard;
-}
-
 /** What a key's re-check found, given to every request that waited on it. */
 type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned: boolean };
 
@@ -147,31 +142,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<CacheRecord>>();
   const validating = new Map<string, Promise<Verdict>>();
-  /**
-   * Failures of shared calls cancelled because the request that made them went away: they say
-   * nothing of the upstream or of the key, so the requests that joined them make the call again.
-   */
-  const abandoned = new WeakSet<object>();
-  const isAbandoned = (error: unknown): boolean => typeof error === 'object' && error !== null && abandoned.has(error);
-
-  /** A store call that cannot fail the request: undefined (a miss) when the store fails. */
-  async function safely<T>(operation: string, call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await call();
-    } catch (error) {
-      options.onStoreError?.(operation, error);
-      return undefined;
-    }
-  }
-
-  /**
-   * A revoked key's entries become unreachable (its generation moves on). Only a key that has entries
-   * gets a generation: a stream of unknown keys answered 401 leaves nothing behind in the store.
-   */
-  async function dropEntriesOf(keyId: string): Promise<void> {
-    if (await safely('marked', () => store.marked(storeNames.hasEntries(keyId))))
-      await safely('bump', () => store.bump(storeNames.generation(keyId)));
-  }
+  const abandoned = new Abandoned();
+  const safely = safeStore(options.onStoreError);
+  const marks = new KeyMarks(store, safely, options.keyRecheckMs, options.settledMs + options.maxStaleMs);
 
   function forRequest(
     authorization: string | null,
@@ -189,53 +162,15 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     let keyAccepted = false;
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
-    // Real time, not `now` (which tests pin): the budget is about waiting.
-    const budgetEnd = performance.now() + (options.storeBudgetMs ?? Number.POSITIVE_INFINITY);
     /** A store read on the request's path, within what is left of its budget; undefined past it. */
-    const ask = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-      const remaining = budgetEnd - performance.now();
-      if (remaining <= 0) return Promise.resolve(undefined);
-      if (!Number.isFinite(remaining)) return safely(operation, call);
-      return safely(operation, () => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the store took longer than this request's ${options.storeBudgetMs} ms`)), remaining);
-        });
-        return Promise.race([call(), late]).finally(() => clearTimeout(timer));
-      });
-    };
+    const ask = withinBudget(safely, options.storeBudgetMs);
     const used = (record: CacheRecord): void => {
       const seconds = Math.max(0, Math.floor((record.freshUntil - now()) / 1000));
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
     };
 
-    const scopeWith = (keyId: string, generation: number, lists: number): Scope => {
-      const guard = { [storeNames.generation(keyId)]: generation };
-      return {
-        keyId,
-        generation,
-        prefix: storeNames.entries(keyId, generation),
-        lists,
-        guard,
-        listsGuard: { ...guard, [storeNames.writes(keyId)]: lists },
-      };
-    };
-
-    // The key's id and counters, read once per request, before its first upstream read.
     let scope: Promise<Scope | null> | undefined;
-    const scopeOf = () =>
-      (scope ??= (async () => {
-        if (authorization === null) return null;
-        const secret = await ask('secret', () => store.secret());
-        if (secret === undefined) return null;
-        const keyId = keyIdOf(secret, authorization);
-        const [generation, lists] = await Promise.all([
-          ask('counter', () => store.counter(storeNames.generation(keyId))),
-          ask('counter', () => store.counter(storeNames.writes(keyId))),
-        ]);
-        if (generation === undefined || lists === undefined) return null;
-        return scopeWith(keyId, generation, lists);
-      })());
+    const scopeOf = () => (scope ??= readScope(store, ask, authorization));
 
     let seenMark: Promise<boolean> | undefined;
     /**
@@ -243,9 +178,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
      * Before a cached answer the store is asked within the request's budget; after a failed upstream
      * call (which may have outlasted it: a timeout) within the store's own timeout.
      */
-    const acceptedLately = async (keyId: string, lookup: typeof ask = ask): Promise<boolean> => {
+    const acceptedLately = async (keyId: string, lookup: StoreCall = ask): Promise<boolean> => {
       if (keyAccepted) return true;
-      seenMark ??= lookup('marked', () => store.marked(storeNames.seen(keyId))).then((marked) => marked === true);
+      seenMark ??= marks.wasSeen(keyId, lookup);
       if (await seenMark) keyAccepted = true;
       return keyAccepted;
     };
@@ -254,11 +189,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     async function recheck(keyId: string): Promise<Verdict> {
       try {
         await validate();
-        void safely('mark', () => store.mark(storeNames.seen(keyId), options.keyRecheckMs));
+        void marks.seen(keyId);
         return { accepted: true };
       } catch (error) {
         if (left()) return { accepted: false, error, abandoned: true };
-        if (isKeyRevoked(error)) await dropEntriesOf(keyId);
+        if (isKeyRevoked(error)) await marks.dropEntriesOf(keyId);
         return { accepted: false, error, abandoned: false };
       }
     }
@@ -274,13 +209,8 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       (accepted ??= (async () => {
         if (await acceptedLately(keyId)) return;
         for (;;) {
-          let pending = validating.get(keyId);
-          const joined = pending !== undefined;
-          if (pending === undefined) {
-            pending = recheck(keyId).finally(() => validating.delete(keyId));
-            validating.set(keyId, pending);
-          }
-          const verdict = await pending;
+          const { call, joined } = joinOrMake(validating, keyId, () => recheck(keyId));
+          const verdict = await call;
           if (verdict.accepted) {
             keyAccepted = true;
             return;
@@ -289,24 +219,6 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
           throw verdict.error;
         }
       })());
-
-    /**
-     * Stores what a read brought, after the answer (which does not wait for the store): once `owned`
-     * (if any) succeeded, and only if no write or revocation moved the guard's counters since this
-     * request read them (checked in the store itself, whichever gateway wrote).
-     */
-    async function keep(scoped: Scope, fullKey: string, record: CacheRecord, guard: CounterGuard, owned?: () => Promise<unknown>) {
-      if (owned !== undefined) {
-        try {
-          await owned();
-        } catch {
-          return;
-        }
-      }
-      // Said before the record is there: what a 401 or a write must drop, for as long as any record can live.
-      await safely('mark', () => store.mark(storeNames.hasEntries(scoped.keyId), options.settledMs + options.maxStaleMs));
-      await safely('set', () => store.set(fullKey, record, guard));
-    }
 
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
       const scoped = await scopeOf();
@@ -318,14 +230,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       }
       const entry = entryOf();
       const lifetimeMs = entry.lifetime === 'settled' ? options.settledMs : options.recentMs;
-      const kind = entry.droppedByWrites === 'any' ? `${entry.kind}${scoped.lists}` : entry.kind;
-      const fullKey = storeNames.entry(scoped.prefix, kind, entry.key);
-      const cached = await ask('get', () => store.get(fullKey));
-      // A record's read from the install was at freshUntil − its lifetime.
-      const freshEnough = (record: CacheRecord): boolean =>
-        record.freshUntil > now() &&
-        (freshness === undefined || entry.lifetime === 'settled' || record.freshUntil - lifetimeMs >= now() - freshness.recentMaxAgeMs);
-      if (cached !== undefined && freshEnough(cached)) {
+      const name = scoped.entryName(entry.kind, entry.key, entry.droppedByWrites);
+      const cached = await ask('get', () => store.get(name));
+      if (cached !== undefined && freshEnough(cached, now(), { lifetime: entry.lifetime, lifetimeMs }, freshness?.recentMaxAgeMs)) {
         await ensureAccepted(scoped.keyId);
         counted('hit');
         used(cached);
@@ -333,43 +240,35 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       }
       // Join the call in flight for this entry, or make it. A joined call cancelled because the
       // request that made it left is made again (and shared again): it says nothing of the upstream.
-      for (;;) {
-        let shared = inFlight.get(fullKey);
-        const coalesced = shared !== undefined;
-        if (shared === undefined) {
-          let own: Promise<CacheRecord> | undefined;
-          own = (async () => {
-            let value: T;
-            try {
-              value = await fetch();
-            } catch (error) {
-              if (left() && typeof error === 'object' && error !== null) abandoned.add(error); // for who joined it
-              throw error;
-            }
-            const at = now();
-            const record: CacheRecord = { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + options.maxStaleMs };
-            // Not when a write in this process dropped this call meanwhile (`written`): its answer may
-            // be from before the write. A write through another gateway is the store's guard's to catch.
-            if (inFlight.get(fullKey) === own) {
-              void keep(scoped, fullKey, record, entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard, entry.owned);
-            }
-            void safely('mark', () => store.mark(storeNames.seen(scoped.keyId), options.keyRecheckMs));
-            return record;
-          })().finally(() => {
-            if (inFlight.get(fullKey) === own) inFlight.delete(fullKey);
-          });
-          shared = own;
-          inFlight.set(fullKey, own);
-        }
+      const fetchAndKeep = async (current: () => boolean): Promise<CacheRecord> => {
+        let value: T;
         try {
-          const record = await shared;
+          value = await fetch();
+        } catch (error) {
+          if (left()) abandoned.add(error); // for who joined it
+          throw error;
+        }
+        const record = recordOf(value, now(), lifetimeMs, options.maxStaleMs);
+        // Not when a write in this process dropped this call meanwhile (`written`): its answer may
+        // be from before the write. A write through another gateway is the store's guard's to catch.
+        if (current()) {
+          const guard = entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard;
+          void keep(store, safely, marks, scoped.keyId, name, record, guard, entry.owned);
+        }
+        void marks.seen(scoped.keyId);
+        return record;
+      };
+      for (;;) {
+        const { call, joined } = joinOrMake(inFlight, name, fetchAndKeep);
+        try {
+          const record = await call;
           keyAccepted = true;
-          counted(coalesced ? 'hit' : 'miss');
+          counted(joined ? 'hit' : 'miss');
           used(record);
           return record.value as T;
         } catch (error) {
-          if (coalesced && !left() && isAbandoned(error)) continue;
-          if (isKeyRevoked(error)) await dropEntriesOf(scoped.keyId);
+          if (joined && !left() && abandoned.has(error)) continue;
+          if (isKeyRevoked(error)) await marks.dropEntriesOf(scoped.keyId);
           // Stale only for a key the install accepted within KEY_RECHECK_S: an outage says nothing
           // of the key, and a longer one must not serve a revoked key for ever.
           if (
@@ -397,19 +296,18 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       read,
       answered() {
         keyAccepted = true;
-        void scopeOf().then((scoped) => scoped && safely('mark', () => store.mark(storeNames.seen(scoped.keyId), options.keyRecheckMs)));
+        void scopeOf().then((scoped) => scoped && marks.seen(scoped.keyId));
       },
       async written(entry) {
         const scoped = await scopeOf();
         if (scoped === null) return;
-        const written = entry === null ? null : storeNames.entry(scoped.prefix, entry.kind, entry.key);
+        const written = entry === null ? null : scoped.entryName(entry.kind, entry.key);
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
         // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
         // is in flight here, or the install accepted the key (a read of it may be in flight on another
         // gateway): either may be about to store what it read before the write.
-        if (!keyAccepted && inFlight.size === 0 && !(await safely('marked', () => store.marked(storeNames.hasEntries(scoped.keyId)))))
-          return;
+        if (!keyAccepted && inFlight.size === 0 && !(await marks.mayHaveEntries(scoped.keyId))) return;
         const [, lists] = await Promise.all([
           written === null ? undefined : safely('delete', () => store.delete(written)),
           safely('bump', () => store.bump(storeNames.writes(scoped.keyId))),

@@ -4,8 +4,9 @@
 // dropped by a final one), and the calls a key's topics make, summed across gateways until they expire.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
-import { createLiveHub, type PollOutcome, type SharedResult, type Topic } from '../../src/live/hub.js';
+import { createLiveHub, type PollOutcome } from '../../src/live/hub.js';
 import { RedisLiveShare } from '../../src/live/redis-share.js';
+import type { SharedResult, Topic } from '../../src/live/share.js';
 import { describe, useRedis } from '../redis.js';
 import { manualTimers } from './timers.js';
 

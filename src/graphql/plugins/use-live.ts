@@ -20,7 +20,8 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { operationPlan } from '../../schema/plan.js';
 import { type ErrorCode, GatewayError } from '../../errors.js';
-import { LIVE_DEFAULTS, type LiveHub, type LiveStream, type PollOutcome } from '../../live/hub.js';
+import type { LiveStream } from '../../live/broadcast.js';
+import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
 import { readAuthorization } from '../context.js';
 
 /** What a poll sends: the subscription's document, as a query. */

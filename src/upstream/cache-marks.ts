@@ -1,0 +1,44 @@
+// The marks the read cache keeps of each key in the store, and what they allow:
+// - `seen`: the install accepted the key within KEY_RECHECK_S; only then are its cached answers given
+//   (and stale ones on an outage);
+// - `has entries`: the key may have entries; only then does a 401 move its generation on (a stream of
+//   unknown keys answered 401 leaves nothing in the store), or a write have anything to drop.
+import type { CacheStore } from './cache-store.js';
+import type { StoreCall } from './cache-waiting.js';
+import { storeNames } from './keys.js';
+
+export class KeyMarks {
+  constructor(
+    private readonly store: CacheStore,
+    private readonly safely: StoreCall,
+    /** How long a `seen` mark lasts (KEY_RECHECK_S). */
+    private readonly recheckMs: number,
+    /** How long any entry can live, stale included: as long as a `has entries` mark lasts. */
+    private readonly entryLifeMs: number,
+  ) {}
+
+  /** The install accepted the key just now. */
+  async seen(keyId: string): Promise<void> {
+    await this.safely('mark', () => this.store.mark(storeNames.seen(keyId), this.recheckMs));
+  }
+
+  /** Whether the install accepted the key within KEY_RECHECK_S, asked through `lookup`. */
+  async wasSeen(keyId: string, lookup: StoreCall): Promise<boolean> {
+    return (await lookup('marked', () => this.store.marked(storeNames.seen(keyId)))) === true;
+  }
+
+  /** Said before an entry is stored: what a 401 or a write must drop. */
+  async willHaveEntries(keyId: string): Promise<void> {
+    await this.safely('mark', () => this.store.mark(storeNames.hasEntries(keyId), this.entryLifeMs));
+  }
+
+  /** Whether the key may have entries (a failing store: as if not). */
+  async mayHaveEntries(keyId: string): Promise<boolean> {
+    return (await this.safely('marked', () => this.store.marked(storeNames.hasEntries(keyId)))) === true;
+  }
+
+  /** A revoked key's entries become unreachable: its generation moves on, if it may have any. */
+  async dropEntriesOf(keyId: string): Promise<void> {
+    if (await this.mayHaveEntries(keyId)) await this.safely('bump', () => this.store.bump(storeNames.generation(keyId)));
+  }
+}

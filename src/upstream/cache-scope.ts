@@ -1,0 +1,48 @@
+// A request's scope in the read cache: its key's id and counters, read once, before its first upstream read.
+// An entry's name holds the key's generation (a 401 moves it on: every older entry is out of reach) and,
+// for an entry every write drops (a list), the key's writes counter. What a request read stays storable
+// only while the counters it read stand, checked in the store in the same step as the write.
+import type { CacheStore, CounterGuard } from './cache-store.js';
+import type { StoreCall } from './cache-waiting.js';
+import { keyIdOf, storeNames } from './keys.js';
+
+/** A request's view of its key in the store. */
+export interface Scope {
+  keyId: string;
+  generation: number;
+  /** The key's lists counter as this request knows it: part of a list entry's name. */
+  lists: number;
+  /** What a record read now stays storable under: the key's generation, which a 401 moves on. */
+  guard: CounterGuard;
+  /** The same and the key's lists counter, which every write moves on: for websites and lists. */
+  listsGuard: CounterGuard;
+  /** The name of the entry `kind`/`key`, a list's (`droppedByWrites` any) with the lists counter. */
+  entryName(kind: string, key: string, droppedByWrites?: 'any' | 'own' | 'none'): string;
+}
+
+export function scopeWith(keyId: string, generation: number, lists: number): Scope {
+  const guard = { [storeNames.generation(keyId)]: generation };
+  const prefix = storeNames.entries(keyId, generation);
+  return {
+    keyId,
+    generation,
+    lists,
+    guard,
+    listsGuard: { ...guard, [storeNames.writes(keyId)]: lists },
+    entryName: (kind, key, droppedByWrites) => storeNames.entry(prefix, droppedByWrites === 'any' ? `${kind}${lists}` : kind, key),
+  };
+}
+
+/** The scope of a request made with `authorization`; null without a key, or when the store cannot say. */
+export async function readScope(store: CacheStore, ask: StoreCall, authorization: string | null): Promise<Scope | null> {
+  if (authorization === null) return null;
+  const secret = await ask('secret', () => store.secret());
+  if (secret === undefined) return null;
+  const keyId = keyIdOf(secret, authorization);
+  const [generation, lists] = await Promise.all([
+    ask('counter', () => store.counter(storeNames.generation(keyId))),
+    ask('counter', () => store.counter(storeNames.writes(keyId))),
+  ]);
+  if (generation === undefined || lists === undefined) return null;
+  return scopeWith(keyId, generation, lists);
+}

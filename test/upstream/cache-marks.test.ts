@@ -1,0 +1,42 @@
+// The key's marks in the read cache (upstream/cache-marks.ts), on a real memory store: `seen` for its
+// lifetime, and a revocation that moves the generation on only for a key that may have entries.
+import { describe, expect, it } from 'vitest';
+import { KeyMarks } from '../../src/upstream/cache-marks.js';
+import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
+import { safeStore } from '../../src/upstream/cache-waiting.js';
+import { storeNames } from '../../src/upstream/keys.js';
+
+describe('KeyMarks', () => {
+  it('holds a `seen` mark for KEY_RECHECK_S', async () => {
+    let at = 0;
+    const store = new MemoryCacheStore(100_000, () => at);
+    const safely = safeStore(undefined);
+    const marks = new KeyMarks(store, safely, 1_000, 10_000);
+    expect(await marks.wasSeen('id', safely)).toBe(false);
+    await marks.seen('id');
+    expect(await marks.wasSeen('id', safely)).toBe(true);
+    at = 1_000;
+    expect(await marks.wasSeen('id', safely)).toBe(false);
+  });
+
+  it('drops a revoked key’s entries (its generation moves on) only if it may have some', async () => {
+    const store = new MemoryCacheStore(100_000);
+    const marks = new KeyMarks(store, safeStore(undefined), 1_000, 10_000);
+    await marks.dropEntriesOf('id');
+    expect(await store.counter(storeNames.generation('id'))).toBe(0);
+    await marks.willHaveEntries('id');
+    expect(await marks.mayHaveEntries('id')).toBe(true);
+    await marks.dropEntriesOf('id');
+    expect(await store.counter(storeNames.generation('id'))).toBe(1);
+  });
+
+  it('answers a failing store as no mark, telling what failed', async () => {
+    const errors: string[] = [];
+    const store = Object.assign(new MemoryCacheStore(100_000), { marked: () => Promise.reject(new Error('down')) });
+    const safely = safeStore((operation) => void errors.push(operation));
+    const marks = new KeyMarks(store, safely, 1_000, 10_000);
+    expect(await marks.mayHaveEntries('id')).toBe(false);
+    expect(await marks.wasSeen('id', safely)).toBe(false);
+    expect(errors).toEqual(['marked', 'marked']);
+  });
+});

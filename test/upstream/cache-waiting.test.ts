@@ -1,0 +1,79 @@
+// How the read cache waits (upstream/cache-waiting.ts): a failing store is a miss, a slow one is given up
+// at the request's budget, and concurrent requests join one call in flight.
+import { describe, expect, it } from 'vitest';
+import { Abandoned, joinOrMake, safeStore, withinBudget } from '../../src/upstream/cache-waiting.js';
+
+describe('safeStore and withinBudget', () => {
+  it('answers a failing store call as undefined, telling what failed', async () => {
+    const errors: string[] = [];
+    const safely = safeStore((operation) => void errors.push(operation));
+    expect(await safely('get', () => Promise.reject(new Error('down')))).toBeUndefined();
+    expect(await safely('get', async () => 1)).toBe(1);
+    expect(errors).toEqual(['get']);
+  });
+
+  it('gives up on the store at the budget, for all of a request’s calls together', async () => {
+    const errors: string[] = [];
+    const ask = withinBudget(
+      safeStore((operation) => void errors.push(operation)),
+      50,
+    );
+    const started = performance.now();
+    expect(await ask('get', () => new Promise((resolve) => setTimeout(() => resolve(1), 2_000)))).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(errors).toEqual(['get']);
+    // The budget is spent: the next call is not even made.
+    let made = false;
+    expect(await ask('get', async () => (made = true))).toBeUndefined();
+    expect(made).toBe(false);
+    expect(await withinBudget(safeStore(undefined), undefined)('get', async () => 2)).toBe(2);
+  });
+});
+
+describe('joinOrMake', () => {
+  it('shares one call among those that come while it is in flight, and forgets it once over', async () => {
+    const calls = new Map<string, Promise<number>>();
+    let made = 0;
+    let finish: (value: number) => void = () => undefined;
+    const make = () => {
+      made++;
+      return new Promise<number>((resolve) => (finish = resolve));
+    };
+    const first = joinOrMake(calls, 'a', make);
+    const second = joinOrMake(calls, 'a', make);
+    expect([first.joined, second.joined, made]).toEqual([false, true, 1]);
+    finish(7);
+    expect(await second.call).toBe(7);
+    expect(calls.size).toBe(0);
+    expect(joinOrMake(calls, 'a', async () => 8).joined).toBe(false);
+  });
+
+  it('tells a call dropped meanwhile (a write) that it is no longer the current one, and leaves its successor', async () => {
+    const calls = new Map<string, Promise<string>>();
+    let finish: () => void = () => undefined;
+    let wasCurrent: boolean | undefined;
+    const dropped = joinOrMake(calls, 'a', async (current) => {
+      await new Promise<void>((resolve) => (finish = resolve));
+      wasCurrent = current();
+      return 'old';
+    });
+    calls.delete('a');
+    const successor = joinOrMake(calls, 'a', () => new Promise<string>(() => undefined));
+    finish();
+    expect(await dropped.call).toBe('old');
+    expect(wasCurrent).toBe(false);
+    expect(calls.get('a')).toBe(successor.call);
+  });
+});
+
+describe('Abandoned', () => {
+  it('knows the errors of calls whose request went away, and nothing else', () => {
+    const abandoned = new Abandoned();
+    const error = new Error('aborted');
+    abandoned.add(error);
+    abandoned.add('not an object');
+    expect(abandoned.has(error)).toBe(true);
+    expect(abandoned.has(new Error('aborted'))).toBe(false);
+    expect(abandoned.has('not an object')).toBe(false);
+  });
+});
