@@ -15,7 +15,9 @@ import { DEFAULT_HEAP_GROWING_PERCENT } from './heap.js';
 import { ADMISSION_DEFAULTS } from './http/admission.js';
 import { DRAIN_DEFAULTS, type DrainOptions } from './http/drain.js';
 import { DELIVERY_DEFAULTS } from './http/delivery.js';
+import { LISTEN_DEFAULTS } from './http/listen.js';
 import { METRICS_HOST_DEFAULT } from './http/metrics-listener.js';
+import { RECEIVE_DEFAULTS } from './http/receive.js';
 import { DEFAULT_WORKERS } from './http/workers.js';
 import { CACHE_LIFETIME_DEFAULTS, type CacheLifetimes } from './upstream/cache.js';
 import { CACHE_STORE_DEFAULTS } from './upstream/cache-store.js';
@@ -245,8 +247,8 @@ export function loadConfig(env: Env = process.env): Config {
   const transport = UPSTREAM_TRANSPORT_DEFAULTS;
   const production = read.string('NODE_ENV', 'development') === 'production';
   const config: Config = {
-    host: read.string('HOST', '127.0.0.1'),
-    port: read.int('PORT', 4000, 0, 65535),
+    host: read.string('HOST', LISTEN_DEFAULTS.host),
+    port: read.int('PORT', LISTEN_DEFAULTS.port, 0, 65535),
     production,
     upstream: {
       url: read.url('UPSTREAM_URL'),
@@ -262,7 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxActiveRequests: read.int('MAX_ACTIVE_REQUESTS', ADMISSION_DEFAULTS.maxActive, 1, 10_000),
     maxQueuedRequests: read.int('MAX_QUEUED_REQUESTS', ADMISSION_DEFAULTS.maxQueued, 0, 1_000_000),
     requestDeadlineMs: read.int('REQUEST_DEADLINE_MS', REQUEST_BOUNDS_DEFAULTS.requestDeadlineMs, 1, 600_000),
-    receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', 10_000, 100, 600_000),
+    receiveTimeoutMs: read.int('REQUEST_RECEIVE_TIMEOUT_MS', RECEIVE_DEFAULTS.timeoutMs, 100, 600_000),
     sendTimeoutMs: read.int('SEND_TIMEOUT_MS', DELIVERY_DEFAULTS.sendTimeoutMs, 100, 600_000),
     sendBufferMaxBytes: read.int('SEND_BUFFER_MAX_BYTES', DELIVERY_DEFAULTS.bufferMaxBytes, 1024 ** 2, 1024 ** 4),
     drain: {
@@ -287,7 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
       tokens: read.int('MAX_TOKENS', DOCUMENT_LIMIT_DEFAULTS.tokens, 100, 100_000),
       directives: read.int('MAX_DIRECTIVES', DOCUMENT_LIMIT_DEFAULTS.directives, 1, 1_000),
       fields: read.int('MAX_FIELDS', DEFAULT_FIELD_LIMIT, 1, 1_000_000),
-      bodyBytes: read.int('MAX_BODY_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+      bodyBytes: read.int('MAX_BODY_BYTES', RECEIVE_DEFAULTS.bodyMaxBytes, 1024, 16 * 1024 * 1024),
     },
     documentCacheMaxBytes: read.int('DOCUMENT_CACHE_MAX_BYTES', DEFAULT_DOCUMENT_CACHE_MAX_BYTES, 0, 16 * 1024 ** 3),
     compiledCacheMaxBytes: read.int('COMPILED_CACHE_MAX_BYTES', DEFAULT_COMPILED_CACHE_MAX_BYTES, 0, 16 * 1024 ** 3),

@@ -3,6 +3,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** HOST and PORT of the GraphQL server when unset: loopback only. */
+export const LISTEN_DEFAULTS = { host: '127.0.0.1', port: 4000 } as const;
+
 /** Listens on `host:port` (port 0: one the system picks); resolves with `http://host:port`, an IPv6 host in brackets. */
 export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {

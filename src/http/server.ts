@@ -27,6 +27,7 @@ import {
   type RefusalConfig,
 } from './refusals.js';
 import { createOpenStreams } from './streams.js';
+import { readBody } from './receive.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
@@ -229,30 +230,6 @@ export async function serveHttp(
         server.closeAllConnections();
       }),
   };
-}
-
-/**
- * Reads the whole body (the 411/413 checks above bound what a POST declares; `limit` bounds any
- * other method's) and hands it to yoga in `req.body`, which @whatwg-node/server uses instead of the
- * stream when it is a non-empty Uint8Array. Nothing is called when the client leaves first.
- */
-function readBody(req: IncomingMessage, res: ServerResponse, limit: number, then: { read(): void; tooLarge(): void }): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const onData = (chunk: Buffer): void => {
-    size += chunk.length;
-    if (size <= limit) chunks.push(chunk);
-    else {
-      req.off('data', onData).off('end', onEnd);
-      then.tooLarge();
-    }
-  };
-  const onEnd = (): void => {
-    if (res.headersSent) return; // refused meanwhile (408)
-    if (size > 0) Object.assign(req, { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
-    then.read();
-  };
-  req.on('data', onData).once('end', onEnd);
 }
 
 /**

@@ -1,0 +1,30 @@
+// Receiving a request: its body, read whole before the request gets in line (server.ts), and the time
+// its headers and body may take. MAX_BODY_BYTES and REQUEST_RECEIVE_TIMEOUT_MS (config.ts reads them).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** REQUEST_RECEIVE_TIMEOUT_MS and MAX_BODY_BYTES when unset. */
+export const RECEIVE_DEFAULTS = { timeoutMs: 10_000, bodyMaxBytes: 64 * 1024 } as const;
+
+/**
+ * Reads the whole body (the 411/413 checks of server.ts bound what a POST declares; `limit` bounds any
+ * other method's) and hands it to yoga in `req.body`, which @whatwg-node/server uses instead of the
+ * stream when it is a non-empty Uint8Array. Nothing is called when the client leaves first.
+ */
+export function readBody(req: IncomingMessage, res: ServerResponse, limit: number, then: { read(): void; tooLarge(): void }): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer): void => {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+    else {
+      req.off('data', onData).off('end', onEnd);
+      then.tooLarge();
+    }
+  };
+  const onEnd = (): void => {
+    if (res.headersSent) return; // refused meanwhile (408)
+    if (size > 0) Object.assign(req, { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
+    then.read();
+  };
+  req.on('data', onData).once('end', onEnd);
+}
