@@ -56,37 +56,50 @@ export interface LiveShare {
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void;
   /** Records the calls of the topic's latest poll for `ttlMs`; answers those of all the key's topics. */
   keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number>;
-  /** Adds `calls` (fewer than none: some given back) to the key's calls of the last minute; answers them, these included. */
-  spend(key: string, calls: number): Promise<Spent>;
+  /**
+   * Records `calls` at this moment in the key's calls of the last minute, or adds them to `entry` (fewer
+   * than none: some given back), an entry an earlier spend answered; answers them, these included.
+   */
+  spend(key: string, calls: number, entry?: string): Promise<Spent>;
   close(): Promise<void>;
 }
 
-/** A key's calls over the last minute (BUCKET_MS buckets), and when the oldest bucket leaves it. */
+/** A key's calls over the 60 s before now, the entry its spend made or changed, when the oldest call leaves them. */
 export interface Spent {
   calls: number;
-  nextBucketInMs: number;
+  /** Names the calls just recorded, for a later spend to change them (give back, or count what the poll made). */
+  entry: string;
+  /** Milliseconds until the oldest call counted leaves the window (the window's length when none is). */
+  oldestLeavesInMs: number;
 }
 
-/** The key's calls are counted over a minute, in buckets of this many milliseconds. */
-export const BUCKET_MS = 10_000;
-export const MINUTE_BUCKETS = 6;
+/** The key's calls are counted over the last this many milliseconds: a sliding window, any 60 s of it. */
+export const WINDOW_MS = 60_000;
 
-/** The calls of each key over the last minute, in this process (without a share, or when it fails). */
-export function localLedger(now: () => number): (key: string, calls: number) => Spent {
-  const keys = new Map<string, Map<number, number>>();
-  return (key, calls) => {
+/** The calls of each key over the last minute, each entry with its time, in this process (without a share, or when it fails). */
+export function localLedger(now: () => number): (key: string, calls: number, entry?: string) => Spent {
+  const keys = new Map<string, Map<string, { at: number; calls: number }>>();
+  let made = 0;
+  return (key, calls, entry) => {
     const at = now();
-    const current = Math.floor(at / BUCKET_MS);
-    const buckets = keys.get(key) ?? new Map<number, number>();
-    buckets.set(current, (buckets.get(current) ?? 0) + calls);
+    const entries = keys.get(key) ?? new Map<string, { at: number; calls: number }>();
+    const known = entry === undefined ? undefined : entries.get(entry);
+    let name = entry ?? '';
+    if (known) known.calls += calls;
+    // An entry already out of the window (or made by a share that failed since): what is added is recorded now.
+    else if (calls > 0 || entry === undefined) entries.set((name = String(++made)), { at, calls });
     let total = 0;
-    for (const [bucket, spent] of buckets) {
-      if (bucket <= current - MINUTE_BUCKETS) buckets.delete(bucket);
-      else total += spent;
+    let oldest = at;
+    for (const [id, spent] of entries) {
+      if (spent.at <= at - WINDOW_MS || spent.calls <= 0) entries.delete(id);
+      else {
+        total += spent.calls;
+        oldest = Math.min(oldest, spent.at);
+      }
     }
-    if (total <= 0 && buckets.size === 1 && (buckets.get(current) ?? 0) <= 0) keys.delete(key);
-    else keys.set(key, buckets);
-    return { calls: total, nextBucketInMs: (current + 1) * BUCKET_MS - at };
+    if (entries.size === 0) keys.delete(key);
+    else keys.set(key, entries);
+    return { calls: total, entry: name, oldestLeavesInMs: total > 0 ? oldest + WINDOW_MS - at : WINDOW_MS };
   };
 }
 
@@ -198,13 +211,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const pollers = new Map<string, Poller>();
   const ledger = localLedger(now);
   /** The key's calls of the last minute, with `calls` added: on the share (all gateways) when there is one. */
-  const spend = async (key: string, calls: number): Promise<Spent> => {
-    if (!share) return ledger(key, calls);
+  const spend = async (key: string, calls: number, entry?: string): Promise<Spent> => {
+    if (!share) return ledger(key, calls, entry);
     try {
-      return await share.spend(key, calls);
+      return await share.spend(key, calls, entry);
     } catch (error) {
       onShareError('live budget', error);
-      return ledger(key, calls);
+      return ledger(key, calls, entry);
     }
   };
   /** Each pushed result's JSON text: made once to compare it, it need not be made again for each stream. */
@@ -315,13 +328,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     const reserved = Math.max(1, poller.lastCalls);
     const spent = await spend(key, reserved);
     if (spent.calls > callsPerMinute && spent.calls > reserved) {
-      // Past the key's budget: given back, and tried again once the minute has moved on.
-      void spend(key, -reserved);
+      // Past the key's budget: given back, and tried again once the oldest call has left the window.
+      void spend(key, -reserved, spent.entry);
       if (poller.last === null && poller.waiting && !poller.toldWaiting && !poller.stopped) {
         poller.toldWaiting = true;
-        deliver(poller, poller.waiting(Math.ceil(spent.nextBucketInMs / 1_000)));
+        deliver(poller, poller.waiting(Math.ceil(spent.oldestLeavesInMs / 1_000)));
       }
-      schedule(poller, spent.nextBucketInMs);
+      schedule(poller, spent.oldestLeavesInMs);
       return;
     }
     // Polls are timed from start to start: the interval is the period, however long a poll takes.
@@ -333,11 +346,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     } catch {
       // Aborted: the last subscriber left. Anything else thrown (the poll function answers the
       // upstream's failures as results) is tried again at the next interval.
-      void spend(key, poller.abort.signal.aborted ? -reserved : 0);
+      if (poller.abort.signal.aborted) void spend(key, -reserved, spent.entry);
       schedule(poller, poller.delayMs);
       return;
     }
-    if (outcome.upstreamCalls !== reserved) void spend(key, outcome.upstreamCalls - reserved);
+    if (outcome.upstreamCalls !== reserved) void spend(key, outcome.upstreamCalls - reserved, spent.entry);
     if (poller.stopped) return;
     poller.lastCalls = outcome.upstreamCalls;
     const result: SharedResult = {
