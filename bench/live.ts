@@ -380,7 +380,7 @@ async function inspect(port: number, calls: readonly { method: string; params?: 
 }
 
 /** The gateway's memory after two forced full GCs; without the inspector, after a second's pause only. */
-async function settledMemory(pid: number, inspectorPort: number | null, notes: string[]): Promise<MemorySnapshot> {
+export async function settledMemory(pid: number, inspectorPort: number | null, notes: string[]): Promise<MemorySnapshot> {
   if (inspectorPort !== null) {
     try {
       const gc = { method: 'HeapProfiler.collectGarbage' };

@@ -126,7 +126,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const liveShare = options.share;
   const share = liveShare && new SharedTopics(liveShare, intervalMs, onShareError);
   const pollers = new Map<string, Poller>();
-  const sharedSpend = liveShare && ((key: string, calls: number) => liveShare.spend(key, calls));
+  const sharedSpend = liveShare && ((key: string, calls: number, entry?: string) => liveShare.spend(key, calls, entry));
   const budget = createKeyBudget({ callsPerMinute, intervalMs, now, sharedSpend, onShareError });
   const texts = new WeakMap<object, string>();
   const ownSecret = randomBytes(32).toString('base64url');
@@ -202,7 +202,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       schedule(poller, reservation.retryInMs);
       return;
     }
-    const { reserved } = reservation;
+    const { reserved, entry } = reservation;
     // Polls are timed from start to start: the interval is the period, however long a poll takes.
     const startedAt = now();
     let outcome: PollOutcome<unknown>;
@@ -212,11 +212,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     } catch {
       // Aborted: the last subscriber left, and the poll's calls are given back. Anything else thrown (the
       // poll function answers the upstream's failures as results) is tried again at the next interval.
-      budget.settle(key, reserved, poller.abort.signal.aborted ? 0 : reserved);
+      budget.settle(key, reserved, poller.abort.signal.aborted ? 0 : reserved, entry);
       schedule(poller, poller.delayMs);
       return;
     }
-    budget.settle(key, reserved, outcome.upstreamCalls);
+    budget.settle(key, reserved, outcome.upstreamCalls, entry);
     if (poller.stopped) return;
     poller.lastCalls = outcome.upstreamCalls;
     const result: SharedResult = {

@@ -8,8 +8,9 @@
 //   the last one is kept beside the lock, living as long as it does.
 // - The upstream calls of each topic's latest poll, per key (a hash of topic -> calls and until when):
 //   the sum is the key's calls a minute, whichever gateways poll its topics.
-// - The calls each key's polls made over the last minute, all gateways together (a hash of 10-s bucket
-//   -> calls): every poll counts in it before it starts, so that no gateway polls past the budget.
+// - The calls each key's polls made over the last 60 s, all gateways together (a hash of entries named
+//   by their time, Redis's clock, -> calls): every poll counts in it before it starts, so that no
+//   gateway polls past the budget in any 60 s; what it then made or gave back changes its entry.
 //
 // Topics are named by a hash of their id (the key's keyed hash, the document, the variables): neither
 // a key nor a document is written to Redis in clear. Every call is bounded (CACHE_STORE_TIMEOUT_MS): a
@@ -18,7 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
 import { PREFIX, boundedCall, connectRedis } from '../upstream/redis-connection.js';
-import { BUCKET_MS, MINUTE_BUCKETS, type Spent } from './key-budget.js';
+import { WINDOW_MS, type Spent } from './key-budget.js';
 import type { LiveShare, SharedResult, Topic } from './share.js';
 
 /** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
@@ -55,31 +56,45 @@ if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) en
 return total`;
 
 /**
- * KEYS: the key's calls of the last minute; ARGV: the calls to add (fewer than none: given back), a
- * bucket's milliseconds, the buckets of a minute. Answers the calls of the buckets of the last minute
- * and the milliseconds until the oldest leaves it (Redis's clock).
+ * KEYS: the key's calls of the window; ARGV: the calls to add (fewer than none: given back), the
+ * window's milliseconds, the entry to add them to ('' for a new one), a name unique to this call. An
+ * entry is "<ms>:<name>" (Redis's clock); one out of the window is gone, and what is added to it is
+ * recorded now. Answers the calls in the window, the entry, and the milliseconds until the oldest
+ * call counted leaves the window.
  */
 const SPEND = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local bucketMs = tonumber(ARGV[2])
-local buckets = tonumber(ARGV[3])
-local current = math.floor(now / bucketMs)
-redis.call('HINCRBY', KEYS[1], string.format('%d', current), ARGV[1])
+local calls = tonumber(ARGV[1])
+local windowMs = tonumber(ARGV[2])
+local entry = ARGV[3]
+if entry == '' or redis.call('HEXISTS', KEYS[1], entry) == 0 then
+  if entry ~= '' and calls <= 0 then calls = 0 end
+  entry = string.format('%d', now) .. ':' .. ARGV[4]
+end
+if calls ~= 0 or ARGV[3] == '' then redis.call('HINCRBY', KEYS[1], entry, calls) end
 local total = 0
+local oldest = now
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields, 2 do
-  local bucket = tonumber(fields[i])
-  if bucket and bucket > current - buckets then total = total + tonumber(fields[i + 1]) else redis.call('HDEL', KEYS[1], fields[i]) end
+  local at = tonumber(string.match(fields[i], '^(%d+):'))
+  local spent = tonumber(fields[i + 1])
+  if at and at > now - windowMs and spent > 0 then
+    total = total + spent
+    if at < oldest then oldest = at end
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
 end
-redis.call('PEXPIRE', KEYS[1], bucketMs * buckets)
-return {total, (current + 1) * bucketMs - now}`;
+redis.call('PEXPIRE', KEYS[1], windowMs)
+if total > 0 then return {total, entry, oldest + windowMs - now} end
+return {total, entry, windowMs}`;
 
 interface RedisWithScripts extends Redis {
   liveClaim(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   liveRelease(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   liveKeyCalls(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
-  liveSpend(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<[number, number]>;
+  liveSpend(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<[number, string, number]>;
 }
 
 const LIVE = `${PREFIX}live:`;
@@ -194,11 +209,11 @@ export class RedisLiveShare implements LiveShare {
     return this.bounded(() => this.redis.liveKeyCalls(1, `${LIVE}calls:${topic.key}`, name, Math.max(0, Math.round(calls)), ttl(ttlMs)));
   }
 
-  async spend(key: string, calls: number): Promise<Spent> {
-    const [total, nextBucketInMs] = await this.bounded(() =>
-      this.redis.liveSpend(1, `${LIVE}spent:${key}`, Math.round(calls), BUCKET_MS, MINUTE_BUCKETS),
+  async spend(key: string, calls: number, entry = ''): Promise<Spent> {
+    const [total, recorded, oldestLeavesInMs] = await this.bounded(() =>
+      this.redis.liveSpend(1, `${LIVE}spent:${key}`, Math.round(calls), WINDOW_MS, entry, randomBytes(6).toString('base64url')),
     );
-    return { calls: total, nextBucketInMs };
+    return { calls: total, entry: recorded, oldestLeavesInMs };
   }
 
   async close(): Promise<void> {

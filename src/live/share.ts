@@ -33,8 +33,11 @@ export interface LiveShare {
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void;
   /** Records the calls of the topic's latest poll for `ttlMs`; answers those of all the key's topics. */
   keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number>;
-  /** Adds `calls` (fewer than none: some given back) to the key's calls of the last minute; answers them, these included. */
-  spend(key: string, calls: number): Promise<Spent>;
+  /**
+   * Records `calls` at this moment in the key's calls of the last minute, or adds them to `entry` (fewer
+   * than none: some given back), an entry an earlier spend answered; answers them, these included.
+   */
+  spend(key: string, calls: number, entry?: string): Promise<Spent>;
   close(): Promise<void>;
 }
 

@@ -2,8 +2,10 @@
 // on new documents, under any spelling of the key, cannot make its polls exceed LIVE_CALLS_PER_MIN. A
 // new topic past the budget waits for its first poll, and its streams are told so, as on a 429.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLiveHub, type PollOutcome } from '../../src/live/hub.js';
 import { KEY_1, startStack, type Stack } from '../fixture.js';
 import { openSubscription, type SseStream } from './sse.js';
+import { manualTimers } from './timers.js';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -48,5 +50,36 @@ describe("the key's live budget", () => {
     const waiting = told.filter((event) => event?.errors?.[0]?.extensions?.code === 'RATE_LIMITED');
     expect(waiting.length).toBeGreaterThan(0);
     for (const event of waiting) expect(event?.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(0);
+  });
+
+  it('slides: no 60 s, wherever it starts, holds more than LIVE_CALLS_PER_MIN calls', async () => {
+    const timers = manualTimers();
+    let clock = 9_900;
+    const polledAt: number[] = [];
+    const hub = createLiveHub({ intervalMs: 3_600_000, callsPerMinute: 30, setTimer: timers.setTimer, now: () => clock });
+    const poll = async (): Promise<PollOutcome<number>> => {
+      polledAt.push(clock);
+      return { result: clock, upstreamCalls: 1, final: false };
+    };
+    const open = (round: number) =>
+      Array.from({ length: 30 }, (_, n) => hub.subscribe({ key: 'k', id: `k/${round}/${n}` }, poll, (retryAfterS) => -retryAfterS));
+    const first = open(1);
+    for (const stream of first) expect((await stream.next()).value).toBe(9_900);
+    await Promise.all(first.map((stream) => stream.return()));
+    // 50.1 s on, a new minute for counts in 10-second steps, but not for the 60 s that began at 9.9 s:
+    // thirty new topics wait, told to expect their first result in 10 s.
+    clock = 60_000;
+    const second = open(2);
+    for (const stream of second) expect((await stream.next()).value).toBe(-10);
+    expect(polledAt).toHaveLength(30);
+    // Once the first calls have left the window, the waiting topics poll.
+    clock = 69_900;
+    timers.fire();
+    for (const stream of second) expect((await stream.next()).value).toBe(69_900);
+    expect(polledAt).toHaveLength(60);
+    for (const start of polledAt) {
+      expect(polledAt.filter((at) => at >= start && at < start + 60_000).length).toBeLessThanOrEqual(30);
+    }
+    await Promise.all(second.map((stream) => stream.return()));
   });
 });

@@ -107,15 +107,22 @@ describe('RedisLiveShare', () => {
   it("counts a key's calls of the last minute across gateways, reservations given back included", async () => {
     const [a, b] = [newShare(), newShare()];
     const key = `k-${Math.random()}`;
-    expect((await a.spend(key, 3)).calls).toBe(3);
-    expect((await b.spend(key, 2)).calls).toBe(5);
-    expect((await a.spend(key, -1)).calls).toBe(4);
+    const first = await a.spend(key, 3);
+    expect(first.calls).toBe(3);
+    const second = await b.spend(key, 2);
+    expect(second.calls).toBe(5);
+    expect(second.entry).not.toBe(first.entry);
+    // Given back to the entry that reserved them, from either gateway.
+    expect((await b.spend(key, -1, first.entry)).calls).toBe(4);
     expect((await b.spend(`${key}-other`, 7)).calls).toBe(7);
-    const spent = await a.spend(key, 0);
-    expect(spent.calls).toBe(4);
-    // When the oldest ten seconds leave the minute: within one bucket.
-    expect(spent.nextBucketInMs).toBeGreaterThan(0);
-    expect(spent.nextBucketInMs).toBeLessThanOrEqual(10_000);
+    const spent = await a.spend(key, 0, first.entry);
+    expect(spent).toMatchObject({ calls: 4, entry: first.entry });
+    // The oldest call counted leaves the window a minute after it was made: now, less the test's moments.
+    expect(spent.oldestLeavesInMs).toBeGreaterThan(55_000);
+    expect(spent.oldestLeavesInMs).toBeLessThanOrEqual(60_000);
+    // An entry given back whole is gone; giving back to it again changes nothing.
+    expect((await a.spend(key, -2, second.entry)).calls).toBe(2);
+    expect((await a.spend(key, -2, second.entry)).calls).toBe(2);
   });
 });
 

@@ -2,6 +2,8 @@
 // JSON text), records gone past their stale lifetime, sets guarded by counters, counters, marks with a
 // lifetime, and a per-process secret.
 // (The Redis store has its own suite: test/upstream/cache-store.redis.test.ts.)
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { MemoryCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
 
@@ -284,4 +286,41 @@ describe('MemoryCacheStore: counters, marks and the secret', () => {
     expect(await two.secret()).not.toBe(secret);
     expect(secret).toMatch(/^[0-9a-f]{64}$/);
   });
+});
+
+describe('MemoryCacheStore: what it counts is what the heap holds', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heapUsed = (): number => {
+    gc();
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+  /** A page of `rows` rows, distinct for each n, decoded as the upstream client gives it. */
+  const page = (n: number, rows: number, valueLength: number): unknown => ({
+    data: Array.from({ length: rows }, (_, i) => ({ value: `/blog/${n}/${i}/`.padEnd(valueLength, 'x'), count: 1_000 - i + n })),
+    meta: { current_page: 1, per_page: rows },
+  });
+
+  it.each([
+    { what: '3,000 distinct 22 KB pages into 16 MiB', count: 3_000, rows: 100, valueLength: 190, maxBytes: 16 * 1024 * 1024 },
+    { what: '40,000 distinct 300-byte answers into 4 MiB', count: 40_000, rows: 2, valueLength: 100, maxBytes: 4 * 1024 * 1024 },
+  ])(
+    '$what: the heap after full collections grows by 0.8 to 1.25 times the bytes counted',
+    async ({ count, rows, valueLength, maxBytes }) => {
+      const store = new MemoryCacheStore(maxBytes);
+      const before = heapUsed();
+      for (let n = 0; n < count; n++) {
+        await store.set(`stats:${n}`, {
+          value: page(n, rows, valueLength),
+          freshUntil: Date.now() + 60_000,
+          staleUntil: Date.now() + 120_000,
+        });
+      }
+      const grown = heapUsed() - before;
+      expect(store.size.bytes).toBeGreaterThan(maxBytes * 0.95);
+      expect(grown / store.size.bytes).toBeGreaterThan(0.8);
+      expect(grown / store.size.bytes).toBeLessThan(1.25);
+    },
+  );
 });

@@ -1,0 +1,217 @@
+// The memory figures the docs give. `documents`: the RSS a fresh gateway process (NODE_ENV=production,
+// on a sandbox process) gains from distinct documents sent with no key (the parse and validation
+// caches): after two seconds' rest, and after two forced full collections (through the inspector).
+// `store`: 3,000 distinct 22 KB answers set into a MemoryCacheStore of CACHE_MAX_BYTES in this process,
+// as the upstream client decodes them: its accounted bytes, the heap they take and the RSS added.
+//   npm run build && npm run build:bench
+//   node --heap-growing-percent=40 dist-bench/bench/memory.js [documents|store]
+// MEMORY_RUNS (3), MEMORY_DOCUMENTS (1500), MEMORY_ANSWERS (3000), MEMORY_CACHE_MAX_BYTES (16 MiB);
+// MEMORY_GATEWAY_NODE_ARGS: node flags for the gateway (space-separated).
+import { execFileSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { fileURLToPath } from 'node:url';
+import { runInNewContext } from 'node:vm';
+import { Pool } from 'undici';
+import { uniqueDocument } from './attacks.js';
+import { MemoryCacheStore } from '../src/upstream/cache-store.js';
+import { settledMemory } from './live.js';
+import { type ChildServer, freePort, memoryMb, spawnServer } from './processes.js';
+
+const CONCURRENCY = 8;
+
+interface Growth {
+  what: string;
+  requests: number;
+  /** Median size of what was sent (documents) or of one upstream answer (cache), in KB. */
+  itemKb: number;
+  rssBeforeMb: number;
+  rssAfterMb: number;
+  growthMb: number;
+  /** RSS and heap growth after two forced full collections (through the inspector). */
+  settledGrowthMb: number;
+  heapGrowthMb: number;
+}
+
+type Gateway = ChildServer & { inspectorPort: number };
+
+async function withProcesses<T>(env: Record<string, string>, run: (gateway: Gateway) => Promise<T>): Promise<T> {
+  const sandbox = await spawnServer({
+    script: 'dist/sandbox/main.js',
+    env: { SANDBOX_PORT: '0', SANDBOX_HOST: '127.0.0.1', SANDBOX_LATENCY_MS: '0', SANDBOX_TODAY: new Date().toISOString().slice(0, 10) },
+    ready: /listening on (http:\/\/[^\s]+)/,
+  });
+  try {
+    const inspectorPort = await freePort();
+    const gateway = await spawnServer({
+      nodeArgs: [`--inspect=127.0.0.1:${inspectorPort}`, ...(process.env.MEMORY_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+      script: 'dist/main.js',
+      env: { HOST: '127.0.0.1', PORT: '0', UPSTREAM_URL: sandbox.url, LOG_LEVEL: 'silent', NODE_ENV: 'production', ...env },
+      ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
+    });
+    try {
+      return await run({ ...gateway, inspectorPort });
+    } finally {
+      await gateway.stop();
+    }
+  } finally {
+    await sandbox.stop();
+  }
+}
+
+/** Sends `count` bodies with no key, CONCURRENCY at a time, each answer read in full. */
+async function send(pool: Pool, count: number, body: (n: number) => string): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const response = await pool.request({
+        path: '/graphql',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body(next++),
+      });
+      const text = await response.body.text();
+      if (response.statusCode >= 500) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+setFlagsFromString('--expose-gc');
+const round = (mb: number): number => Math.round(mb * 10) / 10;
+
+/** RSS after two seconds' rest, then RSS and heap after two forced full collections. */
+async function memoryAfterRest(gateway: Gateway): Promise<{ rss: number; settledRss: number; heap: number }> {
+  await sleep(2_000);
+  const rss = memoryMb(gateway.pid, 'VmRSS');
+  const notes: string[] = [];
+  const settled = await settledMemory(gateway.pid, gateway.inspectorPort, notes);
+  if (rss === null || settled.rssMb === null || settled.heapUsedMb === null)
+    throw new Error(`no memory figures for ${gateway.pid}: ${notes.join('; ')}`);
+  return { rss: round(rss), settledRss: round(settled.rssMb), heap: round(settled.heapUsedMb) };
+}
+
+function growth(
+  what: string,
+  requests: number,
+  itemKb: number,
+  before: Awaited<ReturnType<typeof memoryAfterRest>>,
+  after: typeof before,
+): Growth {
+  return {
+    what,
+    requests,
+    itemKb,
+    rssBeforeMb: before.rss,
+    rssAfterMb: after.rss,
+    growthMb: round(after.rss - before.rss),
+    settledGrowthMb: round(after.settledRss - before.settledRss),
+    heapGrowthMb: round(after.heap - before.heap),
+  };
+}
+
+/** 1,500 distinct documents of about 8 KB, no key: parsed, validated and cached, then refused. */
+async function documentsGrowth(count: number): Promise<Growth> {
+  return withProcesses({}, async (gateway) => {
+    const pool = new Pool(new URL(gateway.url).origin, { connections: CONCURRENCY });
+    try {
+      const body = (n: number): string => JSON.stringify({ query: uniqueDocument(n) });
+      await send(pool, 20, (n) => body(1_000_000 + n));
+      const before = await memoryAfterRest(gateway);
+      await send(pool, count, body);
+      const after = await memoryAfterRest(gateway);
+      const itemKb = Math.round(uniqueDocument(count / 2).length / 102.4) / 10;
+      return growth('keyless documents', count, itemKb, before, after);
+    } finally {
+      await pool.close();
+    }
+  });
+}
+
+/** An upstream page of 100 rows of about 22 KB, distinct for each n, as its JSON text. */
+function pageText(n: number): string {
+  const rows = Array.from({ length: 100 }, (_, i) => ({
+    value: `/blog/${n}/${i}/${'a-long-path-segment-'.repeat(9)}`,
+    count: 1_000 - i + n,
+  }));
+  return JSON.stringify({
+    data: rows,
+    links: { first: `http://127.0.0.1/api/v1/stats/1?page=1&n=${n}` },
+    meta: { current_page: 1, per_page: 100 },
+  });
+}
+
+/**
+ * `count` distinct 22 KB answers, each decoded as the upstream client does, set into a MemoryCacheStore of
+ * `maxBytes` in this process (run it with the gateway's --heap-growing-percent=40): RSS and heap growth.
+ */
+async function storeGrowth(count: number, maxBytes: number): Promise<Growth & { accountedMb: number; entries: number }> {
+  const gc = runInNewContext('gc') as () => void;
+  const store = new MemoryCacheStore(maxBytes);
+  gc();
+  gc();
+  const before = process.memoryUsage();
+  for (let n = 0; n < count; n++) {
+    await store.set(`key:${n}`, {
+      value: JSON.parse(pageText(n)) as unknown,
+      freshUntil: Date.now() + 3_600_000,
+      staleUntil: Date.now() + 7_200_000,
+    });
+    if (n % 8 === 0) await sleep(0);
+  }
+  await sleep(2_000);
+  const rested = process.memoryUsage().rss;
+  gc();
+  gc();
+  const after = process.memoryUsage();
+  const mb = (bytes: number): number => round(bytes / 1024 / 1024);
+  return {
+    what: `distinct answers into a MemoryCacheStore of ${maxBytes} bytes`,
+    requests: count,
+    itemKb: round(pageText(count / 2).length / 1024),
+    rssBeforeMb: mb(before.rss),
+    rssAfterMb: mb(rested),
+    growthMb: mb(rested - before.rss),
+    settledGrowthMb: mb(after.rss - before.rss),
+    heapGrowthMb: mb(after.heapUsed - before.heapUsed),
+    accountedMb: mb(store.size.bytes),
+    entries: store.size.entries,
+  };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+async function main(): Promise<void> {
+  const which = process.argv[2];
+  if (which === 'store-once') {
+    console.log(
+      JSON.stringify(
+        await storeGrowth(Number(process.env.MEMORY_ANSWERS ?? 3_000), Number(process.env.MEMORY_CACHE_MAX_BYTES ?? 16 * 1024 * 1024)),
+      ),
+    );
+    return;
+  }
+  const runs = Number(process.env.MEMORY_RUNS ?? 3);
+  const documents = Number(process.env.MEMORY_DOCUMENTS ?? 1_500);
+  const passes: [string, () => Promise<Growth>][] = [];
+  if (which !== 'cache') passes.push(['documents', () => documentsGrowth(documents)]);
+  // Each store run in a fresh process with this one's node flags: a process that ran one already reuses its heap.
+  const storeRun = async (): Promise<Growth> =>
+    JSON.parse(
+      execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'store-once'], { encoding: 'utf8' }),
+    ) as Growth;
+  if (which !== 'documents') passes.push(['store', storeRun]);
+  for (const [name, pass] of passes) {
+    const results: Growth[] = [];
+    for (let run = 0; run < runs; run++) {
+      results.push(await pass());
+      console.log(`${name} run ${run + 1}: ${JSON.stringify(results.at(-1))}`);
+    }
+    for (const field of ['growthMb', 'settledGrowthMb', 'heapGrowthMb'] as const) {
+      const values = results.map((result) => result[field]);
+      console.log(`${name}: ${field} median ${median(values)} MB of ${values.join(', ')}`);
+    }
+  }
+}
+
+await main();
