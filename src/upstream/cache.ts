@@ -308,10 +308,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // is in flight here, or the install accepted the key (a read of it may be in flight on another
         // gateway): either may be about to store what it read before the write.
         if (!keyAccepted && inFlight.size === 0 && !(await marks.mayHaveEntries(scoped.keyId))) return;
-        const [, lists] = await Promise.all([
-          written === null ? undefined : safely('delete', () => store.delete(written)),
-          safely('bump', () => store.bump(storeNames.writes(scoped.keyId))),
-        ]);
+        // The counter first, then the delete: a read from before the write that stores its record after the
+        // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
+        // stored between the delete and the bump would outlive the write.)
+        const lists = await safely('bump', () => store.bump(storeNames.writes(scoped.keyId)));
+        if (written !== null) await safely('delete', () => store.delete(written));
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
         // generation it read before; if the store could not bump it, it reads from the upstream.
         scope = Promise.resolve(lists === undefined ? null : scopeWith(scoped.keyId, scoped.generation, lists));
