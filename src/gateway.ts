@@ -134,10 +134,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             req,
             res,
             () => toYoga(req, res, work),
-            () => work?.answered(),
+            // Sent only for a key the install accepted within KEY_RECHECK_S.
+            () => work?.answered(true),
           )
       : toYoga,
-    config,
+    { ...config, knownKeyMs: config.cache.keyRecheckMs },
     logger,
     () => ({
       upstreamBreaker: client.breakerState(),

@@ -163,7 +163,7 @@ export function createGatewayYoga(
           ]
         : []),
       // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
-      useWork(),
+      useWork((request) => contexts.get(request)?.source.keyAccepted === true),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
         ? [

@@ -1,5 +1,16 @@
 // Admission control: the gateway works on at most `maxActive` HTTP requests at once; the others wait
-// in line, in arrival order, up to `maxQueued`, and beyond that are turned away at once with a 503.
+// in line, each line in arrival order, up to `maxQueued` in all, and beyond that are turned away at once
+// with a 503.
+//
+// Lines by what a request's key is: one the install accepted lately (`known`: known-keys.ts), or not
+// (strangers: a key not accepted yet, or none). A free slot goes to whoever comes, but while known
+// requests wait, strangers get only one slot in every STRANGER_TURN that frees up: a flood of requests
+// no install would answer slows its senders more than the callers the gateway serves, and a stranger
+// still gets in, later (a new key's first request is one; after a restart every key is a stranger's
+// until its first answer, and all wait in one line as before). Requests with no usable key can reach
+// no data: KEYLESS_MAX_ACTIVE of them are worked on at once, the rest wait in a line of their own. A
+// request that finds the line full turns away the last to come with less of a key (none, then one not
+// accepted), not itself.
 //
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
@@ -11,6 +22,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** MAX_ACTIVE_REQUESTS and MAX_QUEUED_REQUESTS when unset. */
 export const ADMISSION_DEFAULTS = { maxActive: 16, maxQueued: 1_000 } as const;
+
+/** While known requests wait, one slot in this many that frees up goes to the stranger first in line. */
+export const STRANGER_TURN = 4;
+
+/** Requests with no usable key worked on at once: they can reach no data (introspection, `__typename`, an error). */
+export const KEYLESS_MAX_ACTIVE = 1;
+
+/**
+ * Which line a request waits in: a key the install accepted lately (`known`), another key (`stranger`),
+ * or none that could be sent (`keyless`: no Authorization, or not one Bearer token; a stranger too).
+ */
+export type Lane = 'known' | 'stranger' | 'keyless';
 
 export interface AdmissionOptions {
   maxActive: number;
@@ -25,8 +48,11 @@ export interface AdmissionOptions {
 export type AdmittedHandler = (req: IncomingMessage, res: ServerResponse, release: () => void) => void;
 
 export interface Admission {
-  /** Calls handle now, or when a slot frees up; the slot is held until `release` is called or res closes. */
-  admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler): void;
+  /**
+   * Calls handle now, or when a slot frees up; the slot is held until `release` is called or res closes.
+   * A stranger waits behind known requests (default: known).
+   */
+  admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane?: Lane): void;
   /** Takes a slot for res now, without waiting in line: its release, or null when none is free. */
   enter(res: ServerResponse): (() => void) | null;
   readonly active: number;
@@ -34,6 +60,7 @@ export interface Admission {
 }
 
 interface Waiting {
+  lane: Lane;
   req: IncomingMessage;
   res: ServerResponse;
   handle: AdmittedHandler;
@@ -44,59 +71,122 @@ interface Waiting {
   expiry: NodeJS.Timeout;
 }
 
+/** A FIFO with a moving head (shift() on a long array is O(n)); entries that left are skipped. */
+class Line {
+  private entries: (Waiting | undefined)[] = [];
+  private head = 0;
+
+  push(waiting: Waiting): void {
+    this.entries.push(waiting);
+  }
+
+  /** The first still waiting, taken out. */
+  shift(): Waiting | undefined {
+    while (this.head < this.entries.length) {
+      const waiting = this.entries[this.head];
+      this.entries[this.head++] = undefined; // let it be collected
+      if (this.head > 1024 && this.head * 2 > this.entries.length) {
+        this.entries = this.entries.slice(this.head);
+        this.head = 0;
+      }
+      if (waiting && !waiting.gone) return waiting;
+    }
+    return undefined;
+  }
+
+  /** The last still waiting, taken out. */
+  pop(): Waiting | undefined {
+    while (this.entries.length > this.head) {
+      const waiting = this.entries.pop();
+      if (waiting && !waiting.gone) return waiting;
+    }
+    return undefined;
+  }
+}
+
 export function createAdmission(options: AdmissionOptions): Admission {
   let active = 0;
   let queued = 0;
-  // A FIFO with a moving head: shift() on a long array is O(n).
-  let line: (Waiting | undefined)[] = [];
-  let head = 0;
+  const lines: Record<Lane, Line> = { known: new Line(), stranger: new Line(), keyless: new Line() };
+  const waitingIn: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 };
+  let activeKeyless = 0;
+  // Slots given to known requests since a stranger (keyless or not) last got one.
+  let knownInARow = 0;
 
   /** Takes a slot for res: released once, by the returned function or when res closes. */
-  const take = (res: ServerResponse): (() => void) => {
+  const take = (res: ServerResponse, lane: Lane): (() => void) => {
     active++;
+    if (lane === 'keyless') activeKeyless++;
     let held = true;
     const release = (): void => {
       if (!held) return;
       held = false;
       res.off('close', release);
       active--;
+      if (lane === 'keyless') activeKeyless--;
       next();
     };
     res.once('close', release);
     return release;
   };
 
-  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler): void => {
-    handle(req, res, take(res));
+  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane): void => {
+    handle(req, res, take(res, lane));
   };
 
   /** Takes it out of the count of the line; its entry is skipped when the head reaches it. */
   const leave = (waiting: Waiting): void => {
     waiting.gone = true;
     queued--;
+    waitingIn[waiting.lane]--;
     clearTimeout(waiting.expiry);
     waiting.res.off('close', waiting.onGone);
   };
 
+  /** The first stranger who may start now: one with a key, else one without while KEYLESS_MAX_ACTIVE allows. */
+  const firstStranger = (): Waiting | undefined =>
+    lines.stranger.shift() ?? (activeKeyless < KEYLESS_MAX_ACTIVE ? lines.keyless.shift() : undefined);
+
+  /** Who gets the slot that is free: a known request, but a stranger in every STRANGER_TURN. */
+  const pick = (): Waiting | undefined => {
+    if (waitingIn.known > 0 && knownInARow < STRANGER_TURN - 1) return lines.known.shift();
+    return firstStranger() ?? lines.known.shift();
+  };
+
   function next(): void {
-    while (active < options.maxActive && head < line.length) {
-      const waiting = line[head];
-      line[head++] = undefined; // let it be collected
-      if (head > 1024 && head * 2 > line.length) {
-        line = line.slice(head);
-        head = 0;
-      }
-      if (!waiting || waiting.gone) continue;
+    while (active < options.maxActive && queued > 0) {
+      const waiting = pick();
+      if (!waiting) return; // only requests without a key wait, and one of them is being worked on
+      knownInARow = waiting.lane === 'known' ? knownInARow + 1 : 0;
       leave(waiting);
-      start(waiting.req, waiting.res, waiting.handle);
+      start(waiting.req, waiting.res, waiting.handle, waiting.lane);
     }
   }
 
+  /** The last to come of the lines after `lane`'s (the keyless first), to make room for a request of `lane`. */
+  const lastBelow = (lane: Lane): Waiting | undefined => {
+    const below: Lane[] = lane === 'known' ? ['keyless', 'stranger'] : lane === 'stranger' ? ['keyless'] : [];
+    for (const other of below) {
+      const last = waitingIn[other] > 0 ? lines[other].pop() : undefined;
+      if (last) return last;
+    }
+    return undefined;
+  };
+
   return {
-    admit(req, res, handle) {
-      if (active < options.maxActive) return start(req, res, handle);
-      if (queued >= options.maxQueued) return options.reject(req, res, 'full');
+    admit(req, res, handle, lane = 'known') {
+      if (active < options.maxActive && (lane !== 'keyless' || activeKeyless < KEYLESS_MAX_ACTIVE)) {
+        return start(req, res, handle, lane);
+      }
+      if (queued >= options.maxQueued) {
+        // A request with a key takes the place of the last to come with less.
+        const last = lastBelow(lane);
+        if (!last) return options.reject(req, res, 'full');
+        leave(last);
+        options.reject(last.req, last.res, 'full');
+      }
       const waiting: Waiting = {
+        lane,
         req,
         res,
         handle,
@@ -111,11 +201,12 @@ export function createAdmission(options: AdmissionOptions): Admission {
         }, options.maxWaitMs),
       };
       res.once('close', waiting.onGone);
-      line.push(waiting);
+      lines[lane].push(waiting);
       queued++;
+      waitingIn[lane]++;
     },
     enter(res) {
-      return active < options.maxActive && queued === 0 ? take(res) : null;
+      return active < options.maxActive && queued === 0 ? take(res, 'known') : null;
     },
     get active() {
       return active;

@@ -11,7 +11,9 @@ import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { LIVE_DEFAULTS } from '../live/hub.js';
 import { wantsGraphiQLPage } from '../graphql/plugins/use-graphiql-page.js';
 import type { RequestWork } from '../graphql/plugins/use-work.js';
+import { readAuthorization } from '../graphql/context.js';
 import { createAdmission } from './admission.js';
+import { createKnownKeys } from './known-keys.js';
 import { PacedResponse, watchDeliveries } from './delivery.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
 import { operationTypeOf, streamsSubscription } from './operation-type.js';
@@ -44,6 +46,8 @@ export type HttpConfig = RefusalConfig &
     | 'graphiql'
   > & {
     limits: Pick<Config['limits'], 'bodyBytes'>;
+    /** How long a key the install accepted keeps its requests in the known line (KEY_RECHECK_S; admission.ts). */
+    knownKeyMs: number;
     live?: Partial<Pick<Config['live'], 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
   };
@@ -136,29 +140,42 @@ export async function serveHttp(
       handle(admitted, stream, STREAM_WORK);
     });
   };
-  // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it closes.
+  // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it
+  // closes. One whose key the install accepted lately waits in the known line (admission.ts).
+  const knownKeys = createKnownKeys(config.knownKeyMs);
   const admitRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    admission.admit(req, res, (admitted, response, release) => {
-      let stream = false;
-      handle(admitted, response, {
-        get stream() {
-          return stream;
-        },
-        answered: release,
-        becomeStream() {
-          if (stream) return true;
-          if (phase === 'draining' || response.destroyed) return false;
-          if (streams.enter(response) === null) {
-            logger.warn({ status: 503, reason: 'streams full', streams: streams.active }, 'request refused: overloaded');
-            return false;
-          }
-          stream = true;
-          release();
-          openStreams.track(response);
-          return true;
-        },
-      });
-    });
+    const credentials = readAuthorization(req.headers.authorization ?? null);
+    const key = 'authorization' in credentials ? credentials.authorization : null;
+    const lane = key === null ? 'keyless' : knownKeys.knows(key) ? 'known' : 'stranger';
+    admission.admit(
+      req,
+      res,
+      (admitted, response, release) => {
+        let stream = false;
+        handle(admitted, response, {
+          get stream() {
+            return stream;
+          },
+          answered(keyAccepted) {
+            if (keyAccepted && key !== null) knownKeys.remember(key);
+            release();
+          },
+          becomeStream() {
+            if (stream) return true;
+            if (phase === 'draining' || response.destroyed) return false;
+            if (streams.enter(response) === null) {
+              logger.warn({ status: 503, reason: 'streams full', streams: streams.active }, 'request refused: overloaded');
+              return false;
+            }
+            stream = true;
+            release();
+            openStreams.track(response);
+            return true;
+          },
+        });
+      },
+      lane,
+    );
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
   // one yoga would not stream is refused; every other request takes a slot (operation-type.ts).

@@ -21,11 +21,11 @@ interface Answer {
   answeredAt: number;
 }
 
-function ask(signal?: AbortSignal): Promise<Answer> {
+function ask(signal?: AbortSignal, authorization: string | null = `Bearer ${KEY_1}`): Promise<Answer> {
   const started = performance.now();
   return fetch(stack.endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+    headers: { 'content-type': 'application/json', ...(authorization === null ? {} : { authorization }) },
     body: JSON.stringify({ query: QUERY }),
     ...(signal ? { signal } : {}),
   }).then(async (response) => ({
@@ -109,24 +109,24 @@ describe('admission control', () => {
   });
 
   it('turns away a request at its REQUEST_DEADLINE_MS in line, while the slot is still held', async () => {
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '600' } });
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', REQUEST_DEADLINE_MS: '1200' } });
     // Each holds the slot for less than the deadline, so neither times out upstream.
     stack.sandbox.scriptFaults([
-      { kind: 'delay', ms: 400 },
-      { kind: 'delay', ms: 500 },
+      { kind: 'delay', ms: 800 },
+      { kind: 'delay', ms: 900 },
     ]);
-    const first = ask(); // holds the slot until ~400 ms
+    const first = ask(); // holds the slot until ~800 ms
     await until(() => stack.sandbox.log.inFlight === 1);
-    const second = ask(); // waits ~400 ms, then holds the slot until ~900 ms
+    const second = ask(); // waits ~800 ms, then holds the slot until ~1,700 ms (300 ms inside its deadline)
     await pause(50);
-    const third = ask(); // still waiting at its deadline, ~650 ms: turned away then, not when the slot frees
+    const third = ask(); // still waiting at its deadline, ~1,250 ms: turned away then, not when the slot frees
     const [firstAnswer, secondAnswer, thirdAnswer] = await Promise.all([first, second, third]);
     expect(firstAnswer.body.data?.website?.id).toBe('1');
     expect(secondAnswer.body.data?.website?.id).toBe('1');
     expect(thirdAnswer.status).toBe(503);
     expect(thirdAnswer.retryAfter).toBe('1');
     expect(thirdAnswer.body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
-    expect(thirdAnswer.at).toBeGreaterThanOrEqual(590);
+    expect(thirdAnswer.at).toBeGreaterThanOrEqual(1_190);
     expect(thirdAnswer.answeredAt).toBeLessThan(secondAnswer.answeredAt);
     expect(stack.sandbox.log.count).toBe(2);
   });
@@ -193,6 +193,58 @@ describe('admission control', () => {
     expect(health.status).toBe(200);
     expect(performance.now() - started).toBeLessThan(300);
     expect((await ask()).status).toBe(503);
+    expect((await first).status).toBe(200);
+  });
+
+  it('serves keys the install accepted before strangers, giving strangers one slot in four while known requests wait', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1' }, sandbox: { latencyMs: 100 } });
+    // KEY_1's first answer makes it known; a key never sent, or none, is a stranger's.
+    expect((await ask()).body.data?.website?.id).toBe('1');
+    const holding = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const order: string[] = [];
+    const tagged = (name: string, answer: Promise<Answer>) =>
+      answer.then((answered) => {
+        order.push(name);
+        return answered;
+      });
+    const strangers: Promise<Answer>[] = [];
+    for (const name of ['s1', 's2', 's3']) {
+      strangers.push(tagged(name, ask(undefined, null)));
+      await pause(20);
+    }
+    const known: Promise<Answer>[] = [];
+    for (const name of ['k1', 'k2', 'k3', 'k4', 'k5']) {
+      known.push(tagged(name, ask()));
+      await pause(20);
+    }
+    expect((await holding).status).toBe(200);
+    const answers = await Promise.all([...strangers, ...known]);
+    // Three known, the first stranger (its turn), two known, then the other strangers.
+    expect(order).toEqual(['k1', 'k2', 'k3', 's1', 'k4', 'k5', 's2', 's3']);
+    for (const answer of answers.slice(0, 3)) expect(answer.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    for (const answer of answers.slice(3)) expect(answer.body.data?.website?.id).toBe('1');
+  });
+
+  it('turns away the stranger who came last, not a known request, when the line is full', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '2' }, sandbox: { latencyMs: 200 } });
+    expect((await ask()).status).toBe(200);
+    const holding = ask();
+    await until(() => stack.sandbox.log.inFlight === 1);
+    const first = ask(undefined, 'Bearer not-a-key-yet');
+    await pause(20);
+    const last = ask(undefined, null);
+    await pause(20);
+    // A stranger finds the line full: turned away itself.
+    const late = await ask(undefined, null);
+    expect(late.status).toBe(503);
+    // A known request finds it full: the last stranger goes, it waits and is answered.
+    const known = ask();
+    const turnedAway = await last;
+    expect(turnedAway.status).toBe(503);
+    expect(turnedAway.body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    expect((await known).body.data?.website?.id).toBe('1');
+    expect((await holding).status).toBe(200);
     expect((await first).status).toBe(200);
   });
 });

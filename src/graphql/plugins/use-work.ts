@@ -12,8 +12,11 @@ import { GatewayError } from '../../errors.js';
 export interface RequestWork {
   /** Whether it holds a stream's place (LIVE_MAX_STREAMS), not a request slot. */
   readonly stream: boolean;
-  /** Its answer is produced: its slot is free from now on (writing the answer out holds the connection only). */
-  answered(): void;
+  /**
+   * Its answer is produced: its slot is free from now on (writing the answer out holds the connection
+   * only). `keyAccepted`: the install accepted the request's key (it answered a call made with it).
+   */
+  answered(keyAccepted: boolean): void;
   /**
    * It is a subscription yoga streams (a document found by hash, or by id): it leaves its slot for a
    * stream's place, bound as every stream is. False when none is free, or the gateway is draining.
@@ -49,7 +52,7 @@ function matches(asked: string, mediaType: string): boolean {
   return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
 }
 
-export function useWork(): Plugin<{ work?: RequestWork }, { work?: RequestWork }> {
+export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ work?: RequestWork }, { work?: RequestWork }> {
   return {
     onSubscribe({ args, setResultAndStopExecution }) {
       const { work, request } = args.contextValue as { work?: RequestWork; request?: Request };
@@ -62,12 +65,12 @@ export function useWork(): Plugin<{ work?: RequestWork }, { work?: RequestWork }
         setResultAndStopExecution({ errors: [new GatewayError('OVERLOADED', message)] });
       }
     },
-    onResponse({ serverContext, response }) {
+    onResponse({ serverContext, request, response }) {
       const { work } = serverContext;
       if (work === undefined || work.stream) return;
       const type = response.headers.get('content-type') ?? '';
       if (type.startsWith('text/event-stream') || type.startsWith('multipart/mixed')) return;
-      work.answered();
+      work.answered(keyAccepted(request));
     },
   };
 }
