@@ -1,15 +1,13 @@
 // Load with faults: the sandbox answers slowly and sometimes fails, two keys are interleaved, and
 // every answer is checked. With attacks, the load runs alone first, then goes on while strangers
 // attack the gateway (attacks.ts), so the report compares the latency of the same requests with and
-// without the attacks; it follows memory throughout. Used by test/bench/soak.test.ts (bounded, in
-// CI) and by `npm run soak` (long).
+// without the attacks; it follows the gateway's memory throughout. The gateway runs as deployed, in a
+// process of its own (dist/main.js, `npm run build` first): its memory is its own, and what the load
+// and the attackers cost to make their requests is not charged to it. Used by test/bench/soak.test.ts
+// (bounded, in CI) and by `npm run soak` (long).
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
-import { loadConfig } from '../src/config.js';
 import { startSandbox } from '../src/sandbox/index.js';
-import { createGateway } from '../src/gateway.js';
 import {
   ATTACK_KINDS,
   DEFAULT_ATTACK_OPTIONS,
@@ -23,6 +21,7 @@ import {
   type Distribution,
   type RunningAttacks,
 } from './attacks.js';
+import { memoryMb, openInspector, spawnServer, type ChildServer, type Inspector } from './processes.js';
 
 export interface SoakOptions {
   requests: number;
@@ -43,6 +42,8 @@ export interface SoakOptions {
   answerTimeoutMs?: number;
   /** The gateway's environment (its limits and timeouts); the soak sets the port, upstream and log level. */
   gatewayEnv?: Record<string, string | undefined>;
+  /** Node's options for the gateway's process (e.g. `--max-semi-space-size=16`). */
+  gatewayNodeArgs?: readonly string[];
   /** Called with a line of progress every `progressEveryMs` (default 10 s). */
   onProgress?: (line: string) => void;
   progressEveryMs?: number;
@@ -60,13 +61,20 @@ export interface SoakReport {
   withErrors: number;
   /** The load's answers by status and error codes (`200 data`, `200 UPSTREAM_ERROR`, `503 OVERLOADED`). */
   answers: Record<string, number>;
-  /** Live heap after a full collection, before and after the load; the peak is sampled, garbage included. */
+  /**
+   * The gateway's live heap after a full collection (through its inspector), before and after the load;
+   * the peak is sampled every second, garbage included.
+   */
   heapStartMb: number;
   heapPeakMb: number;
   heapEndMb: number;
-  /** Resident memory of the whole process (gateway, sandbox and clients), sampled every 250 ms. */
+  /**
+   * The gateway process's resident memory (VmRSS), sampled every 250 ms: before the load, when the attacks
+   * start, when half the load under attack is done, its peak, at the end.
+   */
   rssStartMb: number;
   rssAttacksStartMb: number | null;
+  rssAttackedHalfMb: number | null;
   rssPeakMb: number;
   rssEndMb: number;
   /**
@@ -82,16 +90,7 @@ type Phase = 'warmup' | 'quiet' | 'attacked';
 
 const KEYS = ['sandbox-key-1', 'sandbox-key-2'] as const;
 
-// A real collection before each heap reading, so the figures compare live memory, not garbage.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function collectGarbage(): void {
-  gc();
-}
-
-const mb = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
-const heapMb = (): number => mb(process.memoryUsage().heapUsed);
+const mb = (value: number): number => Math.round(value * 10) / 10;
 
 export async function soak(options: SoakOptions): Promise<SoakReport> {
   const answerTimeoutMs = options.answerTimeoutMs ?? DEFAULT_ATTACK_OPTIONS.answerTimeoutMs;
@@ -108,15 +107,32 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   process.on('unhandledRejection', onUnhandled);
 
   const sandbox = await startSandbox({ port: 0 });
-  const gateway = await createGateway(
-    loadConfig({
-      UPSTREAM_BREAKER_RESET_MS: '200',
-      ...options.gatewayEnv,
-      PORT: '0',
-      UPSTREAM_URL: sandbox.url,
-      LOG_LEVEL: 'silent',
-    }),
-  );
+  let gateway: ChildServer | undefined;
+  let inspector: Inspector | undefined;
+  try {
+    gateway = await spawnServer({
+      script: 'dist/main.js',
+      env: definedOnly({
+        UPSTREAM_BREAKER_RESET_MS: '200',
+        ...options.gatewayEnv,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        UPSTREAM_URL: sandbox.url,
+        LOG_LEVEL: 'silent',
+        WORKERS: '1',
+      }),
+      ready: /Gateway on (http:\/\/[^\s,]+)\/graphql/,
+      nodeArgs: options.gatewayNodeArgs,
+      inspect: true,
+    });
+    inspector = await openInspector(gateway.inspectorUrl as string);
+  } catch (error) {
+    await gateway?.stop();
+    await sandbox.close();
+    throw error;
+  }
+  const { pid } = gateway;
+  const rssMb = (): number => mb(memoryMb(pid, 'VmRSS') ?? Number.NaN);
   // A hung request is a finding, not a reason for the soak to hang: it ends as "no answer".
   const client = new Pool(gateway.url, { connections: options.concurrency, headersTimeout: answerTimeoutMs, bodyTimeout: answerTimeoutMs });
   const post = async (key: string, query: string) => {
@@ -130,12 +146,18 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   };
   let attacks: RunningAttacks | null = null;
   const memory = { rssPeak: 0, heapPeak: 0 };
-  const sampleMemory = (): void => {
-    const { rss, heapUsed } = process.memoryUsage();
-    memory.rssPeak = Math.max(memory.rssPeak, rss);
-    memory.heapPeak = Math.max(memory.heapPeak, heapUsed);
+  const sampleRss = (): void => {
+    memory.rssPeak = Math.max(memory.rssPeak, memoryMb(pid, 'VmRSS') ?? 0);
   };
-  const sampler = setInterval(sampleMemory, 250);
+  const sampleHeap = (): void => {
+    inspector
+      ?.heapMb(false)
+      .then((heap) => {
+        memory.heapPeak = Math.max(memory.heapPeak, heap);
+      })
+      .catch(() => undefined);
+  };
+  const samplers = [setInterval(sampleRss, 250), setInterval(sampleHeap, 1_000)];
   let progress: NodeJS.Timeout | undefined;
 
   try {
@@ -147,6 +169,12 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       owned.set(key, new Map(nodes.map((node) => [node.id, node.domain])));
     }
     const allIds = [...owned.values()].flatMap((sites) => [...sites.keys()]);
+    // GraphiQL's page is rendered and compressed on its first view (seconds of CPU, once): viewed now,
+    // as on a gateway that has been up a while, so the stalled readers measure its sending.
+    if (attackOptions.kinds.includes('stalled')) {
+      const page = await client.request({ path: '/graphql', method: 'GET', headers: { accept: 'text/html' } });
+      await page.body.dump({ limit: Number.POSITIVE_INFINITY });
+    }
     const today = new Date();
     const monthAgo = new Date(today.getTime() - 29 * 86_400_000);
     const range = `from: "${monthAgo.toISOString().slice(0, 10)}", to: "${today.toISOString().slice(0, 10)}"`;
@@ -159,10 +187,9 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       attacked: new Float64Array(options.requests - quietRequests),
     };
     const done: Record<Phase, number> = { warmup: 0, quiet: 0, attacked: 0 };
-    collectGarbage();
-    sampleMemory();
-    const heapStartMb = heapMb();
-    const rssStartMb = mb(process.memoryUsage().rss);
+    const heapStartMb = mb(await inspector.heapMb(true));
+    sampleRss();
+    const rssStartMb = rssMb();
     const answers = new Map<string, number>();
     const report: SoakReport = {
       requests: 0,
@@ -177,6 +204,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       heapEndMb: 0,
       rssStartMb,
       rssAttacksStartMb: null,
+      rssAttackedHalfMb: null,
       rssPeakMb: 0,
       rssEndMb: 0,
       latency: { warmup: null, quiet: null, attacked: null },
@@ -193,10 +221,9 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
         // The latency of the requests answered since the previous line.
         const recent = distribution(latencies[phase].subarray(seen[phase], done[phase]));
         seen[phase] = done[phase];
-        const { rss, heapUsed } = process.memoryUsage();
         onProgress(
           `[soak ${Math.round((performance.now() - started) / 1_000)} s, ${phase}] ${report.requests}/${options.requests} requests, ` +
-            `${report.malformed.length} malformed; rss ${mb(rss)} MB (peak ${mb(memory.rssPeak)}), heap ${mb(heapUsed)} MB; ` +
+            `${report.malformed.length} malformed; gateway rss ${rssMb()} MB (peak ${mb(memory.rssPeak)}), heap peak ${mb(memory.heapPeak)} MB; ` +
             (recent ? `latency p50 ${recent.p50} p99 ${recent.p99} max ${recent.max} ms` : 'no answer') +
             (attacks ? `; ${attackSummary(attacks.snapshot())}` : ''),
         );
@@ -204,9 +231,11 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     }
 
     let next = 0;
+    const halfAttacked = quietRequests + Math.floor((options.requests - quietRequests) / 2);
     const worker = async (until: number, phase: Phase): Promise<void> => {
       while (next < until) {
         const n = next++;
+        if (phase === 'attacked' && n === halfAttacked) report.rssAttackedHalfMb = rssMb();
         // The sandbox keeps every request in its log: drop it now and then, or it is what grows.
         if (n % 1_000 === 0) sandbox.log.reset();
         const key = KEYS[n % 2]!;
@@ -241,7 +270,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     await Promise.all(Array.from({ length: options.concurrency }, () => worker(warmupRequests, 'warmup')));
     await Promise.all(Array.from({ length: options.concurrency }, () => worker(quietRequests, 'quiet')));
     if (attackOptions.kinds.length > 0) {
-      report.rssAttacksStartMb = mb(process.memoryUsage().rss);
+      report.rssAttacksStartMb = rssMb();
       attacks = startAttacks(gateway.url, attackOptions);
       const attackStarted = performance.now();
       await Promise.all(Array.from({ length: options.concurrency }, () => worker(options.requests, 'attacked')));
@@ -260,21 +289,21 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
 
     // Let sockets and timers settle, then see whether memory came back.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    collectGarbage();
-    sampleMemory();
-    report.heapEndMb = heapMb();
-    report.rssEndMb = mb(process.memoryUsage().rss);
-    report.heapPeakMb = mb(memory.heapPeak);
+    report.heapEndMb = mb(await inspector.heapMb(true));
+    sampleRss();
+    report.rssEndMb = rssMb();
+    report.heapPeakMb = mb(Math.max(memory.heapPeak, report.heapStartMb, report.heapEndMb));
     report.rssPeakMb = mb(memory.rssPeak);
     report.unhandledRejections = unhandledRejections;
     return report;
   } finally {
-    clearInterval(sampler);
+    for (const sampler of samplers) clearInterval(sampler);
     clearInterval(progress);
     process.off('unhandledRejection', onUnhandled);
     await attacks?.stop();
     await client.close();
-    await gateway.close();
+    inspector.close();
+    await gateway.stop();
     await sandbox.close();
   }
 }
@@ -311,13 +340,19 @@ function summary(report: SoakReport): string {
     `answers: ${Object.entries(report.answers)
       .map(([label, count]) => `${label} ${count}`)
       .join(', ')}`,
-    `rss: start ${report.rssStartMb}, attacks start ${report.rssAttacksStartMb ?? '-'}, peak ${report.rssPeakMb}, end ${report.rssEndMb} MB; ` +
-      `heap: start ${report.heapStartMb}, peak ${report.heapPeakMb} (garbage included), end ${report.heapEndMb} MB`,
+    `gateway rss: start ${report.rssStartMb}, attacks start ${report.rssAttacksStartMb ?? '-'}, ` +
+      `half the attacked load ${report.rssAttackedHalfMb ?? '-'}, peak ${report.rssPeakMb}, end ${report.rssEndMb} MB; ` +
+      `gateway heap: start ${report.heapStartMb}, peak ${report.heapPeakMb} (garbage included), end ${report.heapEndMb} MB`,
     `latency warming up:      ${latency(report.latency.warmup)}`,
     `latency without attacks: ${latency(report.latency.quiet)}`,
     `latency under attack:    ${latency(report.latency.attacked)}`,
     `attacks: ${attackSummary(report.attacks) || 'none'}`,
   ].join('\n');
+}
+
+/** The environment without its unset variables (a child process's env takes strings only). */
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 /** The soak's environment; every problem reported at once, as config.ts does for the gateway's. */
@@ -360,6 +395,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): { options: SoakOptions; problem
       senders: number('SOAK_ATTACK_CONCURRENCY', DEFAULT_ATTACK_OPTIONS.senders, 1, 1_000),
     },
     gatewayEnv: env,
+    gatewayNodeArgs: (env.SOAK_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
     onProgress: (line) => console.error(line),
   };
   return { options, problems };
