@@ -8,7 +8,8 @@
 // no install would answer slows its senders more than the callers the gateway serves, and a stranger
 // still gets in, later (a new key's first request is one; after a restart every key is a stranger's
 // until its first answer, and all wait in one line as before). Requests with no usable key can reach
-// no data: KEYLESS_MAX_ACTIVE of them are worked on at once, the rest wait in a line of their own. A
+// no data: KEYLESS_MAX_ACTIVE of them are worked on at once, at most KEYLESS_PER_SECOND start in a
+// second (each costs a parse and a validation of its document), the rest wait in a line of their own. A
 // request that finds the line full turns away the last to come with less of a key (none, then one not
 // accepted), not itself.
 //
@@ -29,6 +30,9 @@ export const STRANGER_TURN = 4;
 /** Requests with no usable key worked on at once: they can reach no data (introspection, `__typename`, an error). */
 export const KEYLESS_MAX_ACTIVE = 1;
 
+/** Requests with no usable key started a second, at most (a burst of as many, then evenly). */
+export const KEYLESS_PER_SECOND = 50;
+
 /**
  * Which line a request waits in: a key the install accepted lately (`known`), another key (`stranger`),
  * or none that could be sent (`keyless`: no Authorization, or not one Bearer token; a stranger too).
@@ -40,6 +44,8 @@ export interface AdmissionOptions {
   maxQueued: number;
   /** A request still waiting this long is turned away then (its client has likely given up). */
   maxWaitMs: number;
+  /** Requests with no usable key started a second (default KEYLESS_PER_SECOND). */
+  keylessPerSecond?: number;
   /** Answers a request that is turned away (the line is full, or it waited too long). */
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
 }
@@ -112,11 +118,37 @@ export function createAdmission(options: AdmissionOptions): Admission {
   let activeKeyless = 0;
   // Slots given to known requests since a stranger (keyless or not) last got one.
   let knownInARow = 0;
+  // A token bucket: what requests without a key may cost in a second is bounded, not just how many run.
+  const keylessPerSecond = options.keylessPerSecond ?? KEYLESS_PER_SECOND;
+  let keylessTokens = keylessPerSecond;
+  let refilledAt = performance.now();
+  let wake: NodeJS.Timeout | undefined;
+  const keylessMayStart = (): boolean => {
+    const now = performance.now();
+    keylessTokens = Math.min(keylessPerSecond, keylessTokens + ((now - refilledAt) / 1_000) * keylessPerSecond);
+    refilledAt = now;
+    return activeKeyless < KEYLESS_MAX_ACTIVE && keylessTokens >= 1;
+  };
+  /** Looks at the line again when the next keyless request may start, if one waits for the bucket only. */
+  const wakeForKeyless = (): void => {
+    if (wake !== undefined || waitingIn.keyless === 0 || activeKeyless >= KEYLESS_MAX_ACTIVE) return;
+    wake = setTimeout(
+      () => {
+        wake = undefined;
+        next();
+      },
+      Math.ceil(((1 - keylessTokens) / keylessPerSecond) * 1_000),
+    );
+    wake.unref();
+  };
 
   /** Takes a slot for res: released once, by the returned function or when res closes. */
   const take = (res: ServerResponse, lane: Lane): (() => void) => {
     active++;
-    if (lane === 'keyless') activeKeyless++;
+    if (lane === 'keyless') {
+      activeKeyless++;
+      keylessTokens--;
+    }
     let held = true;
     const release = (): void => {
       if (!held) return;
@@ -143,9 +175,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
     waiting.res.off('close', waiting.onGone);
   };
 
-  /** The first stranger who may start now: one with a key, else one without while KEYLESS_MAX_ACTIVE allows. */
+  /** The first stranger who may start now: one with a key, else one without if its bounds allow. */
   const firstStranger = (): Waiting | undefined =>
-    lines.stranger.shift() ?? (activeKeyless < KEYLESS_MAX_ACTIVE ? lines.keyless.shift() : undefined);
+    lines.stranger.shift() ?? (waitingIn.keyless > 0 && keylessMayStart() ? lines.keyless.shift() : undefined);
 
   /** Who gets the slot that is free: a known request, but a stranger in every STRANGER_TURN. */
   const pick = (): Waiting | undefined => {
@@ -156,7 +188,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   function next(): void {
     while (active < options.maxActive && queued > 0) {
       const waiting = pick();
-      if (!waiting) return; // only requests without a key wait, and one of them is being worked on
+      if (!waiting) return wakeForKeyless(); // only requests without a key wait, and their bounds are reached
       knownInARow = waiting.lane === 'known' ? knownInARow + 1 : 0;
       leave(waiting);
       start(waiting.req, waiting.res, waiting.handle, waiting.lane);
@@ -175,7 +207,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     admit(req, res, handle, lane = 'known') {
-      if (active < options.maxActive && (lane !== 'keyless' || activeKeyless < KEYLESS_MAX_ACTIVE)) {
+      if (active < options.maxActive && (lane !== 'keyless' || (waitingIn.keyless === 0 && keylessMayStart()))) {
         return start(req, res, handle, lane);
       }
       if (queued >= options.maxQueued) {
@@ -204,6 +236,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
       lines[lane].push(waiting);
       queued++;
       waitingIn[lane]++;
+      if (lane === 'keyless') wakeForKeyless();
     },
     enter(res) {
       return active < options.maxActive && queued === 0 ? take(res, 'known') : null;

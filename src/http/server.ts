@@ -146,7 +146,8 @@ export async function serveHttp(
   const admitRequest = (req: IncomingMessage, res: ServerResponse): void => {
     const credentials = readAuthorization(req.headers.authorization ?? null);
     const key = 'authorization' in credentials ? credentials.authorization : null;
-    const lane = key === null ? 'keyless' : knownKeys.knows(key) ? 'known' : 'stranger';
+    // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
+    const lane = key !== null && knownKeys.knows(key) ? 'known' : key === null && req.method !== 'OPTIONS' ? 'keyless' : 'stranger';
     admission.admit(
       req,
       res,

@@ -3,7 +3,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEYLESS_MAX_ACTIVE, STRANGER_TURN, createAdmission, type Lane } from '../../src/http/admission.js';
+import { KEYLESS_MAX_ACTIVE, KEYLESS_PER_SECOND, STRANGER_TURN, createAdmission, type Lane } from '../../src/http/admission.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -16,18 +16,23 @@ interface Held {
   /** Names of the requests being worked on, in the order they started. */
   running: string[];
   started: string[];
+  /** performance.now() at each start, in the same order. */
+  startedAt: number[];
   /** Answers a running request (its slot frees up). */
   finish(name: string): void;
-  send(name: string, lane: Lane): Promise<number>;
+  /** `answerAtOnce`: the handler answers as soon as it starts. */
+  send(name: string, lane: Lane, answerAtOnce?: boolean): Promise<number>;
 }
 
-async function serve(maxActive: number, maxQueued = 100): Promise<Held> {
+async function serve(maxActive: number, maxQueued = 100, keylessPerSecond = KEYLESS_PER_SECOND): Promise<Held> {
   const running = new Map<string, ServerResponse>();
   const started: string[] = [];
+  const startedAt: number[] = [];
   const admission = createAdmission({
     maxActive,
     maxQueued,
     maxWaitMs: 10_000,
+    keylessPerSecond,
     reject: (_req, res) => {
       res.writeHead(503).end();
     },
@@ -40,27 +45,33 @@ async function serve(maxActive: number, maxQueued = 100): Promise<Held> {
       () => {
         running.set(name, res);
         started.push(name);
+        startedAt.push(performance.now());
+        if (req.headers['x-answer'] === 'now') held.finish(name);
       },
       req.headers['x-lane'] as Lane,
     );
   });
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const held: Held = {
     get running() {
       return [...running.keys()];
     },
     started,
+    startedAt,
     finish(name) {
       running.get(name)?.writeHead(200).end();
       running.delete(name);
     },
-    send: (name, lane) =>
-      fetch(`http://127.0.0.1:${port}/`, { headers: { 'x-name': name, 'x-lane': lane } }).then(async (response) => {
+    send: (name, lane, answerAtOnce = false) =>
+      fetch(`http://127.0.0.1:${port}/`, {
+        headers: { 'x-name': name, 'x-lane': lane, ...(answerAtOnce ? { 'x-answer': 'now' } : {}) },
+      }).then(async (response) => {
         await response.arrayBuffer();
         return response.status;
       }),
   };
+  return held;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -129,5 +140,21 @@ describe('admission lines', () => {
     }
     expect(await Promise.all([first, waiting.s, s2, k])).toEqual([200, 200, 200, 200]);
     expect(held.started).toEqual(['first', 'k', 's', 's2']);
+  });
+
+  it('starts at most keylessPerSecond requests without a key a second, after a burst of as many', async () => {
+    const held = await serve(4, 100, 10);
+    const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => held.send(`n${i}`, 'keyless', true)));
+    expect(answers.every((status) => status === 200)).toBe(true);
+    // 10 at once, then one every 100 ms: the 25th starts about 1.5 s after the first.
+    const spread = (held.startedAt[24] as number) - (held.startedAt[0] as number);
+    expect(spread).toBeGreaterThanOrEqual(1_400);
+    // After the burst, one at a time at the rate: never two within much less than 100 ms.
+    const gaps = held.startedAt.slice(10).map((at, i) => at - (held.startedAt[9 + i] as number));
+    expect(Math.min(...gaps.slice(1))).toBeGreaterThanOrEqual(80);
+    const first = held.startedAt[0] as number;
+    expect(held.startedAt.filter((at) => at - first < 80).length).toBeLessThanOrEqual(10);
+    // Requests with a key are not held back meanwhile.
+    expect(await held.send('k', 'stranger', true)).toBe(200);
   });
 });
