@@ -12,10 +12,10 @@
 //   and idle (polls find nothing new, so nothing is pushed: the harness pins the sandbox's today, whose
 //   figures then stay at the full day's) and with all of them open while a change lands every interval (each poll pushes to every
 //   stream).
-import { Client, WebSocket, type Dispatcher } from 'undici';
+import { Client, type Dispatcher } from 'undici';
 import { runGatewayLoad, type LoadResult } from './load.js';
 import { median, percentiles } from './percentiles.js';
-import { cpuTimeMs, freePort, memoryMb, type ChildServer } from './processes.js';
+import { cpuTimeMs, freePort, inspect, memoryMb, type ChildServer } from './processes.js';
 import type { LogEntry, RestClient, SandboxControl } from './rest.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
@@ -331,51 +331,6 @@ class Streams {
     const list = this.list;
     this.list = [];
     await Promise.all(list.map((stream) => stream.close()));
-  }
-}
-
-/** Calls to the inspector (Chrome DevTools Protocol) of a process started with --inspect=127.0.0.1:<port>. */
-async function inspect(port: number, calls: readonly { method: string; params?: Record<string, unknown> }[]): Promise<unknown[]> {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(5_000) })).json()) as {
-    webSocketDebuggerUrl?: string;
-  }[];
-  const address = targets[0]?.webSocketDebuggerUrl;
-  if (!address) throw new Error('the inspector lists no target');
-  const socket = new WebSocket(address);
-  const waiting = new Map<number, (message: { result?: unknown; error?: { message?: string } }) => void>();
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message?: string } };
-    if (message.id !== undefined) waiting.get(message.id)?.(message);
-  });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the inspector did not answer in time')), 5_000);
-      socket.addEventListener('open', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      socket.addEventListener('error', () => {
-        clearTimeout(timer);
-        reject(new Error('the inspector refused the connection'));
-      });
-    });
-    const results: unknown[] = [];
-    for (const [index, call] of calls.entries()) {
-      const id = index + 1;
-      const answer = await new Promise<{ result?: unknown; error?: { message?: string } }>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${call.method}: no answer in time`)), 20_000);
-        waiting.set(id, (message) => {
-          clearTimeout(timer);
-          resolve(message);
-        });
-        socket.send(JSON.stringify({ id, method: call.method, params: call.params ?? {} }));
-      });
-      if (answer.error) throw new Error(`${call.method}: ${answer.error.message ?? 'failed'}`);
-      results.push(answer.result);
-    }
-    return results;
-  } finally {
-    socket.close();
   }
 }
 

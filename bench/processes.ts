@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'undici';
 
 /**
  * The project root: the nearest folder above this file with a package.json. This file runs as
@@ -25,8 +26,6 @@ export interface ChildServer {
   pid: number;
   /** What the process printed as its address. */
   url: string;
-  /** With `inspect`: the inspector's WebSocket URL (openInspector). */
-  inspectorUrl?: string;
   /** SIGTERM (the servers exit cleanly on it, which also writes a --cpu-prof profile), SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
@@ -43,26 +42,19 @@ export interface SpawnServerOptions {
   timeoutMs?: number;
   /** Working directory (where --cpu-prof writes when no --cpu-prof-dir is given). */
   cwd?: string;
-  /** Opens the inspector on a free port of 127.0.0.1, to read the process's live heap (openInspector). */
-  inspect?: boolean;
 }
 
 export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
   const script = fileURLToPath(new URL(options.script, `file://${PROJECT_ROOT}`));
   if (!existsSync(script)) throw new Error(`${options.script} is missing: run "npm run build" first.`);
-  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.inspect ? ['--inspect=127.0.0.1:0'] : [])];
-  const child = spawn(options.node ?? process.execPath, [...nodeArgs, script], {
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), script], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  let inspectorUrl: string | undefined;
-  let inspectorFound = (): void => undefined;
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
-    inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
-    if (inspectorUrl) inspectorFound();
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
@@ -94,57 +86,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     child.stdout?.setEncoding('utf8').on('data', onData);
   });
 
-  // node prints the inspector's address before it runs the script; its pipe may be read after stdout's.
-  if (options.inspect && inspectorUrl === undefined) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2_000);
-      inspectorFound = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-  if (options.inspect && inspectorUrl === undefined) {
-    child.kill('SIGKILL');
-    throw new Error(`${options.script}: no inspector address on stderr${stderr ? `\n${stderr}` : ''}`);
-  }
-  return { pid: child.pid as number, url, ...(inspectorUrl ? { inspectorUrl } : {}), stop: () => stopChild(child, exited) };
-}
-
-export interface Inspector {
-  /** The process's heap in use, in MB; after a full collection (live memory only) when `collect`. */
-  heapMb(collect: boolean): Promise<number>;
-  close(): void;
-}
-
-/** A session on a child's inspector (spawnServer's `inspect`): the Chrome DevTools protocol over WebSocket. */
-export async function openInspector(url: string): Promise<Inspector> {
-  const socket = new WebSocket(url);
-  await new Promise<void>((resolve, reject) => {
-    socket.addEventListener('open', () => resolve(), { once: true });
-    socket.addEventListener('error', () => reject(new Error(`inspector at ${url}: could not connect`)), { once: true });
-  });
-  const pending = new Map<number, (result: Record<string, unknown>) => void>();
-  let lastId = 0;
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: Record<string, unknown> };
-    if (message.id !== undefined) pending.get(message.id)?.(message.result ?? {});
-    pending.delete(message.id ?? -1);
-  });
-  const call = (method: string): Promise<Record<string, unknown>> =>
-    new Promise((resolve) => {
-      const id = ++lastId;
-      pending.set(id, resolve);
-      socket.send(JSON.stringify({ id, method }));
-    });
-  return {
-    async heapMb(collect) {
-      if (collect) await call('HeapProfiler.collectGarbage');
-      const { usedSize } = await call('Runtime.getHeapUsage');
-      return Number(usedSize) / 1024 / 1024;
-    },
-    close: () => socket.close(),
-  };
+  return { pid: child.pid as number, url, stop: () => stopChild(child, exited) };
 }
 
 /** A TCP port free on 127.0.0.1 right now (for a program that cannot pick its own, like redis-server). */
@@ -275,4 +217,49 @@ export function sampleRss(pid: number, everyMs = 50): { stop(): number | null } 
       return now !== null && (peak === null || now > peak) ? now : peak;
     },
   };
+}
+
+/** Calls to the inspector (Chrome DevTools Protocol) of a process started with --inspect=127.0.0.1:<port>. */
+export async function inspect(port: number, calls: readonly { method: string; params?: Record<string, unknown> }[]): Promise<unknown[]> {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+    webSocketDebuggerUrl?: string;
+  }[];
+  const address = targets[0]?.webSocketDebuggerUrl;
+  if (!address) throw new Error('the inspector lists no target');
+  const socket = new WebSocket(address);
+  const waiting = new Map<number, (message: { result?: unknown; error?: { message?: string } }) => void>();
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message?: string } };
+    if (message.id !== undefined) waiting.get(message.id)?.(message);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the inspector did not answer in time')), 5_000);
+      socket.addEventListener('open', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.addEventListener('error', () => {
+        clearTimeout(timer);
+        reject(new Error('the inspector refused the connection'));
+      });
+    });
+    const results: unknown[] = [];
+    for (const [index, call] of calls.entries()) {
+      const id = index + 1;
+      const answer = await new Promise<{ result?: unknown; error?: { message?: string } }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${call.method}: no answer in time`)), 20_000);
+        waiting.set(id, (message) => {
+          clearTimeout(timer);
+          resolve(message);
+        });
+        socket.send(JSON.stringify({ id, method: call.method, params: call.params ?? {} }));
+      });
+      if (answer.error) throw new Error(`${call.method}: ${answer.error.message ?? 'failed'}`);
+      results.push(answer.result);
+    }
+    return results;
+  } finally {
+    socket.close();
+  }
 }

@@ -21,7 +21,8 @@ import {
   type Distribution,
   type RunningAttacks,
 } from './attacks.js';
-import { memoryMb, openInspector, spawnServer, type ChildServer, type Inspector } from './processes.js';
+import { settledMemory } from './live.js';
+import { freePort, inspect, memoryMb, spawnServer, type ChildServer } from './processes.js';
 
 export interface SoakOptions {
   requests: number;
@@ -108,7 +109,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
 
   const sandbox = await startSandbox({ port: 0 });
   let gateway: ChildServer | undefined;
-  let inspector: Inspector | undefined;
+  const inspectorPort = await freePort();
   try {
     gateway = await spawnServer({
       script: 'dist/main.js',
@@ -122,10 +123,8 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
         WORKERS: '1',
       }),
       ready: /Gateway on (http:\/\/[^\s,]+)\/graphql/,
-      nodeArgs: options.gatewayNodeArgs,
-      inspect: true,
+      nodeArgs: [`--inspect=127.0.0.1:${inspectorPort}`, ...(options.gatewayNodeArgs ?? [])],
     });
-    inspector = await openInspector(gateway.inspectorUrl as string);
   } catch (error) {
     await gateway?.stop();
     await sandbox.close();
@@ -150,12 +149,18 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     memory.rssPeak = Math.max(memory.rssPeak, memoryMb(pid, 'VmRSS') ?? 0);
   };
   const sampleHeap = (): void => {
-    inspector
-      ?.heapMb(false)
-      .then((heap) => {
-        memory.heapPeak = Math.max(memory.heapPeak, heap);
+    inspect(inspectorPort, [{ method: 'Runtime.getHeapUsage' }])
+      .then(([usage]) => {
+        memory.heapPeak = Math.max(memory.heapPeak, ((usage as { usedSize?: number }).usedSize ?? 0) / 1024 / 1024);
       })
       .catch(() => undefined);
+  };
+  // The live heap: after two full collections, through the inspector.
+  const liveHeapMb = async (): Promise<number> => {
+    const notes: string[] = [];
+    const { heapUsedMb } = await settledMemory(pid, inspectorPort, notes);
+    if (heapUsedMb === null) throw new Error(`the gateway's heap could not be read: ${notes.join('; ')}`);
+    return mb(heapUsedMb);
   };
   const samplers = [setInterval(sampleRss, 250), setInterval(sampleHeap, 1_000)];
   let progress: NodeJS.Timeout | undefined;
@@ -187,7 +192,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       attacked: new Float64Array(options.requests - quietRequests),
     };
     const done: Record<Phase, number> = { warmup: 0, quiet: 0, attacked: 0 };
-    const heapStartMb = mb(await inspector.heapMb(true));
+    const heapStartMb = await liveHeapMb();
     sampleRss();
     const rssStartMb = rssMb();
     const answers = new Map<string, number>();
@@ -289,7 +294,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
 
     // Let sockets and timers settle, then see whether memory came back.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    report.heapEndMb = mb(await inspector.heapMb(true));
+    report.heapEndMb = await liveHeapMb();
     sampleRss();
     report.rssEndMb = rssMb();
     report.heapPeakMb = mb(Math.max(memory.heapPeak, report.heapStartMb, report.heapEndMb));
@@ -302,7 +307,6 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     process.off('unhandledRejection', onUnhandled);
     await attacks?.stop();
     await client.close();
-    inspector.close();
     await gateway.stop();
     await sandbox.close();
   }
