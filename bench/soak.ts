@@ -45,6 +45,8 @@ export interface SoakOptions {
   gatewayEnv?: Record<string, string | undefined>;
   /** Node's options for the gateway's process (e.g. `--max-semi-space-size=16`). */
   gatewayNodeArgs?: readonly string[];
+  /** The gateway to start (default dist/main.js; another build's, to compare). */
+  gatewayScript?: string;
   /** Called with a line of progress every `progressEveryMs` (default 10 s). */
   onProgress?: (line: string) => void;
   progressEveryMs?: number;
@@ -112,7 +114,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   const inspectorPort = await freePort();
   try {
     gateway = await spawnServer({
-      script: 'dist/main.js',
+      script: options.gatewayScript ?? 'dist/main.js',
       env: definedOnly({
         UPSTREAM_BREAKER_RESET_MS: '200',
         ...options.gatewayEnv,
@@ -400,6 +402,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): { options: SoakOptions; problem
     },
     gatewayEnv: env,
     gatewayNodeArgs: (env.SOAK_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    ...(env.SOAK_GATEWAY_SCRIPT ? { gatewayScript: env.SOAK_GATEWAY_SCRIPT } : {}),
     onProgress: (line) => console.error(line),
   };
   return { options, problems };
