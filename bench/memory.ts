@@ -3,8 +3,10 @@
 // caches): after two seconds' rest, and after two forced full collections (through the inspector).
 // `store`: 3,000 distinct 22 KB answers set into a MemoryCacheStore of CACHE_MAX_BYTES in this process,
 // as the upstream client decodes them: its accounted bytes, the heap they take and the RSS added.
+// `polls`: ten live topics of a ~250 KB result polled every second: the gateway's RSS and heap after
+// its first 40 polls and after 200 more.
 //   npm run build && npm run build:bench
-//   node --heap-growing-percent=40 dist-bench/bench/memory.js [documents|store]
+//   node --heap-growing-percent=40 dist-bench/bench/memory.js [documents|store|polls]
 // MEMORY_RUNS (3), MEMORY_DOCUMENTS (1500), MEMORY_ANSWERS (3000), MEMORY_CACHE_MAX_BYTES (16 MiB);
 // MEMORY_GATEWAY_NODE_ARGS: node flags for the gateway (space-separated).
 import { execFileSync } from 'node:child_process';
@@ -179,6 +181,63 @@ async function storeGrowth(count: number, maxBytes: number): Promise<Growth & { 
   };
 }
 
+const TOPICS = 10;
+/** About 250 KB: four aliases of six years of daily points (past days from the read cache after the first poll). */
+const bigSubscription = (n: number): string =>
+  `subscription Big${n} { website(id: "1") { ${Array.from(
+    { length: 4 },
+    (_, i) => `a${i}: series(metric: VISITORS, from: "2020-01-01", to: "2026-03-15") { points { date count } }`,
+  ).join(' ')} } }`;
+
+/** TOPICS live topics of a ~250 KB result, polled every second: RSS and heap after 40 polls, and after `polls` more. */
+async function pollsGrowth(polls: number): Promise<Growth> {
+  const metricsPort = await freePort();
+  const env = {
+    CACHE: 'on',
+    LIVE_INTERVAL_S: '1',
+    LIVE_CALLS_PER_MIN: '100000',
+    LIVE_MAX_STREAMS_PER_KEY: '100',
+    MAX_COST: '5000',
+    METRICS_PORT: String(metricsPort),
+  };
+  return withProcesses(env, async (gateway) => {
+    // Each poll is a query run by the gateway under the subscription's name: counted in its metrics.
+    const pollsSoFar = async (): Promise<number> => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const counts = text.matchAll(/^gateway_graphql_request_duration_seconds_count\{[^}]*operation="Big\d+"[^}]*\} (\d+)$/gm);
+      return [...counts].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    const until = async (count: number): Promise<void> => {
+      while ((await pollsSoFar()) < count) await sleep(250);
+    };
+    const pool = new Pool(new URL(gateway.url).origin, { connections: TOPICS, bodyTimeout: 0 });
+    const streams = await Promise.all(
+      Array.from({ length: TOPICS }, async (_, n) => {
+        const response = await pool.request({
+          path: '/graphql',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: 'Bearer sandbox-key-1' },
+          body: JSON.stringify({ query: bigSubscription(n) }),
+        });
+        if (response.statusCode !== 200) throw new Error(`subscription ${n}: HTTP ${response.statusCode}`);
+        response.body.on('data', () => undefined);
+        return response.body;
+      }),
+    );
+    try {
+      await until(40);
+      const before = await memoryAfterRest(gateway);
+      const early = await pollsSoFar();
+      await until(early + polls);
+      const after = await memoryAfterRest(gateway);
+      return growth(`live polls of ${TOPICS} topics`, polls, 250, before, after);
+    } finally {
+      for (const stream of streams) stream.destroy();
+      await pool.destroy();
+    }
+  });
+}
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -194,13 +253,14 @@ async function main(): Promise<void> {
   const runs = Number(process.env.MEMORY_RUNS ?? 3);
   const documents = Number(process.env.MEMORY_DOCUMENTS ?? 1_500);
   const passes: [string, () => Promise<Growth>][] = [];
-  if (which !== 'cache') passes.push(['documents', () => documentsGrowth(documents)]);
+  if (which === 'polls') passes.push(['polls', () => pollsGrowth(200)]);
+  if (which === undefined || which === 'documents') passes.push(['documents', () => documentsGrowth(documents)]);
   // Each store run in a fresh process with this one's node flags: a process that ran one already reuses its heap.
   const storeRun = async (): Promise<Growth> =>
     JSON.parse(
       execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'store-once'], { encoding: 'utf8' }),
     ) as Growth;
-  if (which !== 'documents') passes.push(['store', storeRun]);
+  if (which === undefined || which === 'store') passes.push(['store', storeRun]);
   for (const [name, pass] of passes) {
     const results: Growth[] = [];
     for (let run = 0; run < runs; run++) {
