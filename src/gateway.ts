@@ -11,6 +11,7 @@ import type { RequestWork } from './graphql/plugins/use-work.js';
 import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
+import { handOverParsedBody } from './http/operation-type.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
@@ -125,8 +126,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : {}),
   });
   // The answer produced (by yoga, or stored) frees the request's slot: use-work.ts, http/server.ts.
-  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void =>
+  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void => {
+    handOverParsedBody(req);
     void (work ? yoga(req, res, { work }) : yoga(req, res));
+  };
   const http = await serveHttp(
     answers
       ? (req, res, work) =>

@@ -71,6 +71,21 @@ export function contentTypeIs(contentType: string | undefined, expected: string)
   return first !== undefined && (first === expected || first.startsWith(`${expected};`));
 }
 
+/** JSON bodies operationTypeOf parsed: non-empty plain objects, handed to yoga by handOverParsedBody. */
+const parsedBodies = new WeakMap<IncomingMessage, object>();
+
+/**
+ * Hands yoga the JSON body operationTypeOf parsed as `req.body`, in place of its bytes: @whatwg-node/server
+ * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
+ * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
+ * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before.
+ * Call it last before yoga: whatever reads the bytes (http/answer-cache.ts) comes before.
+ */
+export function handOverParsedBody(req: IncomingMessage & { body?: unknown }): void {
+  const parsed = parsedBodies.get(req);
+  if (parsed !== undefined) req.body = parsed;
+}
+
 /**
  * The type of the operation a GraphQL request over HTTP runs, from its body (read whole before
  * admission: server.ts) or, for a GET, its query string, read as yoga reads them; null when the request
@@ -89,10 +104,15 @@ export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): O
     const text = (): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
     if (contentTypeIs(contentType, 'application/graphql')) query = text();
     else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
+      let parsed: unknown;
       try {
-        ({ query, operationName } = JSON.parse(text()) as { query?: unknown; operationName?: unknown });
+        parsed = JSON.parse(text());
+        ({ query, operationName } = parsed as { query?: unknown; operationName?: unknown });
       } catch {
         return null;
+      }
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
+        parsedBodies.set(req, parsed);
       }
     }
   }
