@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
-import type { RequestWork } from './graphql/plugins/use-work.js';
+import { requestWork, type RequestWork } from './graphql/plugins/use-work.js';
 import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
@@ -128,7 +128,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // The answer produced (by yoga, or stored) frees the request's slot: use-work.ts, http/server.ts.
   const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void => {
     handOverParsedBody(req);
-    void (work ? yoga(req, res, { work }) : yoga(req, res));
+    if (work) requestWork.set(req, work);
+    void yoga(req, res);
   };
   const http = await serveHttp(
     answers

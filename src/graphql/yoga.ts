@@ -32,7 +32,7 @@ import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
-import { useWork, type RequestWork } from './plugins/use-work.js';
+import { useWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -60,8 +60,6 @@ export interface StoredAnswers {
 /** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
 export interface GatewayServerContext {
   livePoll?: boolean;
-  /** What the HTTP layer admitted the request as, and is told of it (use-work.ts); none for the live polls. */
-  work?: RequestWork;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
