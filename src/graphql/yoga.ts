@@ -123,80 +123,79 @@ export function createGatewayYoga(
       return context;
     },
     plugins: [
-      ...[
-        ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
-        useBrowserPostGuard(),
-        ...usePersistedQueries({
-          maxEntries: pq.maxEntries,
-          maxBytes: pq.maxBytes,
-          manifest,
-          trustedOnly: pq.trustedOnly,
-          keyAccepted: (context) => (context as GatewayContext).source.keyAccepted,
-          registry: documentRegistry,
-        }),
-        // Tokens while parsing; depth, aliases and directives as validation rules.
-        useDocumentLimits({ tokens: limits.tokens, depth: limits.depth, aliases: limits.aliases, directives: limits.directives }),
-        // Once parsed: a document whose operation operationName does not pick is answered before validation.
-        useOperationName(),
-        // Before validation runs at all: the rules, the look-ahead and the compiler all expand fragments.
-        useFieldLimit({ limit: limits.fields }),
-        useDeferStream(),
-        useDateLiterals(),
-        // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
-        ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
-        useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
-        plan,
-        // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
-        useSelectionOrder(plan),
-        useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
-        useSecurityHeaders(),
-        useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
-        // After it: an answer is stored with its Cache-Control and ETag.
-        ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
-        ...(metricsStep ? [metricsStep] : []),
-        ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
-        // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
-        ...(logger.isLevelEnabled('info')
-          ? [
-              useRequestLog({
-                plan,
-                write: (line) => logger.info(line, 'graphql request'),
-                contextOf: (request) => contexts.get(request),
-                traceIdOf: (request) => traceIds.get(request),
-              }),
-            ]
-          : []),
-        // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
-        useWork(),
-        // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
-        ...(live
-          ? [
-              useLive({
-                hub: live,
-                maxStreamsPerKey: config.live.maxStreamsPerKey,
-                runQuery: async ({ authorization, ...body }, signal) => {
-                  const response = await yoga.fetch(
-                    `http://live.internal${GRAPHQL_ENDPOINT}`,
-                    {
-                      method: 'POST',
-                      headers: {
-                        'content-type': 'application/json',
-                        accept: 'application/json',
-                        authorization,
-                      },
-                      body: JSON.stringify(body),
-                      signal,
+      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
+      useBrowserPostGuard(),
+      ...usePersistedQueries({
+        maxEntries: pq.maxEntries,
+        maxBytes: pq.maxBytes,
+        manifest,
+        trustedOnly: pq.trustedOnly,
+        keyAccepted: (context) => (context as GatewayContext).source.keyAccepted,
+        registry: documentRegistry,
+      }),
+      // Tokens while parsing; depth, aliases and directives as validation rules.
+      useDocumentLimits({ tokens: limits.tokens, depth: limits.depth, aliases: limits.aliases, directives: limits.directives }),
+      // Once parsed: a document whose operation operationName does not pick is answered before validation.
+      useOperationName(),
+      // Before validation runs at all: the rules, the look-ahead and the compiler all expand fragments.
+      useFieldLimit({ limit: limits.fields }),
+      useDeferStream(),
+      useDateLiterals(),
+      // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
+      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
+      useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
+      plan,
+      // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
+      useSelectionOrder(plan),
+      useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
+      useSecurityHeaders(),
+      useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
+      // After it: an answer is stored with its Cache-Control and ETag.
+      ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
+      ...(metricsStep ? [metricsStep] : []),
+      ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
+      // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
+      ...(logger.isLevelEnabled('info')
+        ? [
+            useRequestLog({
+              plan,
+              write: (line) => logger.info(line, 'graphql request'),
+              contextOf: (request) => contexts.get(request),
+              traceIdOf: (request) => traceIds.get(request),
+            }),
+          ]
+        : []),
+      // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
+      useWork(),
+      // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
+      ...(live
+        ? [
+            useLive({
+              hub: live,
+              maxStreamsPerKey: config.live.maxStreamsPerKey,
+              runQuery: async ({ authorization, ...body }, signal) => {
+                const response = await yoga.fetch(
+                  `http://live.internal${GRAPHQL_ENDPOINT}`,
+                  {
+                    method: 'POST',
+                    headers: {
+                      'content-type': 'application/json',
+                      accept: 'application/json',
+                      authorization,
                     },
-                    { livePoll: true },
-                  );
-                  return (await response.json()) as ExecutionResult;
-                },
-              }),
-            ]
-          : []),
-      ].map(validation.onlyToValidate),
+                    body: JSON.stringify(body),
+                    signal,
+                  },
+                  { livePoll: true },
+                );
+                return (await response.json()) as ExecutionResult;
+              },
+            }),
+          ]
+        : []),
+      // Last, and itself kept as it is: a document validated before is answered with its result.
       validation.plugin,
-    ],
+    ].map(validation.onlyToValidate),
   });
   return yoga;
 }

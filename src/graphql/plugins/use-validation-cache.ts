@@ -14,7 +14,7 @@ type Result = readonly GraphQLError[];
 export interface ValidationCache {
   /** Answers a document validated before with its result; yoga's validationCache must be off. */
   plugin: Plugin;
-  /** `plugin` (and the plugins it adds) with each onValidate run only for a document not validated yet. */
+  /** `plugin` (and the plugins it adds) with each onValidate run only for a document not validated yet; `plugin` as it is. */
   onlyToValidate<P extends object>(plugin: P): P;
 }
 
@@ -23,6 +23,7 @@ export function createValidationCache(): ValidationCache {
   const known = (schema: GraphQLSchema, document: DocumentNode): Result | undefined => results.get(schema)?.get(document);
 
   const onlyToValidate = <P extends object>(plugin: P): P => {
+    if (plugin === cachePlugin) return plugin;
     const { onValidate, onPluginInit } = plugin as Plugin;
     if (onValidate === undefined && onPluginInit === undefined) return plugin;
     const wrapped: Plugin = { ...plugin };
@@ -36,26 +37,24 @@ export function createValidationCache(): ValidationCache {
     return wrapped as P;
   };
 
-  return {
-    plugin: {
-      onValidate({ params: { schema, documentAST }, setResult }) {
-        if (!schema) return undefined;
-        const result = known(schema, documentAST);
-        if (result !== undefined) {
-          setResult(result);
-          return undefined;
+  const cachePlugin: Plugin = {
+    onValidate({ params: { schema, documentAST }, setResult }) {
+      if (!schema) return undefined;
+      const result = known(schema, documentAST);
+      if (result !== undefined) {
+        setResult(result);
+        return undefined;
+      }
+      return ({ result: validated }) => {
+        let bySchema = results.get(schema);
+        if (bySchema === undefined) {
+          bySchema = new WeakMap();
+          results.set(schema, bySchema);
         }
-        return ({ result: validated }) => {
-          let bySchema = results.get(schema);
-          if (bySchema === undefined) {
-            bySchema = new WeakMap();
-            results.set(schema, bySchema);
-          }
-          // As yoga's own cache keeps it: what the hooks after validation were given.
-          bySchema.set(documentAST, validated as Result);
-        };
-      },
+        // As yoga's own cache keeps it: what the hooks after validation were given.
+        bySchema.set(documentAST, validated as Result);
+      };
     },
-    onlyToValidate,
   };
+  return { plugin: cachePlugin, onlyToValidate };
 }

@@ -22,7 +22,7 @@ function yogaWith(plugins: Plugin[]) {
     }),
     logging: false,
     parserAndValidationCache: { validationCache: false },
-    plugins: [...plugins.map(validation.onlyToValidate), validation.plugin],
+    plugins: [...plugins, validation.plugin].map(validation.onlyToValidate),
   });
 }
 
@@ -60,7 +60,7 @@ describe('createValidationCache', () => {
     expect(seen).toEqual(['own: { hello }', 'added: { hello }', 'own: { secret }', 'added: { secret }']);
   });
 
-  it('keeps a plugin without onValidate as it is, and its other hooks run on every request', async () => {
+  it('keeps a plugin without onValidate as it is (and its own), and their other hooks run on every request', async () => {
     let parsed = 0;
     const counting: Plugin = {
       onParse() {
@@ -69,6 +69,7 @@ describe('createValidationCache', () => {
     };
     const validation = createValidationCache();
     expect(validation.onlyToValidate(counting)).toBe(counting);
+    expect(validation.onlyToValidate(validation.plugin)).toBe(validation.plugin);
     const yoga = yogaWith([counting]);
     for (let round = 0; round < 3; round++) expect(await ask(yoga, '{ hello }')).toEqual({ data: { hello: 'hello' } });
     expect(parsed).toBe(3);
