@@ -5,7 +5,8 @@
 // fields they leave selected with their arguments, the refused arguments) is made once per request, and
 // kept with the operation when it declares no variables (its cost too, for its day).
 // graphql/plugins/use-plan.ts makes it for each execution; the limits, the argument checks, the selection
-// order, the compiled execution, the look-ahead of statistics, the metrics and the request log read it. Nothing else walks a document or coerces variables.
+// order, the compiled execution, the look-ahead of statistics, the metrics and the request log read it.
+// Nothing else walks a document or coerces variables.
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   BREAK,
