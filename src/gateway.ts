@@ -7,10 +7,11 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
-import type { RequestWork } from './graphql/plugins/use-work.js';
+import { requestWork, type RequestWork } from './graphql/plugins/use-work.js';
 import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
+import { handOverParsedBody } from './http/operation-type.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
@@ -125,8 +126,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       : {}),
   });
   // The answer produced (by yoga, or stored) frees the request's slot: use-work.ts, http/server.ts.
-  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void =>
-    void (work ? yoga(req, res, { work }) : yoga(req, res));
+  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void => {
+    handOverParsedBody(req);
+    if (work) requestWork.set(req, work);
+    void yoga(req, res);
+  };
   const http = await serveHttp(
     answers
       ? (req, res, work) =>

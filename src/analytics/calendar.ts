@@ -36,7 +36,18 @@ export function dayIn(timeZone: string, epochMs: number): string {
 }
 
 const toMs = (day: string): number => Date.parse(`${day}T00:00:00Z`);
-const toDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+// The last day told: a request asks for its "today" several times (each statistic read, its cost).
+let lastDayNumber = Number.NaN;
+let lastDay = '';
+
+function toDay(ms: number): string {
+  const dayNumber = Math.floor(ms / MS_PER_DAY);
+  if (dayNumber !== lastDayNumber) {
+    lastDay = new Date(ms).toISOString().slice(0, 10);
+    lastDayNumber = dayNumber;
+  }
+  return lastDay;
+}
 
 export function addDays(day: string, days: number): string {
   return toDay(toMs(day) + days * MS_PER_DAY);

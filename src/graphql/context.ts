@@ -1,6 +1,7 @@
 // One context per GraphQL request: the caller's key read from its header, and a fresh upstream data
 // source bound to it (upstream/source.ts). Nothing here outlives the request, which is what keeps one
 // key's data away from another key.
+import type { ServerResponse } from 'node:http';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { Freshness } from '../upstream/cache.js';
 import { createSource, type RequestBounds, type Upstream } from '../upstream/source.js';
@@ -28,11 +29,29 @@ export function readAuthorization(header: string | null): { authorization: strin
   return { authorization: `Bearer ${token}` };
 }
 
-export function createContext(request: Request, upstream: Upstream, bounds: RequestBounds, freshness?: Freshness): GatewayContext {
+/**
+ * Aborted when the client leaves before its answer is sent, as @whatwg-node's `request.signal` is: that
+ * one is a Proxy whose every property (each of addEventListener's internal symbols) passes its traps.
+ */
+function callerLeft(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  if (res.destroyed && !res.writableFinished) controller.abort(res.errored ?? undefined);
+  else res.once('close', () => (res.writableFinished ? undefined : controller.abort(res.errored ?? undefined)));
+  return controller.signal;
+}
+
+/** `res`: the HTTP answer of the request (none for a live poll, whose request carries its own signal). */
+export function createContext(
+  request: Request,
+  upstream: Upstream,
+  bounds: RequestBounds,
+  freshness?: Freshness,
+  res?: ServerResponse,
+): GatewayContext {
   const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const source = createSource(upstream, {
     credentials: readAuthorization(request.headers.get('authorization')),
-    signal: request.signal,
+    signal: res === undefined ? request.signal : callerLeft(res),
     deadline: Date.now() + bounds.requestDeadlineMs,
     maxConcurrency: bounds.maxConcurrency,
     usage,

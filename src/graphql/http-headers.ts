@@ -2,12 +2,15 @@
 
 /** Adds `names` to the response's Vary, each once, keeping what is there. */
 export function appendVary(headers: Headers, names: readonly string[]): void {
-  const present = (headers.get('vary') ?? '')
+  const vary = headers.get('vary');
+  // The common case: no Vary yet (names are given once each).
+  if (vary === null || vary === '') return headers.set('vary', names.join(', '));
+  const present = vary
     .split(',')
     .map((name) => name.trim().toLowerCase())
     .filter(Boolean);
   const missing = names.filter((name) => !present.includes(name.toLowerCase()));
-  if (missing.length > 0) headers.set('vary', [headers.get('vary'), ...missing].filter(Boolean).join(', '));
+  if (missing.length > 0) headers.set('vary', [vary, ...missing].join(', '));
 }
 
 const opaque = (tag: string): string => tag.trim().replace(/^W\//, '');

@@ -1,6 +1,7 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
+import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -32,7 +33,8 @@ import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
-import { useWork, type RequestWork } from './plugins/use-work.js';
+import { createValidationCache } from './plugins/use-validation-cache.js';
+import { useWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -60,8 +62,6 @@ export interface StoredAnswers {
 /** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
 export interface GatewayServerContext {
   livePoll?: boolean;
-  /** What the HTTP layer admitted the request as, and is told of it (use-work.ts); none for the live polls. */
-  work?: RequestWork;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
@@ -71,6 +71,7 @@ export function createGatewayYoga(
   { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers }: GatewayYogaOptions,
 ): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
+  const validation = createValidationCache();
   // Filled by useTracing, for the log line's trace_id.
   const traceIds = new WeakMap<Request, string>();
   const { limits, persistedQueries: pq } = config;
@@ -87,8 +88,9 @@ export function createGatewayYoga(
     landingPage: false,
     logging: false,
     batching: false,
-    // Bounded by what the documents cost, not by their number (document-cache.ts).
-    parserAndValidationCache: createDocumentCaches(config.documentCacheMaxBytes),
+    // Bounded by what the documents cost, not by their number (document-cache.ts); validation results
+    // are kept by use-validation-cache.ts instead, without running every plugin's onValidate each time.
+    parserAndValidationCache: { ...createDocumentCaches(config.documentCacheMaxBytes), validationCache: false },
     maskedErrors: { isDev: !config.production },
     // Served by useGraphiQLPage: compressed, with an ETag.
     graphiql: false,
@@ -115,6 +117,7 @@ export function createGatewayYoga(
         upstream,
         config,
         livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
+        (initial as { res?: ServerResponse }).res,
       );
       contexts.set(request, context);
       return context;
@@ -190,7 +193,9 @@ export function createGatewayYoga(
             }),
           ]
         : []),
-    ],
+      // Last, and itself kept as it is: a document validated before is answered with its result.
+      validation.plugin,
+    ].map(validation.onlyToValidate),
   });
   return yoga;
 }

@@ -4,7 +4,8 @@
 // Accept say (a query asking for text/event-stream is still a query: it waits in line). The body is read
 // as yoga reads it (its parser for the Content-Type, the first entry of a list), so no Content-Type makes
 // a query look like a subscription. Only the document's tokens are read (graphql's lexer, comments and
-// strings skipped), not the whole parse: yoga parses the document again anyway, with its cache. A
+// strings skipped), not the whole parse: yoga parses the document again anyway, with its cache; the
+// operations of a recent document are remembered (up to 512 K characters of documents), not lexed again. A
 // request that carries no document (an APQ hash, a persisted document's id) waits in line as any; if
 // yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
@@ -23,6 +24,38 @@ const CLOSING = new Set<TokenKind>([TokenKind.BRACE_R, TokenKind.PAREN_R, TokenK
  * then answers the error).
  */
 export function operationTypeIn(document: string, operationName?: string | null): OperationType | null {
+  const operations = operationsIn(document);
+  if (operations === null) return null;
+  if (operationName) return operations.find((operation) => operation.name === operationName)?.type ?? null;
+  return operations.length === 1 ? (operations[0]?.type ?? null) : null;
+}
+
+type Operations = readonly { type: OperationType; name: string | null }[];
+
+/** Documents of up to this many characters are remembered with their operations, up to REMEMBERED_CHARS in all. */
+const REMEMBERED_DOCUMENT_CHARS = 16 * 1024;
+const REMEMBERED_CHARS = 512 * 1024;
+/** The operations of recent documents (null: not GraphQL): a repeated document is not lexed again. Emptied when full. */
+const remembered = new Map<string, Operations | null>();
+let rememberedChars = 0;
+
+function operationsIn(document: string): Operations | null {
+  const known = remembered.get(document);
+  if (known !== undefined) return known;
+  const operations = lexOperations(document);
+  if (document.length <= REMEMBERED_DOCUMENT_CHARS) {
+    if (rememberedChars + document.length > REMEMBERED_CHARS) {
+      remembered.clear();
+      rememberedChars = 0;
+    }
+    remembered.set(document, operations);
+    rememberedChars += document.length;
+  }
+  return operations;
+}
+
+/** The document's operations with their types and names, read from its tokens; null when it does not lex. */
+function lexOperations(document: string): Operations | null {
   const operations: { type: OperationType; name: string | null }[] = [];
   const lexer = new Lexer(new Source(document));
   let depth = 0;
@@ -58,8 +91,7 @@ export function operationTypeIn(document: string, operationName?: string | null)
   } catch {
     return null; // not GraphQL: yoga answers the syntax error
   }
-  if (operationName) return operations.find((operation) => operation.name === operationName)?.type ?? null;
-  return operations.length === 1 ? (operations[0]?.type ?? null) : null;
+  return operations;
 }
 
 /**
@@ -69,6 +101,21 @@ export function operationTypeIn(document: string, operationName?: string | null)
 export function contentTypeIs(contentType: string | undefined, expected: string): boolean {
   const first = contentType?.split(',')[0];
   return first !== undefined && (first === expected || first.startsWith(`${expected};`));
+}
+
+/** JSON bodies operationTypeOf parsed: non-empty plain objects, handed to yoga by handOverParsedBody. */
+const parsedBodies = new WeakMap<IncomingMessage, object>();
+
+/**
+ * Hands yoga the JSON body operationTypeOf parsed as `req.body`, in place of its bytes: @whatwg-node/server
+ * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
+ * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
+ * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before.
+ * Call it last before yoga: whatever reads the bytes (http/answer-cache.ts) comes before.
+ */
+export function handOverParsedBody(req: IncomingMessage & { body?: unknown }): void {
+  const parsed = parsedBodies.get(req);
+  if (parsed !== undefined) req.body = parsed;
 }
 
 /**
@@ -89,10 +136,15 @@ export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): O
     const text = (): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
     if (contentTypeIs(contentType, 'application/graphql')) query = text();
     else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
+      let parsed: unknown;
       try {
-        ({ query, operationName } = JSON.parse(text()) as { query?: unknown; operationName?: unknown });
+        parsed = JSON.parse(text());
+        ({ query, operationName } = parsed as { query?: unknown; operationName?: unknown });
       } catch {
         return null;
+      }
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
+        parsedBodies.set(req, parsed);
       }
     }
   }

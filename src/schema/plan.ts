@@ -3,9 +3,10 @@
 // @defer/@stream, its size with fragments expanded, its operations) is kept with the parsed document,
 // which yoga hands to every repeated request. What depends on the variables (their coerced values, the
 // fields they leave selected with their arguments, the refused arguments) is made once per request, and
-// kept with the operation when it declares no variables. graphql/plugins/use-plan.ts makes it for each
-// execution; the limits, the argument checks, the selection order, the compiled execution, the look-ahead
-// of statistics, the metrics and the request log read it. Nothing else walks a document or coerces variables.
+// kept with the operation when it declares no variables (its cost too, for its day).
+// graphql/plugins/use-plan.ts makes it for each execution; the limits, the argument checks, the selection
+// order, the compiled execution, the look-ahead of statistics, the metrics and the request log read it.
+// Nothing else walks a document or coerces variables.
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   BREAK,
@@ -34,6 +35,7 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Problem } from './validate.js';
 
 type Variables = Readonly<Record<string, unknown>>;
@@ -62,6 +64,8 @@ export interface OperationPlan {
   fixed?: Selection;
   /** Without what costs nothing or will not run, when that does not depend on the variables (no @skip/@include). */
   measured?: DocumentNode;
+  /** The cost of an operation that declares no variables, on the day (and in the time zone) it was counted. */
+  fixedCost?: { day: string; cost: number };
 }
 
 /** One request's plan: its operation, and what the variables leave selected (null when they do not coerce). */
@@ -381,8 +385,14 @@ export function planRequest(
     selection,
     cost: () => {
       if (cost !== undefined) return cost;
+      if (selection === null) return (cost = null);
+      // Without variables, only the day of the context's clock can change the cost (a period's length).
+      const clock = definitions.length === 0 ? (context as { clock?: Clock }).clock : undefined;
+      const day = clock === undefined ? undefined : `${clock.timeZone} ${dayIn(clock.timeZone, clock.now())}`;
+      if (day !== undefined && operation.fixedCost?.day === day) return (cost = operation.fixedCost.cost);
       const variables = rawVariables ?? {};
-      cost = selection === null ? null : complexityFromQuery(selection.measured(), { schema, ctx: context, variables }).complexity;
+      cost = complexityFromQuery(selection.measured(), { schema, ctx: context, variables }).complexity;
+      if (day !== undefined) operation.fixedCost = { day, cost };
       return cost;
     },
   };

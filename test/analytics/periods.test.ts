@@ -53,6 +53,20 @@ describe('dayIn', () => {
     vi.restoreAllMocks();
   });
 
+  it('tells the UTC day of instants asked in any order, the same day again included (the last one is remembered)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -62_135_596_800_000, max: 253_402_300_799_999 }), { minLength: 1, maxLength: 20 }),
+        (instants) => {
+          // Each instant, its neighbours across midnight, and itself again.
+          for (const ms of instants.flatMap((ms) => [ms, ms - (ms % 86_400_000) - 1, ms - (ms % 86_400_000), ms])) {
+            expect(dayIn('UTC', ms)).toBe(new Date(ms).toISOString().slice(0, 10));
+          }
+        },
+      ),
+    );
+  });
+
   const viaIntl = (timeZone: string, epochMs: number): string =>
     new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(epochMs);
   // Every name of UTC in the time zone database, with and without Etc/, and in other cases.

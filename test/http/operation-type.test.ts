@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contentTypeIs, operationTypeIn, operationTypeOf, streamsSubscription } from '../../src/http/operation-type.js';
+import { contentTypeIs, handOverParsedBody, operationTypeIn, operationTypeOf, streamsSubscription } from '../../src/http/operation-type.js';
 import { KEY_1, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
 
@@ -47,6 +47,28 @@ describe('operationTypeIn', () => {
   ] as const)('%s (%s): none to tell', (document, operationName) => {
     expect(operationTypeIn(document, operationName)).toBeNull();
   });
+
+  it('tells a document met again (remembered, not lexed again) by the operation each request names', () => {
+    const document = `query A { a } subscription B { b } mutation C { c } # ${Math.random()}`;
+    for (let round = 0; round < 3; round++) {
+      expect(operationTypeIn(document, 'B')).toBe('subscription');
+      expect(operationTypeIn(document, 'C')).toBe('mutation');
+      expect(operationTypeIn(document, 'A')).toBe('query');
+      expect(operationTypeIn(document, 'D')).toBeNull();
+      expect(operationTypeIn(document, null)).toBeNull();
+    }
+    const broken = `subscription "unterminated ${Math.random()}`;
+    for (let round = 0; round < 2; round++) expect(operationTypeIn(broken, null)).toBeNull();
+  });
+
+  it('tells every document right when many more than it remembers come, each twice', () => {
+    const types = ['query', 'mutation', 'subscription'] as const;
+    const documents = Array.from(
+      { length: 3_000 },
+      (_, i) => [`${types[i % 3]} Op${i} { field${'x'.repeat(300)} }`, types[i % 3]] as const,
+    );
+    for (const [document, type] of [...documents, ...documents]) expect(operationTypeIn(document, null)).toBe(type);
+  });
 });
 
 describe('operationTypeOf', () => {
@@ -76,6 +98,62 @@ describe('operationTypeOf', () => {
     expect(operationTypeOf(request('POST', '/graphql', 'null'))).toBeNull();
     expect(operationTypeOf(request('POST', '/graphql'))).toBeNull();
     expect(operationTypeOf(request('GET', '/graphql'))).toBeNull();
+  });
+
+  it('hands yoga a JSON body it parsed when it is a non-empty object; any other body keeps its bytes', () => {
+    const handedOver = (body: string, contentType?: string): unknown => {
+      const req = request('POST', '/graphql', body, contentType);
+      operationTypeOf(req);
+      handOverParsedBody(req);
+      return req.body;
+    };
+    const query = { query: '{ __typename }', variables: { a: [1] } };
+    expect(handedOver(JSON.stringify(query))).toEqual(query);
+    expect(handedOver(JSON.stringify(query), 'application/graphql+json; charset=utf-8')).toEqual(query);
+    const bytes = (body: string) => Buffer.from(body);
+    // What yoga refuses (or reads otherwise) it still reads from the bytes: an empty object, a batch, a
+    // JSON string holding a request, null, a body that is not JSON, a query sent as application/graphql.
+    for (const body of ['{}', JSON.stringify([query]), JSON.stringify(JSON.stringify(query)), 'null', '{"query":']) {
+      expect(handedOver(body)).toEqual(bytes(body));
+    }
+    expect(handedOver('{ __typename }', 'application/graphql')).toEqual(bytes('{ __typename }'));
+    // A request operationTypeOf never read is left as it is.
+    const unread = request('POST', '/graphql', JSON.stringify(query));
+    handOverParsedBody(unread);
+    expect(unread.body).toEqual(bytes(JSON.stringify(query)));
+  });
+});
+
+describe('a POST body through the gateway', () => {
+  let running: Stack | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  it('is answered as yoga answers its bytes: an object runs; a JSON string, an empty object, null or a batch is refused', async () => {
+    running = await startStack();
+    const post = async (body: string) => {
+      const response = await fetch(running?.endpoint ?? '', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}` },
+        body,
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    const ok = await post(JSON.stringify({ query: 'query Q { website(id: "1") { id } }', operationName: 'Q' }));
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.text).data).toEqual({ website: { id: '1' } });
+    const asString = await post(JSON.stringify(JSON.stringify({ query: '{ __typename }' })));
+    expect(asString.status).toBe(400);
+    expect(asString.text).toContain('POST body is expected to be object but received string');
+    const refusals = await Promise.all(['{}', 'null', '[{"query":"{ __typename }"}]'].map(post));
+    expect(refusals.map(({ text }) => JSON.parse(text).errors[0].message)).toEqual([
+      'Must provide query string.',
+      'POST body is expected to be object but received null',
+      'Batching is not supported.',
+    ]);
+    expect(refusals.map(({ status }) => status)).toEqual([200, 400, 400]);
   });
 });
 

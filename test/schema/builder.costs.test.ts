@@ -60,6 +60,27 @@ describe('operationCost', () => {
     expect(operationCost(two, 'Three', {}, schema, {})).toBe(3);
   });
 
+  it("counts an operation without variables again on another day: a period's length, so its pages, follows the clock", () => {
+    const document = parse('{ website(id: "1") { series(metric: VISITORS, period: THIS_YEAR) { range { from } } } }');
+    const on = (day: string, timeZone = 'UTC') => ({ clock: { timeZone, now: () => Date.parse(`${day}T12:00:00Z`) } });
+    // 5 days of daily rows fill 1 page, 365 fill 4: 1 for the website, 1 per page.
+    for (const [day, expected] of [
+      ['2026-01-05', 2],
+      ['2026-12-31', 5],
+      ['2026-12-31', 5],
+      ['2026-01-05', 2],
+    ] as const) {
+      expect(operationCost(document, undefined, {}, schema, on(day))).toBe(expected);
+    }
+    // The same instant is another day in another time zone.
+    expect(operationCost(document, undefined, {}, schema, on('2026-12-31', 'UTC'))).toBe(5);
+    expect(
+      operationCost(document, undefined, {}, schema, {
+        clock: { timeZone: 'Pacific/Kiritimati', now: () => Date.parse('2026-12-31T12:00:00Z') },
+      }),
+    ).toBe(2);
+  });
+
   it('leaves out what @skip and @include leave out', () => {
     const skippable = 'stats(name: VISITOR, from: "2026-01-01", to: "2026-01-31") @include(if: $x) { totalCount }';
     expect(cost(`query($x: Boolean!) { website(id: "1") { ${skippable} } }`, { x: false })).toBe(1);

@@ -468,6 +468,15 @@ describe('decodeWebsite', () => {
         expect(decodeWebsite(wire({ [wireField]: value }))).toEqual(decoded({ [field]: null }));
       });
     });
+
+    it('reads a timestamp met again (remembered) as the first time, also after more than are remembered', () => {
+      const many = Array.from({ length: 3_000 }, (_, i) => new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString());
+      for (let round = 0; round < 2; round++) {
+        for (const [value, expected] of READABLE) expect(decodeWebsite(wire({ created_at: value })).createdAt).toBe(expected);
+        for (const [, value] of UNREADABLE) expect(decodeWebsite(wire({ created_at: value })).createdAt).toBeNull();
+        for (const value of many) expect(decodeWebsite(wire({ updated_at: value })).updatedAt).toBe(value);
+      }
+    });
   });
 
   describe('rejections of the body and ordering', () => {

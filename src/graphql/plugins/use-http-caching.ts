@@ -30,7 +30,8 @@ export function useHttpCaching({ plan, contextOf }: HttpCachingOptions): Plugin<
         },
       };
     },
-    async onResponse({ request, response, setResponse, fetchAPI }) {
+    // Not async: only a GET's answer is read (for its ETag); the others need no promise of their own.
+    onResponse({ request, response, setResponse, fetchAPI }) {
       // The GraphiQL page and the answers before GraphQL (CORS preflights) keep their own headers.
       if (response.headers.has('cache-control') || request.method === 'OPTIONS') return;
       appendVary(response.headers, ['Authorization', 'Origin']);
@@ -41,24 +42,34 @@ export function useHttpCaching({ plan, contextOf }: HttpCachingOptions): Plugin<
       }
       response.headers.set('cache-control', `private, max-age=${freshFor}`);
       if (request.method !== 'GET') return;
-      // The ETag covers the data, not the extensions (which count this request's cache hits).
-      const text = await response.text();
-      let data: unknown;
-      try {
-        data = (JSON.parse(text) as { data?: unknown }).data;
-      } catch {
-        setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
-        return;
-      }
-      const etag = `W/"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
-      response.headers.set('etag', etag);
-      if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
-        response.headers.delete('content-type');
-        response.headers.delete('content-length');
-        setResponse(new fetchAPI.Response(null, { status: 304, headers: response.headers }));
-        return;
-      }
-      setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
+      return tagged(request, response, setResponse, fetchAPI);
     },
   };
+}
+
+/** A GET's answer with the ETag of its data, or a 304 when the client has it. */
+async function tagged(
+  request: Request,
+  response: Response,
+  setResponse: (response: Response) => void,
+  fetchAPI: { Response: typeof Response },
+): Promise<void> {
+  // The ETag covers the data, not the extensions (which count this request's cache hits).
+  const text = await response.text();
+  let data: unknown;
+  try {
+    data = (JSON.parse(text) as { data?: unknown }).data;
+  } catch {
+    setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
+    return;
+  }
+  const etag = `W/"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
+  response.headers.set('etag', etag);
+  if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
+    response.headers.delete('content-type');
+    response.headers.delete('content-length');
+    setResponse(new fetchAPI.Response(null, { status: 304, headers: response.headers }));
+    return;
+  }
+  setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
 }

@@ -6,7 +6,7 @@ import type { Plugin } from 'graphql-yoga';
 import { GatewayError } from '../../errors.js';
 
 /**
- * What yoga (its server context: `work`) tells the HTTP layer (http/server.ts) of a request it admitted, as it
+ * What yoga (requestWork) tells the HTTP layer (http/server.ts) of a request it admitted, as it
  * learns it: when its answer is produced, and when a request turns out a subscription's stream.
  */
 export interface RequestWork {
@@ -52,10 +52,21 @@ function matches(asked: string, mediaType: string): boolean {
   return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
 }
 
-export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ work?: RequestWork }, { work?: RequestWork }> {
+/**
+ * The work of each request the HTTP layer hands yoga (gateway.ts sets it), found by its node request (the
+ * server context's `req`). Not in yoga's server context itself: with more than one part, @whatwg-node copies
+ * every part's property descriptors into a new object for each request.
+ */
+export const requestWork = new WeakMap<object, RequestWork>();
+
+const workOf = (context: { req?: object }): RequestWork | undefined =>
+  context.req === undefined ? undefined : requestWork.get(context.req);
+
+export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ req?: object }, { req?: object }> {
   return {
     onSubscribe({ args, setResultAndStopExecution }) {
-      const { work, request } = args.contextValue as { work?: RequestWork; request?: Request };
+      const { request } = args.contextValue as { request?: Request };
+      const work = workOf(args.contextValue);
       if (work === undefined || work.stream) return;
       if (!streamsSubscription(request?.headers.get('accept') ?? undefined)) {
         setResultAndStopExecution({ errors: [new GatewayError('NOT_ACCEPTABLE', NOT_STREAMABLE_MESSAGE)] });
@@ -66,7 +77,7 @@ export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ wo
       }
     },
     onResponse({ serverContext, request, response }) {
-      const { work } = serverContext;
+      const work = workOf(serverContext);
       if (work === undefined || work.stream) return;
       const type = response.headers.get('content-type') ?? '';
       if (type.startsWith('text/event-stream') || type.startsWith('multipart/mixed')) return;
