@@ -128,7 +128,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       nodeArgs: [`--inspect=127.0.0.1:${inspectorPort}`, ...(options.gatewayNodeArgs ?? [])],
     });
   } catch (error) {
-    await gateway?.stop();
+    process.off('unhandledRejection', onUnhandled);
     await sandbox.close();
     throw error;
   }
