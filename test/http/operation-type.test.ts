@@ -11,6 +11,13 @@ import { contentTypeIs, handOverParsedBody, operationTypeIn, operationTypeOf, st
 import { KEY_1, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
 
+// The gateway a test of this file started, closed when it ends.
+let running: Stack | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
 describe('operationTypeIn', () => {
   it.each([
     ['{ websites { totalCount } }', null, 'query'],
@@ -125,12 +132,6 @@ describe('operationTypeOf', () => {
 });
 
 describe('a POST body through the gateway', () => {
-  let running: Stack | undefined;
-  afterEach(async () => {
-    await running?.close();
-    running = undefined;
-  });
-
   it('is answered as yoga answers its bytes: an object runs; a JSON string, an empty object, null or a batch is refused', async () => {
     running = await startStack();
     const post = async (body: string) => {
@@ -221,12 +222,6 @@ function rawPost(
 }
 
 describe('streams by operation', () => {
-  let running: Stack | undefined;
-  afterEach(async () => {
-    await running?.close();
-    running = undefined;
-  });
-
   it("a query asking for an event stream waits in the MAX_ACTIVE_REQUESTS line; a subscription, GraphiQL's GET included, does not", async () => {
     // One slot, no line: while a slow query holds the slot, any other request is turned away at once.
     running = await startStack({
