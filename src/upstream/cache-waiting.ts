@@ -23,14 +23,19 @@ export function safeStore(onError: ((operation: string, error: unknown) => void)
 export function withinBudget(safely: StoreCall, budgetMs: number | undefined): StoreCall {
   // Real time, not the cache's `now` (which tests pin): the budget is about waiting.
   const budgetEnd = performance.now() + (budgetMs ?? Number.POSITIVE_INFINITY);
+  // Set when a call's timer ran out: node's timers can fire a fraction of a millisecond before budgetEnd.
+  let spent = false;
   return <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
     const remaining = budgetEnd - performance.now();
-    if (remaining <= 0) return Promise.resolve(undefined);
+    if (spent || remaining <= 0) return Promise.resolve(undefined);
     if (!Number.isFinite(remaining)) return safely(operation, call);
     return safely(operation, () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the store took longer than this request's ${budgetMs} ms`)), remaining);
+        timer = setTimeout(() => {
+          spent = true;
+          reject(new Error(`the store took longer than this request's ${budgetMs} ms`));
+        }, remaining);
       });
       return Promise.race([call(), late]).finally(() => clearTimeout(timer));
     });
