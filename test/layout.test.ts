@@ -127,3 +127,34 @@ describe('src/ layout', () => {
     expect(crossings('src/', (module) => !module.startsWith('src/'))).toEqual([]);
   });
 });
+
+describe("docs/architecture.md's layout", () => {
+  const architecture = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = architecture.slice(architecture.indexOf('## Layers and layout'));
+  const block = section.slice(section.indexOf('```\n') + 4, section.indexOf('\n```', section.indexOf('```\n') + 4));
+  /** The entries the block names at the start of a line: `src/http/`, `src/main.ts`. */
+  const named = new Set(block.split('\n').flatMap((line) => /^(src\/\S+)/.exec(line)?.[1] ?? []));
+
+  it('names every top-level file and folder of src/ on a line of its own', () => {
+    const entries = readdirSync(SRC, { withFileTypes: true }).map((entry) => `src/${entry.name}${entry.isDirectory() ? '/' : ''}`);
+    expect(entries.filter((entry) => !named.has(entry))).toEqual([]);
+    expect([...named].filter((entry) => entry !== 'src/' && !entries.includes(entry))).toEqual([]);
+  });
+
+  it("names every module of the gateway's layers in its folder's entry (the sandbox is described as a whole)", () => {
+    const entryOf = (folder: string): string => {
+      const start = block.indexOf(`\n${folder}`);
+      const next = block.slice(start + 1).search(/\n\S/);
+      return next === -1 ? block.slice(start) : block.slice(start, start + 1 + next);
+    };
+    const unnamed = sources
+      .filter((file) => !file.startsWith('src/sandbox/') && file.split('/').length > 2)
+      .filter((file) => {
+        const folder = `${file.split('/').slice(0, 2).join('/')}/`;
+        const name = file.split('/').slice(2).join('/');
+        const base = name.replace(/^plugins\//, '');
+        return !entryOf(folder).includes(base) && !(base.startsWith('use-') && entryOf(folder).includes('plugins/use-*.ts'));
+      });
+    expect(unnamed).toEqual([]);
+  });
+});
