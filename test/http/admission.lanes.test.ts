@@ -149,11 +149,17 @@ describe('admission lines', () => {
     // 10 at once, then one every 100 ms: the 25th starts about 1.5 s after the first.
     const spread = (held.startedAt[24] as number) - (held.startedAt[0] as number);
     expect(spread).toBeGreaterThanOrEqual(1_400);
-    // After the burst, one at a time at the rate: never two within much less than 100 ms.
-    const gaps = held.startedAt.slice(10).map((at, i) => at - (held.startedAt[9 + i] as number));
-    expect(Math.min(...gaps.slice(1))).toBeGreaterThanOrEqual(80);
-    const first = held.startedAt[0] as number;
-    expect(held.startedAt.filter((at) => at - first < 80).length).toBeLessThanOrEqual(10);
+    // A token bucket's bound, whatever the machine's load: between any two starts, at most the burst
+    // and what the rate gave back meanwhile (and one token on its way). A late start may be followed
+    // closely by the next one, as the tokens saved meanwhile allow, never by more.
+    const over: string[] = [];
+    for (let i = 0; i < held.startedAt.length; i++) {
+      for (let j = i + 1; j < held.startedAt.length; j++) {
+        const ms = (held.startedAt[j] as number) - (held.startedAt[i] as number);
+        if (j - i + 1 > 10 + 1 + (10 * ms) / 1_000) over.push(`${j - i + 1} starts in ${ms.toFixed(0)} ms`);
+      }
+    }
+    expect(over).toEqual([]);
     // Requests with a key are not held back meanwhile.
     expect(await held.send('k', 'stranger', true)).toBe(200);
   });

@@ -74,8 +74,17 @@ describe('readers that stop reading', () => {
   it('hold no slot: their answers are produced, the slots are free again, and a normal query is answered beside them', {
     timeout: 40_000,
   }, async () => {
-    // The send timeout is a minute: nothing ends the stalled connections while the test looks.
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '2', MAX_COST: '5000', SEND_TIMEOUT_MS: '60000', METRICS_PORT: '0' } });
+    // The send timeout is a minute and the bound on what they hold 512 MiB (80 MB wait here): nothing ends
+    // the stalled connections while the test looks.
+    stack = await startStack({
+      env: {
+        MAX_ACTIVE_REQUESTS: '2',
+        MAX_COST: '5000',
+        SEND_TIMEOUT_MS: '60000',
+        SEND_BUFFER_MAX_BYTES: String(512 * 1024 ** 2),
+        METRICS_PORT: '0',
+      },
+    });
     const { gateway } = stack;
     // The page is rendered and compressed at its first view: not the attackers' doing.
     expect((await fetch(stack.endpoint, { headers: { accept: 'text/html' } })).status).toBe(200);
@@ -88,6 +97,7 @@ describe('readers that stop reading', () => {
       async () => (await metric(gateway, 'gateway_graphql_request_duration_seconds_count')) >= 2,
     );
     await until('the slots to be given back', async () => (await metric(gateway, 'gateway_requests_active')) === 0);
+    await until('the stalled connections to be accepted', async () => (await connections(gateway)) >= 10);
     const normal = await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }');
     expect(dataOf(normal).website.id).toBe('1');
     // Answered while every stalled connection was still open: none had to end to free a slot.

@@ -50,6 +50,14 @@ async function upstream(handle: (req: IncomingMessage, res: ServerResponse) => v
   return state;
 }
 
+/** Resolves once the server has received a request for `path` (a safety net of 10 s). */
+async function seen(up: Upstream, path: string): Promise<void> {
+  for (let waited = 0; !up.seen.includes(path); waited += 10) {
+    if (waited > 10_000) throw new Error(`no request to ${path} within 10 s`);
+    await sleep(10);
+  }
+}
+
 /** Counts the listeners added to and removed from `signal`. */
 function countListeners(signal: AbortSignal): { added: number; removed: number } {
   const counts = { added: 0, removed: 0 };
@@ -199,7 +207,7 @@ describe('exchange', () => {
       const up = await upstream(() => undefined); // never answers
       const controller = new AbortController();
       const pending = get(up, '/waiting', undefined, controller.signal);
-      await sleep(50);
+      await seen(up, '/waiting');
       const reason = new Error('client left');
       controller.abort(reason);
       await expect(pending).rejects.toBe(reason);
@@ -207,12 +215,16 @@ describe('exchange', () => {
     });
 
     it('aborted while the body arrives: the body fails with the reason, the status stands', async () => {
+      let written: Promise<void> = new Promise(() => undefined);
       const up = await upstream((_req, res) => {
         res.writeHead(200, { 'content-length': '100' });
-        res.write('{"data":');
+        written = new Promise((resolve) => res.write('{"data":', () => resolve()));
       });
       const controller = new AbortController();
       const pending = get(up, '/half', undefined, controller.signal);
+      await seen(up, '/half');
+      // Out of the server's buffers: the client reads the headers at its next poll, before a timer's turn.
+      await written;
       await sleep(50);
       const reason = new Error('client left');
       controller.abort(reason);
@@ -223,15 +235,19 @@ describe('exchange', () => {
     });
 
     it('aborted while waiting in the pool for a connection: never sent', async () => {
+      let answerFirst = (): void => undefined;
       const up = await upstream((req, res) => {
-        if (req.url === '/first') setTimeout(() => res.end('{}'), 150);
+        if (req.url === '/first') answerFirst = () => res.end('{}');
         else res.end('{}');
       }, 1);
       const first = get(up, '/first');
       const controller = new AbortController();
       const queued = get(up, '/queued', undefined, controller.signal);
-      await sleep(30);
+      // The only connection is held by /first until the test answers it: /queued waits in the pool.
+      await seen(up, '/first');
       controller.abort(new Error('client left'));
+      // undici settles an aborted request still in its queue when the connection comes free.
+      answerFirst();
       await expect(queued).rejects.toThrow('client left');
       expect((await first).text).toBe('{}');
       await sleep(50);
