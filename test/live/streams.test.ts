@@ -141,10 +141,11 @@ describe("a stream's end", () => {
     expect((await next.next())?.data?.website.id).toBe('2');
     next.close();
     await wait(100);
-    // Nothing is left in flight: drain (DRAIN_DELAY_MS 0, DRAIN_TIMEOUT_MS 30 s) ends at once.
+    // Nothing is left in flight: drain (DRAIN_DELAY_MS 0, DRAIN_TIMEOUT_MS 30 s) ends at once, not at
+    // the timeout (a third of it is the bound: a busy machine's at once).
     const drainStarted = Date.now();
     await stack.gateway.drain();
-    expect(Date.now() - drainStarted).toBeLessThan(1_000);
+    expect(Date.now() - drainStarted).toBeLessThan(10_000);
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
     expect(new Set(lines.map((line) => line.msg))).toEqual(new Set(['graphql request']));
     expect(consoleError).not.toHaveBeenCalled();
@@ -160,25 +161,24 @@ describe('drain', () => {
   });
 
   it('closes open streams at once, without `complete`, and answers a new one 503 while queries are still served', async () => {
-    running = await startStack({ env: { LIVE_INTERVAL_S: '60', DRAIN_DELAY_MS: '1500' } });
+    running = await startStack({ env: { LIVE_INTERVAL_S: '60', DRAIN_DELAY_MS: '4000' } });
     const stack = running;
     const a = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
     const b = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '2' } }, KEY_1);
     expect((await a.next())?.data?.website.id).toBe('1');
     expect((await b.next())?.data?.website.id).toBe('2');
-    const drainStarted = Date.now();
     const drained = stack.gateway.drain();
-    // At once: well within DRAIN_DELAY_MS.
-    expect(await a.next(1_000)).toBeNull();
-    expect(await b.next(1_000)).toBeNull();
+    // At once: well within DRAIN_DELAY_MS, when the listener closes.
+    expect(await a.next(2_500)).toBeNull();
+    expect(await b.next(2_500)).toBeNull();
     expect([a.endedBy, b.endedBy]).toEqual(['closed', 'closed']);
     // A client subscribing again is sent elsewhere; a query is still served until the listener closes.
     const refused = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
     expect(refused.response.status).toBe(503);
     expect(refused.response.headers.get('retry-after')).toBe('1');
     expect(await refused.response.json()).toMatchObject({ errors: [{ extensions: { code: 'OVERLOADED' } }] });
+    expect(stack.gateway.server.listening).toBe(true);
     expect(dataOf(await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }')).website.id).toBe('1');
-    expect(Date.now() - drainStarted).toBeLessThan(1_500);
     await drained;
   });
 });
