@@ -10,6 +10,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The second says when the Redis or the browser suite is skipped (no redis-server, no chromium, outside CI), and why.
     reporters: ['default', './test/suite-skip.ts'],
+    // Two files at a time, whatever the machine (vitest's default is one fewer than the cores: one on
+    // CI's two). Most of a file's time is spent waiting on sockets and child processes, and every test
+    // waits for the event it means, not for a period: it passes beside another file, and beside a busy
+    // process (CONTRIBUTING.md#a-busy-machine).
+    maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },
