@@ -239,3 +239,24 @@ export const FIXED_DASHBOARD = `query Dashboard {
     referrers: stats(name: REFERRER, from: "2026-02-14", to: "2026-03-15") { nodes { value count } pageInfo { hasNextPage } }
   }
 }`;
+
+/**
+ * A sample's value on the gateway's metrics listener (METRICS_PORT=0 in the test's env), summed over its
+ * label sets; 0 when absent. Tests wait on these (`until`) for a state: no request active, no topic polled.
+ */
+export async function metricOf(gateway: Gateway, name: string): Promise<number> {
+  if (gateway.metricsUrl === null) throw new Error('metricOf: start the gateway with METRICS_PORT=0');
+  const text = await (await fetch(`${gateway.metricsUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** Polls `check` every 50 ms until it holds; past `withinMs` (a safety net, not a bound), fails naming `what`. */
+export async function until(what: string, check: () => Promise<boolean> | boolean, withinMs = 15_000): Promise<void> {
+  for (const deadline = performance.now() + withinMs; !(await check()); ) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${withinMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -26,8 +26,8 @@ function haproxyConfig(frontendPort: number, gatewayPorts: readonly number[]): s
   const [first, second] = gatewayPorts;
   const config = block
     .replace('bind 127.0.0.1:8080', `bind 127.0.0.1:${frontendPort}`)
-    .replace('127.0.0.1:4001', `127.0.0.1:${first}`)
-    .replace('127.0.0.1:4002', `127.0.0.1:${second}`)
+    .replace('127.0.0.1:4001 check', `127.0.0.1:${first} check`)
+    .replace('127.0.0.1:4002 check', `127.0.0.1:${second} check`)
     .replace('default-server inter 1s ', 'default-server inter 200ms ');
   // Each of the four changes was made: the documented block still has what the test changes.
   for (const line of [`bind 127.0.0.1:${frontendPort}`, `127.0.0.1:${first} check`, `127.0.0.1:${second} check`, 'inter 200ms']) {

@@ -4,7 +4,7 @@
 // no work: it never waits for a slot.
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEY_1, dataOf, startStack, type Stack } from '../fixture.js';
+import { KEY_1, dataOf, metricOf, startStack, until, type Stack } from '../fixture.js';
 
 let stack: Stack | undefined;
 const sockets: Socket[] = [];
@@ -53,23 +53,6 @@ const bigAnswer = (): string => {
 /** GraphiQL's page as a browser without compression asks for it: about 9 MB. */
 const graphiqlPage = 'GET /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/html\r\n\r\n';
 
-/** A sample's value in the metrics listener's text (0 when absent; summed over its label sets). */
-async function metric(gateway: Stack['gateway'], name: string): Promise<number> {
-  const text = await (await fetch(`${gateway.metricsUrl}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
-
-/** Polls `check` until it holds; `what` names the event in the error that ends a long wait (a safety net). */
-async function until(what: string, check: () => Promise<boolean>, withinMs = 15_000): Promise<void> {
-  for (const deadline = performance.now() + withinMs; !(await check()); ) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('readers that stop reading', () => {
   it('hold no slot: their answers are produced, the slots are free again, and a normal query is answered beside them', {
     timeout: 40_000,
@@ -94,9 +77,9 @@ describe('readers that stop reading', () => {
     // Their answers are produced (both slots were taken for them) and stuck; the slots are free again.
     await until(
       'the stalled answers to be produced',
-      async () => (await metric(gateway, 'gateway_graphql_request_duration_seconds_count')) >= 2,
+      async () => (await metricOf(gateway, 'gateway_graphql_request_duration_seconds_count')) >= 2,
     );
-    await until('the slots to be given back', async () => (await metric(gateway, 'gateway_requests_active')) === 0);
+    await until('the slots to be given back', async () => (await metricOf(gateway, 'gateway_requests_active')) === 0);
     await until('the stalled connections to be accepted', async () => (await connections(gateway)) >= 10);
     const normal = await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }');
     expect(dataOf(normal).website.id).toBe('1');

@@ -3,7 +3,7 @@
 // polling when the last stream leaves, and the same refusals as the query (ownership, cost limit).
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, restCalls, startStack, useStack } from '../fixture.js';
+import { KEY_1, KEY_2, UPDATE_WEBSITE, dataOf, metricOf, restCalls, startStack, until, useStack } from '../fixture.js';
 import { openSubscription } from './sse.js';
 
 interface LiveWebsite {
@@ -17,7 +17,7 @@ const LIVE_DASHBOARD = `subscription Live($id: ID!) {
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('subscription { website }', () => {
-  const stack = useStack({ env: { LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600', MAX_COST: '3' } });
+  const stack = useStack({ env: { LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600', MAX_COST: '3', METRICS_PORT: '0' } });
 
   it('answers an event stream that proxies pass through, with the first result at once', async () => {
     const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
@@ -34,16 +34,22 @@ describe('subscription { website }', () => {
   });
 
   it('polls once for every stream of one key, document and variables', async () => {
-    const body = { query: LIVE_DASHBOARD, variables: { id: '2' } };
-    const a = await openSubscription<LiveWebsite>(stack.endpoint, body, KEY_1);
-    const firstOfA = await a.next();
-    const b = await openSubscription<LiveWebsite>(stack.endpoint, body, KEY_1);
-    const firstOfB = await b.next();
-    expect(firstOfB).toEqual(firstOfA);
-    // One execution of the selection: the website and its statistic, once each.
-    expect(restCalls(stack.sandbox).filter((call) => call.startsWith('GET /api/v1/websites/2'))).toHaveLength(1);
-    a.close();
-    b.close();
+    // Polls a minute apart: whatever time the second stream takes to open, no second poll comes before it.
+    const slow = await startStack({ env: { LIVE_INTERVAL_S: '60', MAX_COST: '3' } });
+    try {
+      const body = { query: LIVE_DASHBOARD, variables: { id: '2' } };
+      const a = await openSubscription<LiveWebsite>(slow.endpoint, body, KEY_1);
+      const firstOfA = await a.next();
+      const b = await openSubscription<LiveWebsite>(slow.endpoint, body, KEY_1);
+      const firstOfB = await b.next();
+      expect(firstOfB).toEqual(firstOfA);
+      // One execution of the selection: the website and its statistic, once each.
+      expect(restCalls(slow.sandbox).filter((call) => call.startsWith('GET /api/v1/websites/2'))).toHaveLength(1);
+      a.close();
+      b.close();
+    } finally {
+      await slow.close();
+    }
   });
 
   it('pushes again only when the data changed, and stops polling when the last stream leaves', async () => {
@@ -57,7 +63,9 @@ describe('subscription { website }', () => {
     const changed = await stream.next(5_000);
     expect(changed?.data?.website.favorite).toBe(!before);
     stream.close();
-    await wait(300);
+    // Once the gateway has seen the stream go and the last poll's calls are answered, nothing more comes.
+    await until('the topic to stop', async () => (await metricOf(stack.gateway, 'gateway_live_topics')) === 0);
+    await until('the last poll to end', () => stack.sandbox.log.inFlight === 0);
     const polls = restCalls(stack.sandbox).length;
     await wait(2_500);
     expect(restCalls(stack.sandbox).length).toBe(polls);
