@@ -451,6 +451,9 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       // These passes measure the gateway's own work and its upstream calls, request by request: the read
       // cache would answer every repeat (--gateway-env '{"CACHE":"on"}' to measure with it).
       CACHE: 'off',
+      // No load balancer watches its /ready: stopped at the end of a pass, it closes at once instead of
+      // serving on for DRAIN_DELAY_MS (5 s each, which the passes that start several gateways waited out).
+      DRAIN_DELAY_MS: '0',
       ...options.gatewayEnv,
     };
     // A gateway process from `script` on the same sandbox, with the harness's gateway's environment and node flags.

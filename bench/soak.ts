@@ -117,6 +117,8 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       script: options.gatewayScript ?? 'dist/main.js',
       env: definedOnly({
         UPSTREAM_BREAKER_RESET_MS: '200',
+        // Nothing watches its /ready: it closes at once when the soak ends (DRAIN_DELAY_MS is 5 s by default).
+        DRAIN_DELAY_MS: '0',
         ...options.gatewayEnv,
         HOST: '127.0.0.1',
         PORT: '0',
