@@ -15,7 +15,10 @@ export interface LoadResult {
   seconds: number;
   /** Completed per second over the second half of the run (to size a run by `amount`). */
   lateRate: number;
-  /** Gateway only: the sum of `extensions.upstreamCalls` of the responses (calls made, retries not counted). */
+  /**
+   * Gateway only: the sum of `extensions.upstreamCalls` of the responses (calls made, retries not counted);
+   * null when no response carried it (the floor gateway, a static server).
+   */
   reportedCalls: number | null;
 }
 
@@ -64,10 +67,14 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
   const latencies: number[] = [];
   const responseTimes: number[] = [];
   let reportedCalls = 0;
+  let reporting = false;
   const verify = (body: string): boolean => {
     // `…,"upstreamCalls":7}}` closes every response: read it without parsing the body.
     const at = body.lastIndexOf('"upstreamCalls":');
-    if (at >= 0) reportedCalls += Number.parseInt(body.slice(at + 16), 10) || 0;
+    if (at >= 0) {
+      reporting = true;
+      reportedCalls += Number.parseInt(body.slice(at + 16), 10) || 0;
+    }
     return options.ok(body);
   };
   const started = performance.now();
@@ -97,7 +104,7 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
           latencies,
           seconds,
           lateRate: late / (seconds / 2),
-          reportedCalls,
+          reportedCalls: reporting ? reportedCalls : null,
         });
       },
     );

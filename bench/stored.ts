@@ -86,7 +86,7 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
     const text = await response.text();
     if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
     await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is stored after it is sent
-    const { count } = await control.count();
+    const count = (await control.answered()).length;
     return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
   };
 
