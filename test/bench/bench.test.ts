@@ -8,9 +8,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type Measurement, cachingPasses, defaultPasses, floorPass, formatReport, runBench, storedPass } from '../../bench/index.js';
 import { redisServerMissing } from '../suite-skip.js';
+import { childProcesses } from './children.js';
 
 /** A pass's options with two rounds (floor and stored: the pass's own minimum, 3, is checked apart). */
 function twoRounds<T extends { rounds: number }>(options: T | null | undefined): T {
@@ -30,6 +31,11 @@ function expectCalls(m: Measurement | null | undefined, reads: number): void {
 }
 
 describe('benchmark harness', () => {
+  // Every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended.
+  afterEach(() => {
+    expect(childProcesses()).toEqual([]);
+  });
+
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
     const report = await runBench({
       ...RUN,

@@ -1,8 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ATTACK_KINDS, type RequestAttackReport } from '../../bench/attacks.js';
 import { soak } from '../../bench/soak.js';
+import { childProcesses } from './children.js';
 
 describe('load with faults', () => {
+  // Every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended.
+  afterEach(() => {
+    expect(childProcesses()).toEqual([]);
+  });
+
   // The long soak is `npm run soak` (200,000 requests at 50 at once); this one checks the harness and the same things.
   it('3,000 requests at 30 at once, 10% upstream faults, two keys: healthy, well-formed, no leak, memory back', async () => {
     const report = await soak({ requests: 3_000, concurrency: 30, faultRate: 0.1, latencyMs: 2, jitterMs: 3 });
