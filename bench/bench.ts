@@ -259,10 +259,11 @@ export interface Measurement {
   reportedCallsPerRequest: number | null;
   /**
    * Gateway only: calls the sandbox received beyond those the answers report, over the runs: reads tried
-   * again (a 502/503/504, or a connection that broke: under load, a keep-alive socket closed by the sandbox
-   * as a call went out on it); null where the answers do not say.
+   * again (a 502/503/504, or a connection that broke); null where the answers do not say.
    */
   retriedCalls: number | null;
+  /** Gateway only: how many answers reported each number of calls, over the runs (`{ "7": 240 }`); null as above. */
+  answersByCalls: Record<string, number> | null;
   /** Gateway only: user + system CPU time per request. */
   cpuMsPerRequest: number | null;
   /** Gateway only: largest VmRSS sampled during the runs. */
@@ -1069,6 +1070,9 @@ interface RunFigures {
   sandboxCpuMs: number | null;
 }
 
+/** The fewest requests a measured run sends (its amount is otherwise sized from the warm-up's rate). */
+const MIN_MEASURED = 50;
+
 async function measureGateway(
   scenario: Scenario,
   steps: readonly GraphqlStep[],
@@ -1080,8 +1084,13 @@ async function measureGateway(
   const warmup = await runGatewayLoad({ ...base, seconds: options.warmupSeconds });
   // Sized from the warm-up's rate so the run lasts about durationSeconds and ends with nothing in
   // flight: every request counted by the sandbox then belongs to a completed GraphQL request.
+  // A short warm-up on a busy machine may have seen few answers, or none in its second half: its whole rate
+  // then, and at least MIN_MEASURED requests, whose CPU time /proc can tell apart from 0 (10 ms ticks).
   const chain = steps.length;
-  const perConnection = Math.max(chain, Math.ceil((warmup.lateRate * options.durationSeconds) / pass.connections / chain) * chain);
+  const rate = Math.max(warmup.lateRate, warmup.completed / warmup.seconds);
+  const perConnection =
+    Math.max(Math.ceil(MIN_MEASURED / pass.connections / chain), Math.ceil((rate * options.durationSeconds) / pass.connections / chain)) *
+    chain;
   await control.settle();
   const cpu0 = cpuTimeMs(gateway.pid);
   const sandbox0 = cpuTimeMs(sandboxPid);
@@ -1111,6 +1120,14 @@ async function measureRest(
   const { count } = await control.count();
   await control.resetLog();
   return { load, upstreamCalls: count, cpuMs: null, peakRssMb: null, sandboxCpuMs };
+}
+
+/** The runs' answersByCalls added up. */
+function sumCounts(runs: readonly RunFigures[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const run of runs)
+    for (const [calls, count] of Object.entries(run.load.answersByCalls ?? {})) sum[calls] = (sum[calls] ?? 0) + count;
+  return sum;
 }
 
 /** a ÷ b; NaN when either is missing or not finite, or b is 0. */
@@ -1152,6 +1169,7 @@ function summarise(client: ClientKind, runs: readonly RunFigures[]): Measurement
       client === 'gateway' && runs.every((run) => run.load.reportedCalls !== null)
         ? runs.reduce((sum, run) => sum + run.upstreamCalls - (run.load.reportedCalls ?? 0), 0)
         : null,
+    answersByCalls: client === 'gateway' && runs.every((run) => run.load.answersByCalls !== null) ? sumCounts(runs) : null,
     cpuMsPerRequest: client === 'gateway' ? med((f) => f.cpu) : null,
     peakRssMb: client === 'gateway' ? maxOf(runs.map((run) => run.peakRssMb)) : null,
     sandboxCpuMsPerCall: median(each.map((f) => f.sandboxCpu)),

@@ -20,6 +20,8 @@ export interface LoadResult {
    * null when no response carried it (the floor gateway, a static server).
    */
   reportedCalls: number | null;
+  /** Gateway only: how many responses reported each number of calls (`{ "7": 120 }`); null as reportedCalls. */
+  answersByCalls: Record<string, number> | null;
 }
 
 export interface GatewayLoadOptions {
@@ -68,12 +70,15 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
   const responseTimes: number[] = [];
   let reportedCalls = 0;
   let reporting = false;
+  const answersByCalls: Record<string, number> = {};
   const verify = (body: string): boolean => {
     // `…,"upstreamCalls":7}}` closes every response: read it without parsing the body.
     const at = body.lastIndexOf('"upstreamCalls":');
     if (at >= 0) {
       reporting = true;
-      reportedCalls += Number.parseInt(body.slice(at + 16), 10) || 0;
+      const calls = Number.parseInt(body.slice(at + 16), 10) || 0;
+      reportedCalls += calls;
+      answersByCalls[calls] = (answersByCalls[calls] ?? 0) + 1;
     }
     return options.ok(body);
   };
@@ -105,6 +110,7 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
           seconds,
           lateRate: late / (seconds / 2),
           reportedCalls: reporting ? reportedCalls : null,
+          answersByCalls: reporting ? answersByCalls : null,
         });
       },
     );
@@ -152,5 +158,6 @@ export async function runRestLoad(options: RestLoadOptions): Promise<LoadResult>
     seconds,
     lateRate: times.filter((at) => at >= half).length / (seconds / 2),
     reportedCalls: null,
+    answersByCalls: null,
   };
 }
