@@ -31,8 +31,12 @@ describe('benchmark harness: the live pass', () => {
     expect(live?.polls.calls.length).toBeGreaterThanOrEqual(2);
     for (const calls of live?.polls.calls ?? []) expect(calls).toBe(5);
     expect(live?.polls.sameCalls).toBe(true);
-    // Polls are timed from start to start: a period of the interval, as seen by the sandbox's arrivals (± their jitter).
-    for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThanOrEqual(950);
+    // One poll an interval: over the counting window (2 intervals and a quarter) at most 3 start. Not each gap
+    // against the interval: a poll sent late on a busy machine (a starved event loop) and the next on time
+    // arrive closer (886 ms apart at a load average of 11), however the poller is timed.
+    expect(live?.polls.calls.length).toBeLessThanOrEqual(3);
+    expect(live?.polls.gapsMs).toHaveLength((live?.polls.calls.length ?? 0) - 1);
+    for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThan(0);
     expect(live?.gatewayEnv.LIVE_INTERVAL_S).toBe('1');
     expect(Number.isFinite(live?.idleCpuMsPerSecond.none)).toBe(true);
     expect(Number.isFinite(live?.idleCpuMsPerSecond.open)).toBe(true);
