@@ -30,6 +30,8 @@ declare module 'autocannon' {
       requests?: RequestDefinition[];
       verifyBody?: (body: string) => boolean;
       excludeErrorStats?: boolean;
+      /** Milliseconds between samples (default 1000); a run is seen as over at the next one. */
+      sampleInt?: number;
     }
 
     interface Histogram {

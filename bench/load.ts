@@ -15,8 +15,13 @@ export interface LoadResult {
   seconds: number;
   /** Completed per second over the second half of the run (to size a run by `amount`). */
   lateRate: number;
-  /** Gateway only: the sum of `extensions.upstreamCalls` of the responses (calls made, retries not counted). */
+  /**
+   * Gateway only: the sum of `extensions.upstreamCalls` of the responses (calls made, retries not counted);
+   * null when no response carried it (the floor gateway, a static server).
+   */
   reportedCalls: number | null;
+  /** Gateway only: how many responses reported each number of calls (`{ "7": 120 }`); null as reportedCalls. */
+  answersByCalls: Record<string, number> | null;
 }
 
 export interface GatewayLoadOptions {
@@ -31,6 +36,9 @@ export interface GatewayLoadOptions {
   /** …or until exactly this many requests have completed (none left in flight). */
   amount?: number;
 }
+
+/** autocannon's sample interval (ms): how late after its end a run is noticed as over. */
+const SAMPLE_MS = 100;
 
 export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult> {
   const headers = { 'content-type': 'application/json', authorization: options.authorization };
@@ -61,10 +69,17 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
   const latencies: number[] = [];
   const responseTimes: number[] = [];
   let reportedCalls = 0;
+  let reporting = false;
+  const answersByCalls: Record<string, number> = {};
   const verify = (body: string): boolean => {
     // `…,"upstreamCalls":7}}` closes every response: read it without parsing the body.
     const at = body.lastIndexOf('"upstreamCalls":');
-    if (at >= 0) reportedCalls += Number.parseInt(body.slice(at + 16), 10) || 0;
+    if (at >= 0) {
+      reporting = true;
+      const calls = Number.parseInt(body.slice(at + 16), 10) || 0;
+      reportedCalls += calls;
+      answersByCalls[calls] = (answersByCalls[calls] ?? 0) + 1;
+    }
     return options.ok(body);
   };
   const started = performance.now();
@@ -75,12 +90,17 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
         connections: options.connections,
         ...(options.amount === undefined ? { duration: options.seconds ?? 10 } : { amount: options.amount }),
         timeout: 30,
+        // autocannon ends a run (by duration, or once `amount` have completed) only at its next sample,
+        // every sampleInt ms: 1 s by default, which added up to a second of idle time to every run.
+        sampleInt: SAMPLE_MS,
         requests,
         verifyBody: verify,
       },
       (error, result) => {
         if (error) return reject(error);
-        const seconds = (performance.now() - started) / 1000;
+        // By amount, the run is over with its last answer (the rest is waiting for the next sample).
+        const ended = options.amount === undefined ? performance.now() : (responseTimes.at(-1) ?? performance.now());
+        const seconds = (ended - started) / 1000;
         const half = started + (seconds * 1000) / 2;
         const late = responseTimes.filter((at) => at >= half).length;
         resolve({
@@ -89,7 +109,8 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
           latencies,
           seconds,
           lateRate: late / (seconds / 2),
-          reportedCalls,
+          reportedCalls: reporting ? reportedCalls : null,
+          answersByCalls: reporting ? answersByCalls : null,
         });
       },
     );
@@ -137,5 +158,6 @@ export async function runRestLoad(options: RestLoadOptions): Promise<LoadResult>
     seconds,
     lateRate: times.filter((at) => at >= half).length / (seconds / 2),
     reportedCalls: null,
+    answersByCalls: null,
   };
 }

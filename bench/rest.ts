@@ -65,6 +65,10 @@ export interface LogEntry {
   endedAt?: number | null;
 }
 
+/** Not an attempt a gateway retries: answered, and not with a 502/503/504 (what it retries a read on). */
+export const isAnswered = (entry: LogEntry): boolean => entry.status !== 0 && !RETRIED_STATUS.has(entry.status ?? 200);
+const RETRIED_STATUS = new Set([502, 503, 504]);
+
 /** The sandbox's control surface (/__sandbox/*), outside the API. */
 export class SandboxControl {
   private readonly pool: Pool;
@@ -141,6 +145,14 @@ export class SandboxControl {
   async entries(): Promise<LogEntry[]> {
     const log = JSON.parse(await this.send('GET', '/__sandbox/log')) as { entries?: LogEntry[] };
     return log.entries ?? [];
+  }
+
+  /**
+   * The calls in the log that were answered (for the one-request checks): an attempt whose socket went away
+   * (status 0) or that got a 502/503/504 is one the gateway tries again (a read), and is not a call more.
+   */
+  async answered(): Promise<LogEntry[]> {
+    return (await this.entries()).filter(isAnswered);
   }
 
   /**

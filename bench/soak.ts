@@ -37,8 +37,13 @@ export interface SoakOptions {
    * Its first half, at most 1,000, warms the process up and is timed apart.
    */
   quietRequests?: number;
-  /** The attacks go on for at least this long, the load's requests done or not (default 0). */
-  attackMinMs?: number;
+  /**
+   * Once the load's requests are done, the attacks go on until this holds of their counts so far (looked
+   * at every 100 ms; e.g. until the gateway has cut some trickled connections), at most `attackMaxMs`
+   * (default 30 s) from their start. Without it they stop with the load.
+   */
+  attackUntil?: (attacks: AttacksReport) => boolean;
+  attackMaxMs?: number;
   /** A request of the load or of an attack with no answer after this long counts as malformed (default 30 s). */
   answerTimeoutMs?: number;
   /** The gateway's environment (its limits and timeouts); the soak sets the port, upstream and log level. */
@@ -117,6 +122,8 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       script: options.gatewayScript ?? 'dist/main.js',
       env: definedOnly({
         UPSTREAM_BREAKER_RESET_MS: '200',
+        // Nothing watches its /ready: it closes at once when the soak ends (DRAIN_DELAY_MS is 5 s by default).
+        DRAIN_DELAY_MS: '0',
         ...options.gatewayEnv,
         HOST: '127.0.0.1',
         PORT: '0',
@@ -281,8 +288,10 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       attacks = startAttacks(gateway.url, attackOptions);
       const attackStarted = performance.now();
       await Promise.all(Array.from({ length: options.concurrency }, () => worker(options.requests, 'attacked')));
-      const rest = (options.attackMinMs ?? 0) - (performance.now() - attackStarted);
-      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+      const attacksEnd = attackStarted + (options.attackMaxMs ?? 30_000);
+      const running = attacks;
+      const goOn = (): boolean => options.attackUntil?.(running.snapshot()) === false && performance.now() < attacksEnd;
+      while (goOn()) await new Promise((resolve) => setTimeout(resolve, 100));
       report.attacks = await attacks.stop();
       report.malformed.push(...report.attacks.malformed);
     }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runGatewayLoad } from './load.js';
 import { median, percentiles } from './percentiles.js';
-import { cpuTimeMs, spawnRedis, type ChildServer } from './processes.js';
+import { cpuTimeMs, freePort, spawnRedis, type ChildServer } from './processes.js';
 import type { SandboxControl } from './rest.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
@@ -68,6 +68,17 @@ export interface StoredHarness {
   log(line: string): void;
 }
 
+interface Gateway extends ChildServer {
+  metricsPort: number;
+}
+
+/** The answers a gateway has stored so far (gateway_stored_answers_total{result="stored"} of its metrics). */
+async function storedAnswers(gateway: Gateway): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+  const match = /^gateway_stored_answers_total\{result="stored"\} (\d+)/m.exec(await response.text());
+  return match?.[1] ? Number(match[1]) : 0;
+}
+
 const ratio = (a: number, b: number): number => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : Number.NaN);
 
 export async function runStoredPass(options: StoredPassOptions, harness: StoredHarness): Promise<StoredPassResult> {
@@ -80,13 +91,25 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
   await control.setLatency(options.latencyMs);
   log(`pass "stored": the repeated dashboard (CACHE=on) against a static server with its bytes, ${options.connections} connections`);
 
-  const ask = async (url: string): Promise<{ text: string; contentType: string; calls: number }> => {
+  // A gateway of the pass, with a metrics listener of its own: it counts the answers it has stored.
+  const startGateway = async (env: Record<string, string>): Promise<Gateway> => {
+    const metricsPort = await freePort();
+    const child = await harness.startGateway({ ...env, METRICS_PORT: String(metricsPort) });
+    return { ...child, metricsPort };
+  };
+  /** One dashboard; with `stores`, until the gateway has stored its answer (after sending it), 10 s at most. */
+  const ask = async (gateway: Gateway, stores: boolean): Promise<{ text: string; contentType: string; calls: number }> => {
     await control.settle();
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+    const before = stores ? await storedAnswers(gateway) : 0;
+    const response = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
     const text = await response.text();
     if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // the answer is stored after it is sent
-    const { count } = await control.count();
+    if (stores) {
+      const end = performance.now() + 10_000;
+      while ((await storedAnswers(gateway)) <= before && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+      if ((await storedAnswers(gateway)) <= before) notes.push('check: the answer was not stored within 10 s');
+    }
+    const count = (await control.answered()).length;
     return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
   };
 
@@ -94,26 +117,26 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
   const folder = mkdtempSync(join(tmpdir(), 'bench-stored-'));
   let redis: Awaited<ReturnType<typeof spawnRedis>> | undefined;
   try {
-    const gateway = await harness.startGateway({ CACHE: 'on' });
+    const gateway = await startGateway({ CACHE: 'on' });
     children.push(gateway);
-    const fill = await ask(gateway.url);
-    const second = await ask(gateway.url);
+    const fill = await ask(gateway, true);
+    const second = await ask(gateway, false);
     if (second.calls !== 0) notes.push(`the second dashboard made ${second.calls} upstream calls, expected 0`);
     const file = join(folder, 'dashboard.json');
     writeFileSync(file, second.text);
     const staticServer = await harness.startStatic({ STATIC_BODY_FILE: file, STATIC_CONTENT_TYPE: second.contentType });
     children.push(staticServer);
 
-    let shared: ChildServer | undefined;
+    let shared: Gateway | undefined;
     if (options.redisServer !== null) {
       try {
         redis = await spawnRedis(options.redisServer);
         const env = { CACHE: 'on', REDIS_URL: redis.url };
-        const a = await harness.startGateway(env);
-        shared = await harness.startGateway(env);
+        const a = await startGateway(env);
+        shared = await startGateway(env);
         children.push(a, shared);
-        await ask(a.url);
-        const first = await ask(shared.url);
+        await ask(a, true);
+        const first = await ask(shared, false);
         if (first.calls !== 0) notes.push(`gateway B's first dashboard made ${first.calls} upstream calls, expected 0`);
       } catch (error) {
         notes.push(`two gateways on one Redis: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`);

@@ -1,9 +1,15 @@
-// A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=1, two changes, one-second dashboard runs), so
+// A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=1, two changes, half-second dashboard runs), so
 // that it never rots. It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIVE, formatReport, livePass, runBench } from '../../bench/index.js';
+import { childProcesses } from './children.js';
 
 describe('benchmark harness: the live pass', () => {
+  // Every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended.
+  afterEach(() => {
+    expect(childProcesses()).toEqual([]);
+  });
+
   it('shares one poller among the streams, times a change at each, reads the memory per stream and the dashboard beside them', async () => {
     // Only when named; the run's latency and connections, and its own figures.
     expect(livePass([])).toEqual({ live: null });
@@ -11,8 +17,8 @@ describe('benchmark harness: the live pass', () => {
     expect(DEFAULT_LIVE.subscribers).toBe(1000);
 
     const report = await runBench({
-      durationSeconds: 1,
-      warmupSeconds: 0.3,
+      durationSeconds: 0.5,
+      warmupSeconds: 0.2,
       repeat: 1,
       passes: [],
       ...livePass(['live'], { latencyMs: 5, connections: 2, subscribers: 20, intervalSeconds: 1, countIntervals: 2, changes: 2 }),
@@ -25,8 +31,12 @@ describe('benchmark harness: the live pass', () => {
     expect(live?.polls.calls.length).toBeGreaterThanOrEqual(2);
     for (const calls of live?.polls.calls ?? []) expect(calls).toBe(5);
     expect(live?.polls.sameCalls).toBe(true);
-    // Polls are timed from start to start: a period of the interval, as seen by the sandbox's arrivals (± their jitter).
-    for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThanOrEqual(950);
+    // One poll an interval: over the counting window (2 intervals and a quarter) at most 3 start. Not each gap
+    // against the interval: a poll sent late on a busy machine (a starved event loop) and the next on time
+    // arrive closer (886 ms apart at a load average of 11), however the poller is timed.
+    expect(live?.polls.calls.length).toBeLessThanOrEqual(3);
+    expect(live?.polls.gapsMs).toHaveLength((live?.polls.calls.length ?? 0) - 1);
+    for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThan(0);
     expect(live?.gatewayEnv.LIVE_INTERVAL_S).toBe('1');
     expect(Number.isFinite(live?.idleCpuMsPerSecond.none)).toBe(true);
     expect(Number.isFinite(live?.idleCpuMsPerSecond.open)).toBe(true);
@@ -87,5 +97,5 @@ describe('benchmark harness: the live pass', () => {
     expect(markdown).toMatch(/\| live: the same at the worst phase, estimated: .* \| [\d.]+ ms vs [\d.]+ ms .* \| [✓✗] \|/);
     // A run of the live pass alone judges only its targets.
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
-  }, 90_000);
+  }, 60_000);
 });
