@@ -2,7 +2,7 @@
 // 503 OVERLOADED beyond it, clients that leave the line never reach the upstream.
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEY_1, startStack, type Stack } from '../fixture.js';
+import { KEY_1, metricOf, startStack, until as waitFor, type Stack } from '../fixture.js';
 
 let stack: Stack;
 afterEach(async () => {
@@ -40,9 +40,12 @@ function ask(signal?: AbortSignal, authorization: string | null = `Bearer ${KEY_
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await pause(10);
-  expect(condition()).toBe(true);
+  await waitFor('the condition', condition);
 }
+
+/** Until `count` requests wait in line (the metrics listener: METRICS_PORT=0 in the stack's env). */
+const queued = (count: number): Promise<void> =>
+  waitFor(`${count} waiting in line`, async () => (await metricOf(stack.gateway, 'gateway_requests_queued')) === count);
 
 describe('admission control', () => {
   it('works on MAX_ACTIVE_REQUESTS at once; the others wait their turn and all get their answer', async () => {
@@ -61,14 +64,15 @@ describe('admission control', () => {
     const lines: Record<string, unknown>[] = [];
     const sink = { write: (chunk: string) => void lines.push(JSON.parse(chunk) as Record<string, unknown>) };
     stack = await startStack({
-      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1' },
-      sandbox: { latencyMs: 200 },
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '1', METRICS_PORT: '0' },
+      sandbox: { latencyMs: 20 },
       gateway: { logger: pino({ base: null }, sink) },
     });
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 2_000 }]); // the first holds the slot 2 s
     const first = ask();
     await until(() => stack.sandbox.log.inFlight === 1);
     const second = ask(); // waits in line
-    await pause(50);
+    await queued(1);
     const third = await ask(); // the line is full
     expect(third.status).toBe(503);
     expect(third.retryAfter).toBe('1');
@@ -77,7 +81,9 @@ describe('admission control', () => {
       // Nothing ran, as every answer's extensions say.
       extensions: { cost: { requested: 0, limit: 100 }, upstreamCalls: 0, cache: { hits: 0, misses: 0, stale: 0 } },
     });
-    expect(third.at).toBeLessThan(150); // turned away at once, not after a wait
+    // Turned away at once, not after a wait: while the first still held the slot.
+    expect(stack.sandbox.log.inFlight).toBe(1);
+    expect(stack.sandbox.log.count).toBe(1);
     expect((await first).status).toBe(200);
     expect((await second).body.data?.website?.id).toBe('1');
     expect(stack.sandbox.log.count).toBe(2);
@@ -185,21 +191,24 @@ describe('admission control', () => {
   });
 
   it('answers the health check at once even when every slot and the line are taken', async () => {
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' }, sandbox: { latencyMs: 400 } });
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' }, sandbox: { latencyMs: 20 } });
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 2_000 }]); // the first holds the slot 2 s
     const first = ask();
     await until(() => stack.sandbox.log.inFlight === 1);
-    const started = performance.now();
     const health = await fetch(`${stack.gateway.url}/health`);
     expect(health.status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(300);
+    // At once: while the slot was still held, not once it came free.
+    expect(stack.sandbox.log.inFlight).toBe(1);
     expect((await ask()).status).toBe(503);
     expect((await first).status).toBe(200);
   });
 
   it('serves keys the install accepted before strangers, giving strangers one slot in four while known requests wait', async () => {
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1' }, sandbox: { latencyMs: 100 } });
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', METRICS_PORT: '0' }, sandbox: { latencyMs: 20 } });
     // KEY_1's first answer makes it known; a key never sent, or none, is a stranger's.
     expect((await ask()).body.data?.website?.id).toBe('1');
+    // The slot is held for 3 s: every other request below is in line, in its order, before it frees.
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 3_000 }]);
     const holding = ask();
     await until(() => stack.sandbox.log.inFlight === 1);
     const order: string[] = [];
@@ -211,13 +220,14 @@ describe('admission control', () => {
     const strangers: Promise<Answer>[] = [];
     for (const name of ['s1', 's2', 's3']) {
       strangers.push(tagged(name, ask(undefined, null)));
-      await pause(20);
+      await queued(strangers.length);
     }
     const known: Promise<Answer>[] = [];
     for (const name of ['k1', 'k2', 'k3', 'k4', 'k5']) {
       known.push(tagged(name, ask()));
-      await pause(20);
+      await queued(strangers.length + known.length);
     }
+    expect(stack.sandbox.log.inFlight).toBe(1); // still held: the order below is the line's
     expect((await holding).status).toBe(200);
     const answers = await Promise.all([...strangers, ...known]);
     // Three known, the first stranger (its turn), two known, then the other strangers.
@@ -227,14 +237,18 @@ describe('admission control', () => {
   });
 
   it('turns away the stranger who came last, not a known request, when the line is full', async () => {
-    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '2' }, sandbox: { latencyMs: 200 } });
+    stack = await startStack({
+      env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '2', METRICS_PORT: '0' },
+      sandbox: { latencyMs: 20 },
+    });
     expect((await ask()).status).toBe(200);
+    stack.sandbox.scriptFaults([{ kind: 'delay', ms: 3_000 }]);
     const holding = ask();
     await until(() => stack.sandbox.log.inFlight === 1);
     const first = ask(undefined, 'Bearer not-a-key-yet');
-    await pause(20);
+    await queued(1);
     const last = ask(undefined, null);
-    await pause(20);
+    await queued(2);
     // A stranger finds the line full: turned away itself.
     const late = await ask(undefined, null);
     expect(late.status).toBe(503);
@@ -243,6 +257,7 @@ describe('admission control', () => {
     const turnedAway = await last;
     expect(turnedAway.status).toBe(503);
     expect(turnedAway.body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    expect(stack.sandbox.log.inFlight).toBe(1); // all of it while the slot was held
     expect((await known).body.data?.website?.id).toBe('1');
     expect((await holding).status).toBe(200);
     expect((await first).status).toBe(200);
