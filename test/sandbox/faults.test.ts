@@ -88,11 +88,9 @@ describe('broken answers', () => {
         () => 'failed',
       ),
     );
-    await settle();
+    while (sandbox.log.inFlight < 2) await settle(); // both arrived (the test's timeout is the safety net)
     expect(sandbox.log.inFlight).toBe(2);
-    const started = performance.now();
-    await sandbox.close();
-    expect(performance.now() - started).toBeLessThan(1000);
+    await sandbox.close(); // a close that waited for them would never end: the test's timeout
     expect(await Promise.all(pending)).toEqual(['failed', 'failed']);
   });
 

@@ -18,9 +18,8 @@ describe('safeStore and withinBudget', () => {
       safeStore((operation) => void errors.push(operation)),
       50,
     );
-    const started = performance.now();
+    // Had it waited for the store, the answer would be its 1, two seconds on.
     expect(await ask('get', () => new Promise((resolve) => setTimeout(() => resolve(1), 2_000)))).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(1_000);
     expect(errors).toEqual(['get']);
     // The budget is spent: the next call is not even made.
     let made = false;

@@ -101,9 +101,8 @@ describe('exchange', () => {
       res.writeHead(200, { 'content-length': '10485760' });
       res.flushHeaders();
     });
-    const started = Date.now();
+    // Had it waited for the body, the exchange would end at its deadline, failed by that instead.
     const answer = await get(up, '/declared');
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(answer.status).toBe(200);
     expect(answer.text).toBeNull();
     expect(answer.failure).toBeInstanceOf(BodyTooLargeError);
@@ -138,8 +137,7 @@ describe('exchange', () => {
     const took = Date.now() - started;
     expect(answer.failure).toBeInstanceOf(DeadlinePassedError);
     expect((answer.failure as DeadlinePassedError).code).toBe('UND_ERR_BODY_TIMEOUT');
-    expect(took).toBeGreaterThanOrEqual(300);
-    expect(took).toBeLessThan(1_000);
+    expect(took).toBeGreaterThanOrEqual(300); // not before it; not after it either, or the body (2 s) would be whole
   });
 
   it("a body broken off after the headers is the response's failure; the status stands", async () => {
