@@ -176,6 +176,7 @@ export async function serveHttp(
         });
       },
       lane,
+      key ?? '',
     );
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
