@@ -1,5 +1,6 @@
 // One tenant cannot lock out the others, over real HTTP: the admission's lines are fair between keys
-// (admission.ts). Orders are asserted, as the sandbox saw the calls: never how long anything took.
+// (admission.ts), and a read told to wait out a long Retry-After gives its slot back at once
+// (upstream/client.ts). Orders are asserted, as the sandbox saw the calls: never how long anything took.
 // And nothing is kept for a client that left the line: checked with weak references to the gateway's
 // own request objects and V8's collector, not with timings.
 import type { IncomingMessage } from 'node:http';
@@ -100,6 +101,28 @@ describe('admission between tenants', () => {
     await holding;
     expect(dataOf(await other).websites.totalCount).toBeGreaterThan(0);
     expect((await Promise.all(flood.slice(0, 3))).map((answer) => answer.status)).toEqual([200, 200, 200]);
+  });
+
+  it('answers a read told to wait out a long Retry-After at once: its slot goes to the next request, not to the wait', async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '1' } });
+    const started = stack;
+    for (const key of [KEY_1, KEY_2]) dataOf(await started.gql(WEBSITES, {}, key));
+    // One call per key in 10 s: KEY_1 spent its own just now, KEY_2 has its own left (the window is
+    // per key and starts with its first call).
+    started.sandbox.setKnobs({ rateLimit: { limit: 1, windowMs: 10_000 } });
+    dataOf(await started.gql(WEBSITES, {}, KEY_1));
+    started.sandbox.log.reset();
+
+    const limited = started.gql(WEBSITES, {}, KEY_1);
+    await until(() => started.sandbox.log.entries.some((entry) => entry.status === 429), "KEY_1's 429");
+    const other = started.gql<{ websites: { totalCount: number } }>(WEBSITES, {}, KEY_2);
+
+    const answer = await limited;
+    expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', upstreamStatus: 429 });
+    expect(answer.errors?.[0]?.extensions?.retryAfter).toBeGreaterThan(1);
+    expect(dataOf(await other).websites.totalCount).toBeGreaterThan(0);
+    // After KEY_1's 429 the slot served KEY_2; KEY_1's read was not tried again within its request.
+    expect(callers(started)).toEqual([`Bearer ${KEY_1}`, `Bearer ${KEY_2}`]);
   });
 });
 
