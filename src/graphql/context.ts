@@ -40,13 +40,17 @@ function callerLeft(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-/** `res`: the HTTP answer of the request (none for a live poll, whose request carries its own signal). */
+/**
+ * `res`: the HTTP answer of the request (none for a live poll, whose request carries its own signal);
+ * `keyKnown`: the install accepted its key lately (GatewayContext.keyKnown).
+ */
 export function createContext(
   request: Request,
   upstream: Upstream,
   bounds: RequestBounds,
   freshness?: Freshness,
   res?: ServerResponse,
+  keyKnown = true,
 ): GatewayContext {
   const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const source = createSource(upstream, {
@@ -61,5 +65,5 @@ export function createContext(
   // every resolver (a list of websites, a deferred part) use this instant, so a request running across
   // midnight never mixes two days.
   const now = upstream.clock.now();
-  return { source, clock: { timeZone: upstream.clock.timeZone, now: () => now }, lookahead: new Map(), usage };
+  return { source, clock: { timeZone: upstream.clock.timeZone, now: () => now }, lookahead: new Map(), keyKnown, usage };
 }

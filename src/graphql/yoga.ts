@@ -34,7 +34,7 @@ import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
-import { useWork } from './plugins/use-work.js';
+import { keyKnownOf, useWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -118,6 +118,7 @@ export function createGatewayYoga(
         config,
         livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
         (initial as { res?: ServerResponse }).res,
+        keyKnownOf(initial as { req?: object }),
       );
       contexts.set(request, context);
       return context;

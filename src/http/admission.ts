@@ -1,6 +1,12 @@
 // Admission control: the gateway works on at most `maxActive` HTTP requests at once; the others wait
-// in line, each line in arrival order, up to `maxQueued` in all, and beyond that are turned away at once
-// with a 503.
+// in line, up to `maxQueued` in all, and beyond that are turned away at once with a 503.
+//
+// Within a line, each key has a queue of its own, in arrival order, and the keys take turns (round
+// robin): a tenant flooding the gateway gets one start in as many as there are keys waiting, and a key
+// with nothing at work goes first, so another tenant's request takes the next free slot. A full line
+// makes room for a newcomer by turning away the last of the key with the most waiting (when it has two
+// more than the newcomer's): what one key holds, at work and waiting, is its share once others want
+// theirs. A request whose client leaves is taken out of its queue at once, and nothing of it is kept.
 //
 // Lines by what a request's key is: one the install accepted lately (`known`: known-keys.ts), or not
 // (strangers: a key not accepted yet, or none). A free slot goes to whoever comes, but while known
@@ -56,9 +62,10 @@ export type AdmittedHandler = (req: IncomingMessage, res: ServerResponse, releas
 export interface Admission {
   /**
    * Calls handle now, or when a slot frees up; the slot is held until `release` is called or res closes.
-   * A stranger waits behind known requests (default: known).
+   * A stranger waits behind known requests (default: known); `key` (canonical, '' for none) names
+   * whose turn it takes.
    */
-  admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane?: Lane): void;
+  admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane?: Lane, key?: string): void;
   /** Takes a slot for res now, without waiting in line: its release, or null when none is free. */
   enter(res: ServerResponse): (() => void) | null;
   readonly active: number;
@@ -67,54 +74,120 @@ export interface Admission {
 
 interface Waiting {
   lane: Lane;
+  /** Whose it is: the canonical Authorization (readAuthorization), '' without one. */
+  key: string;
   req: IncomingMessage;
   res: ServerResponse;
   handle: AdmittedHandler;
-  /** Set once it left the line without a slot: its client went away, or it waited too long. */
-  gone: boolean;
   onGone(): void;
   /** Turns it away at its deadline, whether or not a slot ever frees up. */
   expiry: NodeJS.Timeout;
+  /** Its neighbours in its key's queue. */
+  before?: Waiting | undefined;
+  after?: Waiting | undefined;
 }
 
-/** A FIFO with a moving head (shift() on a long array is O(n)); entries that left are skipped. */
-class Line {
-  private entries: (Waiting | undefined)[] = [];
-  private head = 0;
+/**
+ * One key's requests in arrival order: a list linked through its entries, so that one whose client
+ * left is taken out at once, wherever it stands, and nothing of it stays behind.
+ */
+class Queue {
+  first: Waiting | undefined;
+  last: Waiting | undefined;
+  size = 0;
 
   push(waiting: Waiting): void {
-    this.entries.push(waiting);
+    waiting.before = this.last;
+    if (this.last) this.last.after = waiting;
+    else this.first = waiting;
+    this.last = waiting;
+    this.size++;
   }
 
-  /** The first still waiting, taken out. */
+  remove(waiting: Waiting): void {
+    if (waiting.before) waiting.before.after = waiting.after;
+    else this.first = waiting.after;
+    if (waiting.after) waiting.after.before = waiting.before;
+    else this.last = waiting.before;
+    waiting.before = undefined;
+    waiting.after = undefined;
+    this.size--;
+  }
+}
+
+/**
+ * A lane's line: a queue per key, served in turn (round robin), so that a key with many requests waiting
+ * gets one start in as many as there are keys waiting, not all of them. A key that comes with no request
+ * at work goes before those already served (a new flow, as fq_codel's), so another tenant's request
+ * starts with the next free slot however many one key has queued.
+ */
+class FairLine {
+  private readonly queues = new Map<string, Queue>();
+  /** Keys in the order they are served next: new keys first, then the rotation. Each non-empty queue is in one. */
+  private readonly newKeys = new Map<string, Queue>();
+  private readonly rotation = new Map<string, Queue>();
+  size = 0;
+
+  push(waiting: Waiting, keyAtWork: boolean): void {
+    let queue = this.queues.get(waiting.key);
+    if (queue === undefined) {
+      queue = new Queue();
+      this.queues.set(waiting.key, queue);
+      (keyAtWork ? this.rotation : this.newKeys).set(waiting.key, queue);
+    }
+    queue.push(waiting);
+    this.size++;
+  }
+
+  /** Takes it out, wherever it stands. */
+  remove(waiting: Waiting): void {
+    const queue = this.queues.get(waiting.key);
+    if (queue === undefined) return;
+    queue.remove(waiting);
+    this.size--;
+    if (queue.size === 0) this.forget(waiting.key);
+  }
+
+  /** The next to start, taken out: the first of the key whose turn it is; that key goes to the end of the turns. */
   shift(): Waiting | undefined {
-    while (this.head < this.entries.length) {
-      const waiting = this.entries[this.head];
-      this.entries[this.head++] = undefined; // let it be collected
-      if (this.head > 1024 && this.head * 2 > this.entries.length) {
-        this.entries = this.entries.slice(this.head);
-        this.head = 0;
-      }
-      if (waiting && !waiting.gone) return waiting;
+    const next = this.newKeys.entries().next().value ?? this.rotation.entries().next().value;
+    if (next === undefined) return undefined;
+    const [key, queue] = next;
+    const waiting = queue.first as Waiting;
+    this.remove(waiting);
+    if (queue.size > 0) {
+      this.newKeys.delete(key);
+      this.rotation.delete(key);
+      this.rotation.set(key, queue);
     }
-    return undefined;
+    return waiting;
   }
 
-  /** The last still waiting, taken out. */
-  pop(): Waiting | undefined {
-    while (this.entries.length > this.head) {
-      const waiting = this.entries.pop();
-      if (waiting && !waiting.gone) return waiting;
-    }
-    return undefined;
+  /** How many of this key's wait. */
+  waitingOf(key: string): number {
+    return this.queues.get(key)?.size ?? 0;
+  }
+
+  /** The last to come of the key with the most waiting (the first such key found). */
+  lastOfLongest(): Waiting | undefined {
+    let longest: Queue | undefined;
+    for (const queue of this.queues.values()) if (longest === undefined || queue.size > longest.size) longest = queue;
+    return longest?.last;
+  }
+
+  private forget(key: string): void {
+    this.queues.delete(key);
+    this.newKeys.delete(key);
+    this.rotation.delete(key);
   }
 }
 
 export function createAdmission(options: AdmissionOptions): Admission {
   let active = 0;
   let queued = 0;
-  const lines: Record<Lane, Line> = { known: new Line(), stranger: new Line(), keyless: new Line() };
-  const waitingIn: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 };
+  const lines: Record<Lane, FairLine> = { known: new FairLine(), stranger: new FairLine(), keyless: new FairLine() };
+  /** Slots held by each key (keys with none are not in it). */
+  const atWork = new Map<string, number>();
   let activeKeyless = 0;
   // Slots given to known requests since a stranger (keyless or not) last got one.
   let knownInARow = 0;
@@ -131,7 +204,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   };
   /** Looks at the line again when the next keyless request may start, if one waits for the bucket only. */
   const wakeForKeyless = (): void => {
-    if (wake !== undefined || waitingIn.keyless === 0 || activeKeyless >= KEYLESS_MAX_ACTIVE) return;
+    if (wake !== undefined || lines.keyless.size === 0 || activeKeyless >= KEYLESS_MAX_ACTIVE) return;
     wake = setTimeout(
       () => {
         wake = undefined;
@@ -143,8 +216,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
   };
 
   /** Takes a slot for res: released once, by the returned function or when res closes. */
-  const take = (res: ServerResponse, lane: Lane): (() => void) => {
+  const take = (res: ServerResponse, lane: Lane, key: string): (() => void) => {
     active++;
+    atWork.set(key, (atWork.get(key) ?? 0) + 1);
     if (lane === 'keyless') {
       activeKeyless++;
       keylessTokens--;
@@ -155,6 +229,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
       held = false;
       res.off('close', release);
       active--;
+      const left = (atWork.get(key) ?? 1) - 1;
+      if (left > 0) atWork.set(key, left);
+      else atWork.delete(key);
       if (lane === 'keyless') activeKeyless--;
       next();
     };
@@ -162,26 +239,30 @@ export function createAdmission(options: AdmissionOptions): Admission {
     return release;
   };
 
-  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane): void => {
-    handle(req, res, take(res, lane));
+  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane, key: string): void => {
+    handle(req, res, take(res, lane, key));
   };
 
-  /** Takes it out of the count of the line; its entry is skipped when the head reaches it. */
-  const leave = (waiting: Waiting): void => {
-    waiting.gone = true;
+  /** It is out of its line (taken out by its turn, or by leave): nothing waits for it any more. */
+  const outOfLine = (waiting: Waiting): void => {
     queued--;
-    waitingIn[waiting.lane]--;
     clearTimeout(waiting.expiry);
     waiting.res.off('close', waiting.onGone);
   };
 
+  /** Takes it out of its line at once: nothing of it (request, response, body) stays behind. */
+  const leave = (waiting: Waiting): void => {
+    lines[waiting.lane].remove(waiting);
+    outOfLine(waiting);
+  };
+
   /** The first stranger who may start now: one with a key, else one without if its bounds allow. */
   const firstStranger = (): Waiting | undefined =>
-    lines.stranger.shift() ?? (waitingIn.keyless > 0 && keylessMayStart() ? lines.keyless.shift() : undefined);
+    lines.stranger.shift() ?? (lines.keyless.size > 0 && keylessMayStart() ? lines.keyless.shift() : undefined);
 
   /** Who gets the slot that is free: a known request, but a stranger in every STRANGER_TURN. */
   const pick = (): Waiting | undefined => {
-    if (waitingIn.known > 0 && knownInARow < STRANGER_TURN - 1) return lines.known.shift();
+    if (lines.known.size > 0 && knownInARow < STRANGER_TURN - 1) return lines.known.shift();
     return firstStranger() ?? lines.known.shift();
   };
 
@@ -190,39 +271,43 @@ export function createAdmission(options: AdmissionOptions): Admission {
       const waiting = pick();
       if (!waiting) return wakeForKeyless(); // only requests without a key wait, and their bounds are reached
       knownInARow = waiting.lane === 'known' ? knownInARow + 1 : 0;
-      leave(waiting);
-      start(waiting.req, waiting.res, waiting.handle, waiting.lane);
+      outOfLine(waiting);
+      start(waiting.req, waiting.res, waiting.handle, waiting.lane, waiting.key);
     }
   }
 
-  /** The last to come of the lines after `lane`'s (the keyless first), to make room for a request of `lane`. */
-  const lastBelow = (lane: Lane): Waiting | undefined => {
+  /**
+   * Whom a request of `key` in `lane` turns away from a full line: the last to come of the lines after
+   * its own (the keyless first, then the strangers' key with the most waiting); else, in its own, the last
+   * of the key with the most waiting, when that key has at least two more waiting than its own.
+   */
+  const displaced = (lane: Lane, key: string): Waiting | undefined => {
     const below: Lane[] = lane === 'known' ? ['keyless', 'stranger'] : lane === 'stranger' ? ['keyless'] : [];
     for (const other of below) {
-      const last = waitingIn[other] > 0 ? lines[other].pop() : undefined;
+      const last = lines[other].lastOfLongest();
       if (last) return last;
     }
-    return undefined;
+    const longest = lines[lane].lastOfLongest();
+    return longest && longest.key !== key && lines[lane].waitingOf(longest.key) >= lines[lane].waitingOf(key) + 2 ? longest : undefined;
   };
 
   return {
-    admit(req, res, handle, lane = 'known') {
-      if (active < options.maxActive && (lane !== 'keyless' || (waitingIn.keyless === 0 && keylessMayStart()))) {
-        return start(req, res, handle, lane);
+    admit(req, res, handle, lane = 'known', key = '') {
+      if (active < options.maxActive && (lane !== 'keyless' || (lines.keyless.size === 0 && keylessMayStart()))) {
+        return start(req, res, handle, lane, key);
       }
       if (queued >= options.maxQueued) {
-        // A request with a key takes the place of the last to come with less.
-        const last = lastBelow(lane);
+        const last = displaced(lane, key);
         if (!last) return options.reject(req, res, 'full');
         leave(last);
         options.reject(last.req, last.res, 'full');
       }
       const waiting: Waiting = {
         lane,
+        key,
         req,
         res,
         handle,
-        gone: false,
         // The client left while waiting: it never takes a slot.
         onGone: () => leave(waiting),
         // Every waiting request has the same budget, so the timers fire in line order; node keeps
@@ -233,13 +318,12 @@ export function createAdmission(options: AdmissionOptions): Admission {
         }, options.maxWaitMs),
       };
       res.once('close', waiting.onGone);
-      lines[lane].push(waiting);
+      lines[lane].push(waiting, atWork.has(key));
       queued++;
-      waitingIn[lane]++;
       if (lane === 'keyless') wakeForKeyless();
     },
     enter(res) {
-      return active < options.maxActive && queued === 0 ? take(res, 'known') : null;
+      return active < options.maxActive && queued === 0 ? take(res, 'known', '') : null;
     },
     get active() {
       return active;

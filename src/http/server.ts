@@ -137,15 +137,15 @@ export async function serveHttp(
     if (phase === 'draining') return refuse(req, res, DRAINING, config);
     streams.admit(req, res, (admitted, stream) => {
       openStreams.track(stream);
-      handle(admitted, stream, STREAM_WORK);
+      const key = keyOf(admitted);
+      handle(admitted, stream, { ...STREAM_WORK, keyKnown: key !== null && knownKeys.knows(key) });
     });
   };
   // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it
   // closes. One whose key the install accepted lately waits in the known line (admission.ts).
   const knownKeys = createKnownKeys(config.knownKeyMs);
   const admitRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const credentials = readAuthorization(req.headers.authorization ?? null);
-    const key = 'authorization' in credentials ? credentials.authorization : null;
+    const key = keyOf(req);
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
     const lane = key !== null && knownKeys.knows(key) ? 'known' : key === null && req.method !== 'OPTIONS' ? 'keyless' : 'stranger';
     admission.admit(
@@ -157,6 +157,8 @@ export async function serveHttp(
           get stream() {
             return stream;
           },
+          // Known when it starts: a request of the same key answered while it waited counts.
+          keyKnown: key !== null && knownKeys.knows(key),
           answered(keyAccepted) {
             if (keyAccepted && key !== null) knownKeys.remember(key);
             release();
@@ -176,6 +178,7 @@ export async function serveHttp(
         });
       },
       lane,
+      key ?? '',
     );
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
@@ -290,4 +293,10 @@ function redirectToGraphQL(res: ServerResponse): void {
 }
 
 /** A request admitted as a stream: nothing to release, a stream already. */
-const STREAM_WORK: RequestWork = { stream: true, answered: () => undefined, becomeStream: () => true };
+const STREAM_WORK: Omit<RequestWork, 'keyKnown'> = { stream: true, answered: () => undefined, becomeStream: () => true };
+
+/** The request's key, canonical (readAuthorization), or null when it has no usable one. */
+function keyOf(req: IncomingMessage): string | null {
+  const credentials = readAuthorization(req.headers.authorization ?? null);
+  return 'authorization' in credentials ? credentials.authorization : null;
+}

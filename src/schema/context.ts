@@ -14,6 +14,12 @@ export interface GatewayContext {
   /** What prefetch.ts worked out ahead for a Website.stats field, so its resolver need not again. */
   lookahead: Map<FieldNode, LookedAhead>;
   /**
+   * Whether the install accepted the request's key lately (http/known-keys.ts). Only then does the
+   * look-ahead start statistics with the website: a stranger's first request makes one upstream call,
+   * the one that shows whether its key is refused.
+   */
+  readonly keyKnown: boolean;
+  /**
    * Figures for extensions and logs. A shared object on purpose: yoga copies the context's fields
    * into its own context object, so a field assigned later would not be seen through this one.
    */

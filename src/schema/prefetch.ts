@@ -2,7 +2,8 @@
 // arguments, so they are started together with the website instead of after it. That turns two
 // upstream round trips into one. The request's plan (plan.ts) holds the fields selected under the
 // website and their arguments; Website.stats later finds the query and the page's promise here
-// (lookedAhead), and other fields asking the same page find it in the loader cache.
+// (lookedAhead), and other fields asking the same page find it in the loader cache. Only for a key the
+// install accepted lately (context.keyKnown): a made-up key costs the one call that refuses it.
 import { getNamedType, isCompositeType, type GraphQLResolveInfo } from 'graphql';
 import type { StatsQuery } from '../domain.js';
 import type { GatewayContext, LookedAhead } from './context.js';
@@ -12,7 +13,8 @@ import { statsQuery, type StatArgs } from './stat.js';
 export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, context: GatewayContext): void {
   const type = getNamedType(info.returnType);
   const selection = planOf(context)?.selection;
-  if (!isCompositeType(type) || !selection) return;
+  // A stranger's key is checked (by the website's call) before anything else is spent on it.
+  if (!context.keyKnown || !isCompositeType(type) || !selection) return;
   const { source, clock, lookahead } = context;
   for (const { node, parent, field, args } of selection.fieldsUnder(info.fieldNodes, type)) {
     if (parent.name !== 'Website' || field?.name !== 'stats' || args === undefined) continue;

@@ -129,6 +129,14 @@ export function routeTemplate(path: string): string {
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
+/**
+ * The longest Retry-After a read waits out before its next attempt. Its request holds its admission
+ * slot meanwhile (http/admission.ts): a key over its rate limit would hold slots for up to
+ * REQUEST_DEADLINE_MS each, the other tenants waiting behind it. A longer wait is answered at once,
+ * RATE_LIMITED with `retryAfter`: the caller waits, holding nothing of the gateway's.
+ */
+const RATE_LIMIT_WAIT_MAX_MS = 1_000;
+
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const base = new URL(options.url);
   const origin = base.origin;
@@ -285,6 +293,7 @@ function retryDelay(error: unknown, attemptNo: number, maxAttempts: number, dead
   if (attemptNo >= maxAttempts || !isRetryable(error)) return null;
   let wait: number;
   if (error.retryAfterMs !== undefined) {
+    if (error.retryAfterMs > RATE_LIMIT_WAIT_MAX_MS) return null;
     wait = error.retryAfterMs;
   } else {
     // Exponential backoff with jitter in [half, full], so synchronised clients spread out.

@@ -33,6 +33,7 @@ function lookAhead(text: string) {
     source: source as unknown as GatewayContext['source'],
     clock: { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' },
     lookahead,
+    keyKnown: true,
   } as GatewayContext;
   planRequest(schema, document, undefined, {}, context);
   const info = {

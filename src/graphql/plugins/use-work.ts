@@ -13,6 +13,11 @@ export interface RequestWork {
   /** Whether it holds a stream's place (LIVE_MAX_STREAMS), not a request slot. */
   readonly stream: boolean;
   /**
+   * Whether the install accepted its key lately (http/known-keys.ts): only then does the look-ahead
+   * (schema/prefetch.ts) spend upstream calls ahead of the answer that would show the key refused.
+   */
+  readonly keyKnown: boolean;
+  /**
    * Its answer is produced: its slot is free from now on (writing the answer out holds the connection
    * only). `keyAccepted`: the install accepted the request's key (it answered a call made with it).
    */
@@ -61,6 +66,9 @@ export const requestWork = new WeakMap<object, RequestWork>();
 
 const workOf = (context: { req?: object }): RequestWork | undefined =>
   context.req === undefined ? undefined : requestWork.get(context.req);
+
+/** Whether the HTTP layer knows the request's key (RequestWork.keyKnown); true for work it did not hand over (a live poll). */
+export const keyKnownOf = (context: { req?: object }): boolean => workOf(context)?.keyKnown ?? true;
 
 export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ req?: object }, { req?: object }> {
   return {
