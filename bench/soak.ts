@@ -52,6 +52,8 @@ export interface SoakOptions {
   gatewayNodeArgs?: readonly string[];
   /** The gateway to start (default dist/main.js; another build's, to compare). */
   gatewayScript?: string;
+  /** What runs it instead of this Node (bench/container-node.sh: the image, under its memory limit). */
+  gatewayNode?: string;
   /** Called with a line of progress every `progressEveryMs` (default 10 s). */
   onProgress?: (line: string) => void;
   progressEveryMs?: number;
@@ -120,6 +122,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   try {
     gateway = await spawnServer({
       script: options.gatewayScript ?? 'dist/main.js',
+      ...(options.gatewayNode ? { node: options.gatewayNode } : {}),
       env: definedOnly({
         UPSTREAM_BREAKER_RESET_MS: '200',
         // Nothing watches its /ready: it closes at once when the soak ends (DRAIN_DELAY_MS is 5 s by default).
@@ -412,6 +415,7 @@ function optionsFromEnv(env: NodeJS.ProcessEnv): { options: SoakOptions; problem
     gatewayEnv: env,
     gatewayNodeArgs: (env.SOAK_GATEWAY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
     ...(env.SOAK_GATEWAY_SCRIPT ? { gatewayScript: env.SOAK_GATEWAY_SCRIPT } : {}),
+    ...(env.SOAK_GATEWAY_NODE ? { gatewayNode: env.SOAK_GATEWAY_NODE } : {}),
     onProgress: (line) => console.error(line),
   };
   return { options, problems };

@@ -1,5 +1,6 @@
-// `npm start`: the gateway against UPSTREAM_URL, or against the embedded sandbox when none is set,
-// with V8's heap setting applied first.
+// The gateway against UPSTREAM_URL, or against the embedded sandbox when none is set, with V8's heap
+// setting applied first. Started by bin.ts (`npm start`, the package's command, the image), which
+// checks the Node version first; `node dist/main.js` runs it too.
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -11,8 +12,9 @@ import { startTracing } from './tracing.js';
 import { probeUpstream } from './http/startup-probe.js';
 import { DRAIN_MESSAGE, runPrimary, workerCount } from './http/workers.js';
 import { startSandbox, type Sandbox } from './sandbox/index.js';
+import { VERSION } from './version.js';
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
@@ -62,9 +64,10 @@ async function main(): Promise<void> {
     await tracing?.shutdown();
   });
   const endpoint = `${gateway.url}/graphql`;
+  const build = `version ${VERSION}, Node.js ${process.versions.node}`;
 
   if (sandbox && demoKey) {
-    console.log(`Gateway on ${endpoint} (GraphiQL: open it in a browser)`);
+    console.log(`Gateway on ${endpoint} (GraphiQL: open it in a browser), ${build}`);
     console.log(`Upstream: the bundled sandbox at ${sandbox.url} (demo data; set UPSTREAM_URL for a real install)`);
     console.log(`Demo keys: ${sandbox.keys.join(', ')}`);
     console.log('Try it:');
@@ -73,7 +76,7 @@ async function main(): Promise<void> {
         `    -d '{"query":"{ websites { totalCount nodes { id domain } } }"}'`,
     );
   } else {
-    console.log(`Gateway on ${endpoint}, upstream ${config.upstream.url}`);
+    console.log(`Gateway on ${endpoint}, upstream ${config.upstream.url}, ${build}`);
     const upstreamUrl = config.upstream.url;
     if (upstreamUrl !== null) {
       void probeUpstream(upstreamUrl).then((problem) => {
@@ -115,7 +118,7 @@ function exitOnSignals(drain: () => Promise<void>): void {
   if (cluster.isWorker) process.on('message', (message) => message === DRAIN_MESSAGE && start(`Worker ${process.pid} told to stop`));
 }
 
-// Run only as the program, so that tests can import tuneHeap.
+// Run only as the program (`node dist/main.js`), not when bin.ts imports it.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((error: unknown) => {
     console.error('Gateway failed to start:', error instanceof Error ? error.message : error);

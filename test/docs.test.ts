@@ -5,14 +5,27 @@
 // data every time, the writes act only on websites the examples created, and the demo websites end as
 // they began. The configuration page lists exactly the variables the code reads, with the code's
 // defaults; the errors page exactly the codes of src/errors.ts; every relative link resolves.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Kind, parse, print, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
-import { anchorsOf, fencesOf, graphqlBlocks, linksOf, MARKDOWN_FILES, readDoc, resolveFrom, ROOT, tableRows, type Fence } from './docs.js';
+import {
+  anchorsOf,
+  fencesOf,
+  gatewayReads,
+  graphqlBlocks,
+  linksOf,
+  MARKDOWN_FILES,
+  readDoc,
+  resolveFrom,
+  ROOT,
+  sourcesUnder,
+  tableRows,
+  type Fence,
+} from './docs.js';
 import { KEY_1, dataOf, postGraphQL, startStack, type Stack, type UserErrorData } from './fixture.js';
 import { openSubscription } from './live/sse.js';
 
@@ -221,29 +234,6 @@ describe('README.md, the front door', () => {
 });
 
 // --- the configuration page against the code ---------------------------------------------------
-
-function sourcesUnder(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
-}
-
-/** The environment variables a file reads: `env.NAME`, `env['NAME']`, and config.ts's readers (`read.int('NAME', …)`). */
-function variablesReadIn(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  const patterns = [
-    /\benv\.([A-Z][A-Z0-9_]*)\b/g,
-    /\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g,
-    /\b(?:read|this|number)\.?\w*\(\s*'([A-Z][A-Z0-9_]*)'/g,
-  ];
-  return patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1] ?? ''));
-}
-
-/** Every variable the gateway reads, each with the files that read it (src/ without the sandbox). */
-const gatewayReads = new Map<string, string[]>();
-for (const file of sourcesUnder('src').filter((path) => !path.startsWith('src/sandbox/'))) {
-  for (const name of variablesReadIn(file)) gatewayReads.set(name, [...(gatewayReads.get(name) ?? []), file]);
-}
 
 interface DocumentedVariable {
   name: string;

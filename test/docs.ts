@@ -1,6 +1,7 @@
 // The project's Markdown as the tests read it: README.md, CONTRIBUTING.md and docs/*.md, their fenced
 // blocks, headings and links. The GraphQL examples of the docs are run by test/docs.test.ts and by the
-// client and plugin suites that take their documents from here.
+// client and plugin suites that take their documents from here. Also the environment variables the
+// gateway reads, which docs/configuration.md and the deployment files (test/deploy.test.ts) must match.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,4 +122,30 @@ export function tableRows(markdown: string): string[][] {
 /** A path of the repository, as a link from `file` names it (relative to the file's folder). */
 export function resolveFrom(file: string, target: string): string {
   return relative(ROOT, join(ROOT, file, '..', target));
+}
+
+// --- the environment variables the code reads (docs/configuration.md, the deployment files) ------
+
+/** The TypeScript files under a folder, as paths from the root. */
+export function sourcesUnder(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
+/** The environment variables a file reads: `env.NAME`, `env['NAME']`, and config.ts's readers (`read.int('NAME', …)`). */
+function variablesReadIn(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const patterns = [
+    /\benv\.([A-Z][A-Z0-9_]*)\b/g,
+    /\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g,
+    /\b(?:read|this|number)\.?\w*\(\s*'([A-Z][A-Z0-9_]*)'/g,
+  ];
+  return patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1] ?? ''));
+}
+
+/** Every variable the gateway reads, each with the files that read it (src/ without the sandbox). */
+export const gatewayReads = new Map<string, string[]>();
+for (const file of sourcesUnder('src').filter((path) => !path.startsWith('src/sandbox/'))) {
+  for (const name of variablesReadIn(file)) gatewayReads.set(name, [...(gatewayReads.get(name) ?? []), file]);
 }

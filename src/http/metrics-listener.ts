@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import { listenOn } from './listen.js';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
 
 /** Where the metrics listener listens (config.ts reads METRICS_PORT and METRICS_HOST). */
 export interface MetricsListenerConfig {
@@ -41,6 +42,14 @@ export interface GatewayMetrics {
 export function createGatewayMetrics(): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Which build runs: always 1, its labels say what (with WORKERS, one worker's, not a sum).
+  new Gauge({
+    name: 'gateway_build_info',
+    help: 'Always 1: the version of the gateway and of Node.js this process runs',
+    labelNames: ['version', 'nodejs'] as const,
+    aggregator: 'first',
+    registers: [registry],
+  }).set({ version: VERSION, nodejs: process.versions.node }, 1);
   const upstream = new Histogram({
     name: 'gateway_upstream_request_duration_seconds',
     help: 'Upstream HTTP attempts (retries included), by method, route template and status (`error`: no answer)',

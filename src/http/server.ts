@@ -30,6 +30,7 @@ import {
 } from './refusals.js';
 import { createOpenStreams } from './streams.js';
 import { readBody } from './receive.js';
+import { VERSION } from '../version.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
@@ -203,7 +204,7 @@ export async function serveHttp(
     const refusal = bodyRefusal(req, config.limits.bodyBytes);
     if (refusal) refuse(req, res, refusal, config);
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
-    else if (req.url === '/health') handle(req, res);
+    else if (req.url === '/health') answerHealth(res);
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
     // A static page is no work: it never waits for a slot.
     else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res);
@@ -278,6 +279,18 @@ function clientErrorAnswer(code: string | undefined, receiveTimeoutMs: number): 
 function answerReadiness(res: ServerResponse, phase: ServingPhase, report: () => ReadinessReport): void {
   const body = JSON.stringify({ status: phase === 'serving' ? 'ready' : phase, ...report() });
   res.writeHead(phase === 'serving' ? 200 : 503, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...SECURITY_HEADERS,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** Liveness: the process answers, whatever its phase; with the version, for whoever wants to know which runs. */
+function answerHealth(res: ServerResponse): void {
+  const body = JSON.stringify({ status: 'alive', version: VERSION });
+  res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
