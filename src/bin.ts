@@ -5,7 +5,7 @@
 // free of static imports and of syntax an old Node (14 on) cannot parse, so that the refusal is what an
 // old Node prints.
 
-/** package.json's engines.node (test/bin.test.ts checks they agree). */
+/** package.json's engines.node (test/package.test.ts checks the refusal names it). */
 const NODE_FLOOR = '22.19.0';
 
 function olderThan(version: string, floor: string): boolean {

@@ -233,8 +233,8 @@ describe('compose.yaml', () => {
       expect(new URL(config.cache.redisUrl ?? '').hostname).toBe('redis');
       const sandbox = optionsFromEnv(services.sandbox?.environment ?? {});
       expect(config.upstream.url).toBe(`http://sandbox:${sandbox.port}`);
-      // HAProxy's checks see the 503 within fall x inter (0.4 s): the gateway serves on for longer.
-      expect(config.drain.delayMs).toBeGreaterThan(400);
+      // HAProxy's checks see the 503 within fall x (inter + timeout check), 4 s: the gateway serves on for longer.
+      expect(config.drain.delayMs).toBeGreaterThan(4_000);
     }
     expect(services.sandbox?.entrypoint).toEqual(['node', 'dist/sandbox/main.js']);
     expect(optionsFromEnv(services.sandbox?.environment ?? {}).host).toBe('0.0.0.0');
