@@ -26,7 +26,7 @@ export interface LivePassOptions {
   connections: number;
   /** Streams opened at once, all on one key and one document (--live-subscribers). */
   subscribers: number;
-  /** LIVE_INTERVAL_S of the pass's gateway, whole seconds (--live-interval). */
+  /** LIVE_INTERVAL_S of the pass's gateway, seconds from 0.1, at most 3 decimals (--live-interval). */
   intervalSeconds: number;
   /** Intervals over which the polls' upstream calls are counted (--live-intervals). */
   countIntervals: number;
@@ -405,7 +405,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
   const { control, log } = harness;
   const notes: string[] = [];
   const n = options.subscribers;
-  const intervalMs = options.intervalSeconds * 1000;
+  const intervalMs = Math.round(options.intervalSeconds * 1000);
   const gatewayEnv: Record<string, string> = {
     LIVE_INTERVAL_S: String(options.intervalSeconds),
     // The most config.ts accepts: a poll's few calls then need a few ms of the key's minute, never the interval.
@@ -505,7 +505,8 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
 
     // The polls while every stream is open and nothing changes.
     log(`  counting upstream calls over ${options.countIntervals} intervals`);
-    await control.settle();
+    // The streams poll every interval: a quiet spell of half of one (300 ms at most) is what there is to wait for.
+    await control.settle(Math.min(300, intervalMs / 2));
     const windowStarted = performance.now();
     const windowCpu = cpuTimeMs(gateway.pid);
     await sleep(options.countIntervals * intervalMs + intervalMs / 4);

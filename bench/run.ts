@@ -285,10 +285,10 @@ const live = livePass(wanted ?? [], {
   subscribers: Math.round(
     number('live-subscribers', pick(values['live-subscribers'], 'BENCH_LIVE_SUBSCRIBERS'), DEFAULT_LIVE.subscribers, 1),
   ),
-  // Whole seconds: LIVE_INTERVAL_S is read as an integer.
-  intervalSeconds: Math.round(
-    number('live-interval', pick(values['live-interval'], 'BENCH_LIVE_INTERVAL'), DEFAULT_LIVE.intervalSeconds, 1),
-  ),
+  // LIVE_INTERVAL_S takes at most 3 decimals, from 0.1.
+  intervalSeconds:
+    Math.round(number('live-interval', pick(values['live-interval'], 'BENCH_LIVE_INTERVAL'), DEFAULT_LIVE.intervalSeconds, 0.1) * 1000) /
+    1000,
   countIntervals: Math.round(
     number('live-intervals', pick(values['live-intervals'], 'BENCH_LIVE_INTERVALS'), DEFAULT_LIVE.countIntervals, 1),
   ),

@@ -138,6 +138,17 @@ class EnvReader {
     return this.int(name, fallbackMs / 1000, min, max) * 1000;
   }
 
+  /** A duration in seconds with up to three decimals (`0.25`), as whole milliseconds; `min` and `max` in seconds. */
+  decimalSeconds(name: string, fallbackMs: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallbackMs;
+    if (!/^\d+(\.\d{1,3})?$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${value}"`);
+      return fallbackMs;
+    }
+    return Math.round(Number(value) * 1000);
+  }
+
   /** WORKERS: `auto`, or a count from 1 to 256 (the message names both). */
   workers(): number | 'auto' {
     const value = this.raw('WORKERS');
@@ -276,7 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     introspection: read.bool('INTROSPECTION', !production),
     maxCost: read.int('MAX_COST', DEFAULT_COST_LIMIT, 1, 100_000),
     live: {
-      intervalMs: read.seconds('LIVE_INTERVAL_S', LIVE_DEFAULTS.intervalMs, 1, 86_400),
+      intervalMs: read.decimalSeconds('LIVE_INTERVAL_S', LIVE_DEFAULTS.intervalMs, 0.1, 86_400),
       callsPerMinute: read.int('LIVE_CALLS_PER_MIN', LIVE_DEFAULTS.callsPerMinute, 1, 100_000),
       maxLifetimeMs: read.seconds('LIVE_MAX_LIFETIME_S', LIVE_DEFAULTS.maxLifetimeMs, 1, 604_800),
       maxStreams: read.int('LIVE_MAX_STREAMS', LIVE_DEFAULTS.maxStreams, 1, 1_000_000),

@@ -35,6 +35,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEAP_GROWING_PERCENT: '1.5' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
+  it('reads the live poll interval (LIVE_INTERVAL_S) in seconds, decimals allowed, from 0.1', () => {
+    expect(loadConfig({}).live.intervalMs).toBe(15_000);
+    expect(loadConfig({ LIVE_INTERVAL_S: '2' }).live.intervalMs).toBe(2_000);
+    expect(loadConfig({ LIVE_INTERVAL_S: '0.25' }).live.intervalMs).toBe(250);
+    expect(loadConfig({ LIVE_INTERVAL_S: '0.1' }).live.intervalMs).toBe(100);
+    expect(() => loadConfig({ LIVE_INTERVAL_S: '0.05' })).toThrow(
+      'LIVE_INTERVAL_S must be a number of seconds from 0.1 to 86400 (at most 3 decimals), got "0.05"',
+    );
+    expect(() => loadConfig({ LIVE_INTERVAL_S: '0.1234' })).toThrow(/LIVE_INTERVAL_S/);
+    expect(() => loadConfig({ LIVE_INTERVAL_S: '1e1' })).toThrow(/LIVE_INTERVAL_S/);
+    expect(() => loadConfig({ LIVE_INTERVAL_S: '-1' })).toThrow(/LIVE_INTERVAL_S/);
+  });
+
   it('reads the time a request has to arrive (REQUEST_RECEIVE_TIMEOUT_MS): 10 s by default, 100 ms at least', () => {
     expect(loadConfig({}).receiveTimeoutMs).toBe(10_000);
     expect(loadConfig({ REQUEST_RECEIVE_TIMEOUT_MS: '2500' }).receiveTimeoutMs).toBe(2_500);
