@@ -18,9 +18,9 @@ describe('LIVE_* configuration', () => {
     expect(live).toEqual({ intervalMs: 5_000, callsPerMinute: 50, maxLifetimeMs: 60_000, maxStreams: 10, maxStreamsPerKey: 2 });
   });
 
-  it('refuses an interval under 1 s and every other bad value, all at once', () => {
+  it('refuses an interval under 0.1 s and every other bad value, all at once', () => {
     const load = () => loadConfig({ LIVE_INTERVAL_S: '0', LIVE_CALLS_PER_MIN: 'many', LIVE_MAX_STREAMS: '-1' });
-    expect(load).toThrow(/LIVE_INTERVAL_S must be an integer from 1 to 86400, got "0"/);
+    expect(load).toThrow(/LIVE_INTERVAL_S must be a number of seconds from 0.1 to 86400 \(at most 3 decimals\), got "0"/);
     expect(load).toThrow(/LIVE_CALLS_PER_MIN must be an integer/);
     expect(load).toThrow(/LIVE_MAX_STREAMS must be an integer/);
   });
