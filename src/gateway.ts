@@ -17,6 +17,8 @@ import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
 import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/cache-store.js';
+import { UnsettledWrites } from './upstream/cache-unsettled.js';
+import { safeStore } from './upstream/cache-waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createStatNames } from './upstream/dialect.js';
 
@@ -69,7 +71,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
+  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret, unsettled } = createCache(
+    config,
+    logger,
+    options.now,
+    metrics,
+  );
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
   // A repeated query answered before GraphQL runs, from the read cache's store (http/answer-cache.ts).
   const answers: AnswerCache | undefined = store
@@ -81,6 +88,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         endpoint: GRAPHQL_ENDPOINT,
         onStoreError,
         ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
+        ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })
     : undefined;
   // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
@@ -213,6 +221,8 @@ function createCache(
   onStoreError: (operation: string, error: unknown) => void;
   /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
+  /** With Redis: the keys owed a drop after a write Redis did not take (upstream/cache-unsettled.ts). */
+  unsettled?: UnsettledWrites;
 } {
   const { cache } = config;
   // One warn line per failing store operation kind at most every 10 s: the log says the store is
@@ -251,6 +261,8 @@ function createCache(
     };
   }
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
+  // The memory store always takes a write's drop; Redis may not (cut, paused, slow, full).
+  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError)) : undefined;
   const responseCache = createResponseCache({
     store,
     settledMs: cache.settledMs,
@@ -262,6 +274,7 @@ function createCache(
     ...(metrics || config.tracing ? { onRead: cacheReadReport(metrics, config.tracing) } : {}),
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
+    ...(unsettled ? { unsettled } : {}),
   });
-  return { cache: responseCache, store, ...shared, documentRegistry };
+  return { cache: responseCache, store, ...shared, documentRegistry, ...(unsettled ? { unsettled } : {}) };
 }

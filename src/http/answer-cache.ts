@@ -10,6 +10,8 @@
 //   and is sent only while both still have those values (a 401 or any write with the key moves one
 //   on, through any gateway on the store); it is stored only if neither moved meanwhile, in one step
 //   in the store (the guard of CacheStore.set).
+// - A write the store did not take (Redis cut, paused, slow, full): the key's requests go through
+//   GraphQL, and store nothing, until its drop lands (upstream/cache-unsettled.ts).
 // - Revocation: sent only while the key's `seen` mark says the install accepted it within
 //   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
@@ -42,6 +44,11 @@ export interface AnswerCacheOptions {
   onStoreError?: (operation: string, error: unknown) => void;
   /** Each answer stored (metrics). */
   onStored?: () => void;
+  /**
+   * Whether the key is owed a drop after a write the store did not take (upstream/cache-unsettled.ts):
+   * its requests go through GraphQL, past the store, until it lands.
+   */
+  owes?: (authorization: string) => boolean;
 }
 
 /** What a stored answer that was sent says of itself: for the request log, metrics and traces. */
@@ -143,7 +150,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number): Promise<boolean> {
     const authorization = answerKeyOf(req);
-    if (authorization === null) return false;
+    if (authorization === null || options.owes?.(authorization) === true) return false;
     const hash = requestHash(req);
     if (hash === null) return false;
     const secret = await safely('secret', () => store.secret());

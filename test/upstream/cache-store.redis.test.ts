@@ -3,7 +3,6 @@
 // and persisted documents with no setting but the URL; Redis killed, restarted empty, paused or
 // absent, which may cost a request at most the store timeout, never its answer; and REDIS_URL's
 // validation.
-import { connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -29,7 +28,7 @@ import {
 } from '../fixture.js';
 // test/redis.ts's describe: the whole file is skipped without redis-server outside CI.
 import { freePort } from '../ports.js';
-import { describe, startRedis, useRedis, type RedisServer } from '../redis.js';
+import { describe, redisProxy, startRedis, useRedis, type RedisServer } from '../redis.js';
 
 const redis = useRedis();
 
@@ -65,35 +64,6 @@ async function keysOf(url: string, pattern: string): Promise<string[]> {
   } finally {
     client.disconnect();
   }
-}
-
-/** A TCP proxy to Redis that hands each of Redis's answers on `delayMs` late: a slow Redis that still answers. */
-async function slowProxy(redisPort: number, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(redisPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => setTimeout(() => client.writable && client.write(chunk), delayMs));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** pino lines, parsed, kept for the test to read. */
@@ -675,7 +645,7 @@ describe('a slow Redis (answering within the store timeout)', () => {
   async function slowSetup() {
     const sandbox = await startUpstream();
     const { data: reference, ms: upstreamMs } = await referenceDashboard(sandbox);
-    const proxy = await slowProxy(redis.port, DELAY_MS);
+    const proxy = await redisProxy(redis.port, DELAY_MS);
     opened.push(proxy);
     const gateway = await startGateway(sandbox, { CACHE: 'on', REDIS_URL: proxy.url, CACHE_STORE_TIMEOUT_MS: String(TIMEOUT_MS) });
     // The first request may find the connection still being made (one more slow round trip).
