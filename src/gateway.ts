@@ -87,6 +87,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         clock,
         endpoint: GRAPHQL_ENDPOINT,
         onStoreError,
+        // The memory store answers at once; Redis gets the whole request's budget, shared with the read cache.
+        ...(config.cache.redisUrl === null ? {} : { storeBudgetMs: config.cache.storeTimeoutMs }),
         ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
         ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })

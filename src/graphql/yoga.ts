@@ -1,7 +1,7 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -117,7 +117,7 @@ export function createGatewayYoga(
         upstream,
         config,
         livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
-        (initial as { res?: ServerResponse }).res,
+        initial as { req?: IncomingMessage; res?: ServerResponse },
       );
       contexts.set(request, context);
       return context;

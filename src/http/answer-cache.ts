@@ -28,6 +28,8 @@ import { ifNoneMatchHas } from '../graphql/http-headers.js';
 import type { PlanStep } from '../graphql/plugins/use-plan.js';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { CacheStore } from '../upstream/cache-store.js';
+import { lookedUp } from '../upstream/cache-scope.js';
+import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
 import { keyIdOf, storeNames } from '../upstream/keys.js';
 
 export interface AnswerCacheOptions {
@@ -42,6 +44,11 @@ export interface AnswerCacheOptions {
   endpoint: string;
   /** Told when the store fails (the request then goes through GraphQL). */
   onStoreError?: (operation: string, error: unknown) => void;
+  /**
+   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound):
+   * the lookup spends some, and the read cache of the request what is left.
+   */
+  storeBudgetMs?: number;
   /** Each answer stored (metrics). */
   onStored?: () => void;
   /**
@@ -124,14 +131,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const { store, clock } = options;
   const pending = new WeakMap<IncomingMessage, Pending>();
   const listeners: ((sent: SentAnswer) => void)[] = [];
-  const safely = async <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await call();
-    } catch (error) {
-      options.onStoreError?.(operation, error);
-      return undefined;
-    }
-  };
+  const safely = safeStore(options.onStoreError);
 
   /** The hash of all that shapes the answer but the key, or null when it is not a GraphQL GET or POST. */
   function requestHash(req: IncomingMessage): string | null {
@@ -148,16 +148,16 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     return hash.digest('base64url');
   }
 
-  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number): Promise<boolean> {
+  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number, ask: StoreCall): Promise<boolean> {
     const authorization = answerKeyOf(req);
     if (authorization === null || options.owes?.(authorization) === true) return false;
     const hash = requestHash(req);
     if (hash === null) return false;
-    const secret = await safely('secret', () => store.secret());
+    const secret = await ask('secret', () => store.secret());
     if (secret === undefined) return false;
     const keyId = keyIdOf(secret, authorization);
     const name = storeNames.answer(keyId, hash);
-    const found = await safely('look', () =>
+    const found = await ask('look', () =>
       store.look(name, [storeNames.generation(keyId), storeNames.writes(keyId)], [storeNames.seen(keyId)]),
     );
     if (found === undefined) return false;
@@ -220,13 +220,17 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     whenSent: (listener) => void listeners.push(listener),
     serve(req, res, next, sent) {
       const startedAt = performance.now();
-      lookUp(req, res, startedAt).then(
-        (answered) => {
-          if (answered) sent?.();
-          else next();
-        },
-        () => next(),
-      );
+      // One budget for the store, this lookup's and then the read cache's (upstream/cache.ts).
+      const ask = withinBudget(safely, options.storeBudgetMs);
+      const toGraphQL = (): void => {
+        const found = pending.get(req);
+        lookedUp(req, {
+          use: ask.use(),
+          ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}),
+        });
+        next();
+      };
+      lookUp(req, res, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
     },
     plugin({ plan, contextOf }) {
       const operations = new WeakMap<Request, { name: string | null; type: string }>();

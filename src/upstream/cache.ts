@@ -26,7 +26,7 @@
 // marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
 // store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
 import { KeyMarks } from './cache-marks.js';
-import { type Scope, readScope, scopeWith } from './cache-scope.js';
+import { type LookedUp, type Scope, readScope, scopeWith } from './cache-scope.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
 import { freshEnough, keep, recordOf } from './cache-storing.js';
 import type { UnsettledWrites } from './cache-unsettled.js';
@@ -137,9 +137,16 @@ type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned
 export interface ResponseCache {
   /**
    * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
-   * `signal` is aborted when the request's client goes away (its calls are then cancelled).
+   * `signal` is aborted when the request's client goes away (its calls are then cancelled). `before`:
+   * what the request's stored-answer lookup spent of its store budget, and the key's counters it read.
    */
-  forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal, freshness?: Freshness): RequestCache;
+  forRequest(
+    authorization: string | null,
+    validate: () => Promise<unknown>,
+    signal?: AbortSignal,
+    freshness?: Freshness,
+    before?: LookedUp,
+  ): RequestCache;
   close(): Promise<void>;
 }
 
@@ -157,6 +164,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     validate: () => Promise<unknown>,
     signal?: AbortSignal,
     freshness?: Freshness,
+    before?: LookedUp,
   ): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     const counted = (result: 'hit' | 'miss' | 'stale'): void => {
@@ -168,14 +176,19 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     let keyAccepted = false;
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
-    /** A store read on the request's path, within what is left of its budget; undefined past it. */
-    const ask = withinBudget(safely, options.storeBudgetMs);
+    /**
+     * A store read on the request's path, within what is left of its budget (the stored answers' lookup
+     * spent some of it); undefined past it.
+     */
+    const ask = withinBudget(safely, options.storeBudgetMs, before?.use);
     const used = (record: CacheRecord): void => {
       const seconds = Math.max(0, Math.floor((record.freshUntil - now()) / 1000));
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
     };
 
-    let scope: Promise<Scope | null> | undefined;
+    // The lookup read the key's counters already: one round trip less.
+    const found = authorization === null ? undefined : before?.scope;
+    let scope: Promise<Scope | null> | undefined = found && Promise.resolve(scopeWith(found.keyId, found.generation, found.lists));
     const scopeOf = () => (scope ??= readScope(store, ask, authorization));
 
     let seenMark: Promise<boolean> | undefined;

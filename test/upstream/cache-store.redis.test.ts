@@ -636,6 +636,37 @@ describe('a failing Redis costs a request at most the store timeout, never its a
     // Once Redis answers again, so does the cache.
     await until('cache hits again', async () => usageOf(await gateway.gql(DASHBOARD)).upstreamCalls === 0);
   });
+
+  // CACHE_STORE_TIMEOUT_MS is the whole request's: the stored answers' lookup in front of GraphQL spends
+  // it with the read cache's reads. Counted, not timed: how many store reads the request waited on.
+  it.each(['paused', 'slow'])("a %s Redis costs a request one store budget in all, the stored answers' lookup included", async (kind) => {
+    own = await startRedis();
+    const sandbox = await startUpstream();
+    const { data: reference } = await referenceDashboard(sandbox);
+    const proxy = await redisProxy(own.port);
+    opened.push(proxy);
+    const { logger, lines } = capturedLog();
+    const gateway = await startGateway(
+      sandbox,
+      { CACHE: 'on', REDIS_URL: proxy.url, CACHE_STORE_TIMEOUT_MS: String(TIMEOUT_MS) },
+      { logger },
+    );
+    expect(dataOf(await gateway.gql<DashboardData>(DASHBOARD))).toEqual(reference);
+    await cachedEntries(own.url, DASHBOARD_READS);
+    expect(lines.filter((line) => line.msg === STORE_FAILED)).toEqual([]);
+
+    const pausing = new Redis(own.url, { maxRetriesPerRequest: 1 });
+    opened.push({ close: async () => pausing.disconnect() });
+    if (kind === 'paused') await pausing.client('PAUSE', 10_000, 'ALL');
+    else proxy.delayMs = 3 * TIMEOUT_MS;
+    const response = await gateway.post<DashboardData>({ query: DASHBOARD }); // the stored answer's request
+    expect(dataOf(response)).toEqual(reference);
+    // The reads the request waited on and did not get (the writes after its answer aside).
+    const READS = new Set(['secret', 'look', 'counter', 'get', 'marked']);
+    const failed = lines.filter((line) => line.msg === STORE_FAILED && READS.has(line.operation ?? ''));
+    expect(failed.map((line) => line.operation)).toEqual(['look']);
+    await own.close(); // paused: a Redis that would hold the next test's commands
+  });
 });
 
 describe('a slow Redis (answering within the store timeout)', () => {

@@ -28,6 +28,21 @@ describe('safeStore and withinBudget', () => {
     expect(made).toBe(false);
     expect(await withinBudget(safeStore(undefined), undefined)('get', async () => 2)).toBe(2);
   });
+
+  it('goes on from what an earlier part of the request spent: nothing is left once it ran the budget out', async () => {
+    const lookup = withinBudget(safeStore(undefined), 50);
+    expect(await lookup('look', () => new Promise((resolve) => setTimeout(() => resolve(1), 2_000)))).toBeUndefined();
+    const spent = lookup.use();
+    expect(spent.spent).toBe(true);
+    let made = false;
+    expect(await withinBudget(safeStore(undefined), 50, spent)('get', async () => (made = true))).toBeUndefined();
+    expect(made).toBe(false);
+    // What a quick lookup spent leaves the rest.
+    const quick = withinBudget(safeStore(undefined), 60_000);
+    expect(await quick('look', async () => 1)).toBe(1);
+    expect(quick.use()).toMatchObject({ spent: false });
+    expect(await withinBudget(safeStore(undefined), 60_000, quick.use())('get', async () => 2)).toBe(2);
+  });
 });
 
 describe('joinOrMake', () => {
