@@ -2,6 +2,7 @@
 // the install (the statistics' names), the stores (this process's memory or Redis), the read cache, the
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
@@ -71,7 +72,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret, unsettled } = createCache(
+  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret, unsettled, etagSecret } = createCache(
     config,
     logger,
     options.now,
@@ -129,6 +130,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     logger,
     live,
     ...(answers ? { answers } : {}),
+    ...(etagSecret ? { etagSecret } : {}),
     documentRegistry,
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
     ...(metrics && config.metrics
@@ -225,6 +227,11 @@ function createCache(
   keySecret?: () => Promise<string>;
   /** With Redis: the keys owed a drop after a write Redis did not take (upstream/cache-unsettled.ts). */
   unsettled?: UnsettledWrites;
+  /**
+   * With Redis: the ETags' secret, Redis's (the gateways on it agree) once read, never waited for
+   * (this process's until then: at worst a 200 where a 304 could have been).
+   */
+  etagSecret?: () => string;
 } {
   const { cache } = config;
   // One warn line per failing store operation kind at most every 10 s: the log says the store is
@@ -242,7 +249,12 @@ function createCache(
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
   // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not.
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
-  const shared = { storeConnection, onStoreError, ...(redis ? { keySecret: () => redis.secret() } : {}) };
+  const processSecret = randomBytes(32).toString('hex');
+  const shared = {
+    storeConnection,
+    onStoreError,
+    ...(redis ? { keySecret: () => redis.secret(), etagSecret: () => redis.known ?? processSecret } : {}),
+  };
   // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
   // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
   const { persistedQueries: pq } = config;

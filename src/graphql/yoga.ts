@@ -51,6 +51,8 @@ export interface GatewayYogaOptions {
   live?: LiveHub;
   /** Stored answers (http/answer-cache.ts), which this yoga fills; none with CACHE=off. */
   answers?: StoredAnswers;
+  /** The ETags' secret: the cache's (shared by the gateways on a Redis); default one of this process's. */
+  etagSecret?: () => string;
 }
 
 /** What yoga sees of the stored answers (http/answer-cache.ts): the step that stores them, and each one sent. */
@@ -68,7 +70,7 @@ export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContex
 
 export function createGatewayYoga(
   config: Config,
-  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers }: GatewayYogaOptions,
+  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
 ): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
   const validation = createValidationCache();
@@ -149,7 +151,7 @@ export function createGatewayYoga(
       useSelectionOrder(plan),
       useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
-      useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
+      useHttpCaching({ plan, contextOf: (request) => contexts.get(request), ...(etagSecret ? { etagSecret } : {}) }),
       // After it: an answer is stored with its Cache-Control and ETag.
       ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
       ...(metricsStep ? [metricsStep] : []),

@@ -294,6 +294,11 @@ export class RedisCacheStore implements CacheStore {
     });
   }
 
+  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (use-http-caching.ts). */
+  get known(): string | undefined {
+    return this.knownSecret;
+  }
+
   /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
   get connection(): string {
     return this.redis.status;

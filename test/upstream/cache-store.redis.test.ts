@@ -397,6 +397,23 @@ describe('two gateways on one Redis share entries with no setting but REDIS_URL'
     for (const gateway of [one, two, one]) expect(dataOf(await gateway.gql<ReadData>(READ)).website.emailReports).toBe(!before);
   });
 
+  it("gateways on one Redis agree on a key's ETags (keyed with the store's secret): a 304 through either", async () => {
+    const sandbox = await startUpstream();
+    const [one, two] = [await startGateway(sandbox, shared()), await startGateway(sandbox, shared())];
+    const url = (client: Client) => `${client.gateway.url}/graphql?query=${encodeURIComponent('{ websites { totalCount } }')}`;
+    const get = (client: Client, headers: Record<string, string> = {}) =>
+      fetch(url(client), { headers: { authorization: `Bearer ${KEY_1}`, accept: 'application/json', ...headers } });
+    const first = await get(one);
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const etag = first.headers.get('etag') ?? 'none';
+    expect(etag).toMatch(/^W\/".+"$/);
+    // Another Accept: not the stored answer of the first request, but the second gateway's own ETag.
+    const fromTwo = await get(two, { 'if-none-match': etag, accept: 'application/graphql-response+json' });
+    expect(fromTwo.status).toBe(304);
+    expect(fromTwo.headers.get('etag')).toBe(etag);
+  });
+
   it.each(['on', 'off'])(
     'APQ (CACHE=%s): a document registered through one gateway runs by hash alone through the other',
     async (cache) => {
