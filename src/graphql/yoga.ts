@@ -25,6 +25,7 @@ import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
+import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan, type PlanStep } from './plugins/use-plan.js';
@@ -143,8 +144,9 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
-      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
+      // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
+      // subgraph does not print its schema (`_service { sdl }`).
+      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
