@@ -46,10 +46,16 @@ export function withinBudget(safely: StoreCall, budgetMs: number | undefined, be
     return safely(operation, () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          spent = true;
-          reject(new Error(`the store took longer than this request's ${budgetMs} ms`));
-        }, remaining);
+        // Given up only once what had arrived was read (setImmediate runs after the poll phase): on a
+        // busy event loop the timer can come due in the same turn as the store's answer, and timers run first.
+        timer = setTimeout(
+          () =>
+            setImmediate(() => {
+              spent = true;
+              reject(new Error(`the store took longer than this request's ${budgetMs} ms`));
+            }),
+          remaining,
+        );
       });
       return Promise.race([call(), late]).finally(() => clearTimeout(timer));
     });
