@@ -2,6 +2,7 @@
 // the install (the statistics' names), the stores (this process's memory or Redis), the read cache, the
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
@@ -17,6 +18,8 @@ import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
 import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
 import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/cache-store.js';
+import { UnsettledWrites } from './upstream/cache-unsettled.js';
+import { safeStore } from './upstream/cache-waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { createStatNames } from './upstream/dialect.js';
 
@@ -69,7 +72,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // One line per failed attempt, naming its cause: a wrong UPSTREAM_URL or a failing install shows at once.
     onAttemptFailed: (failure) => logger.warn(failure, 'upstream call failed'),
   });
-  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret } = createCache(config, logger, options.now, metrics);
+  const { cache, store, documentRegistry, storeConnection, onStoreError, keySecret, unsettled, etagSecret } = createCache(
+    config,
+    logger,
+    options.now,
+    metrics,
+  );
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
   // A repeated query answered before GraphQL runs, from the read cache's store (http/answer-cache.ts).
   const answers: AnswerCache | undefined = store
@@ -80,7 +88,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         clock,
         endpoint: GRAPHQL_ENDPOINT,
         onStoreError,
+        // The memory store answers at once; Redis gets the whole request's budget, shared with the read cache.
+        ...(config.cache.redisUrl === null ? {} : { storeBudgetMs: config.cache.storeTimeoutMs }),
         ...(metrics ? { onStored: () => metrics.storedAnswer('stored') } : {}),
+        ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })
     : undefined;
   // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
@@ -119,6 +130,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     logger,
     live,
     ...(answers ? { answers } : {}),
+    ...(etagSecret ? { etagSecret } : {}),
     documentRegistry,
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
     ...(metrics && config.metrics
@@ -213,6 +225,13 @@ function createCache(
   onStoreError: (operation: string, error: unknown) => void;
   /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
+  /** With Redis: the keys owed a drop after a write Redis did not take (upstream/cache-unsettled.ts). */
+  unsettled?: UnsettledWrites;
+  /**
+   * With Redis: the ETags' secret, Redis's (the gateways on it agree) once read, never waited for
+   * (this process's until then: at worst a 200 where a 304 could have been).
+   */
+  etagSecret?: () => string;
 } {
   const { cache } = config;
   // One warn line per failing store operation kind at most every 10 s: the log says the store is
@@ -230,7 +249,12 @@ function createCache(
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
   // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not.
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
-  const shared = { storeConnection, onStoreError, ...(redis ? { keySecret: () => redis.secret() } : {}) };
+  const processSecret = randomBytes(32).toString('hex');
+  const shared = {
+    storeConnection,
+    onStoreError,
+    ...(redis ? { keySecret: () => redis.secret(), etagSecret: () => redis.known ?? processSecret } : {}),
+  };
   // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
   // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
   const { persistedQueries: pq } = config;
@@ -251,6 +275,8 @@ function createCache(
     };
   }
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
+  // The memory store always takes a write's drop; Redis may not (cut, paused, slow, full).
+  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError)) : undefined;
   const responseCache = createResponseCache({
     store,
     settledMs: cache.settledMs,
@@ -262,6 +288,7 @@ function createCache(
     ...(metrics || config.tracing ? { onRead: cacheReadReport(metrics, config.tracing) } : {}),
     // The memory store answers at once; Redis gets the whole request's budget.
     ...(redis ? { storeBudgetMs: cache.storeTimeoutMs } : {}),
+    ...(unsettled ? { unsettled } : {}),
   });
-  return { cache: responseCache, store, ...shared, documentRegistry };
+  return { cache: responseCache, store, ...shared, documentRegistry, ...(unsettled ? { unsettled } : {}) };
 }

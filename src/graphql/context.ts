@@ -1,9 +1,10 @@
 // One context per GraphQL request: the caller's key read from its header, and a fresh upstream data
 // source bound to it (upstream/source.ts). Nothing here outlives the request, which is what keeps one
 // key's data away from another key.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { Freshness } from '../upstream/cache.js';
+import { lookupOf } from '../upstream/cache-scope.js';
 import { createSource, type RequestBounds, type Upstream } from '../upstream/source.js';
 
 // RFC 9110 (11.4): credentials are a scheme, case-insensitive, then one or more spaces and the token;
@@ -41,17 +42,20 @@ function callerLeft(res: ServerResponse): AbortSignal {
 }
 
 /**
- * `res`: the HTTP answer of the request (none for a live poll, whose request carries its own signal);
- * `keyKnown`: the install accepted its key lately (GatewayContext.keyKnown).
+ * `req` and `res`: the HTTP request and answer (none for a live poll, whose request carries its own
+ * signal); `req` says what its stored-answer lookup spent of its store budget and found. `keyKnown`:
+ * the install accepted its key lately (GatewayContext.keyKnown).
  */
 export function createContext(
   request: Request,
   upstream: Upstream,
   bounds: RequestBounds,
   freshness?: Freshness,
-  res?: ServerResponse,
+  http?: { req?: IncomingMessage; res?: ServerResponse },
   keyKnown = true,
 ): GatewayContext {
+  const res = http?.res;
+  const lookedUp = lookupOf(http?.req);
   const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const source = createSource(upstream, {
     credentials: readAuthorization(request.headers.get('authorization')),
@@ -60,6 +64,7 @@ export function createContext(
     maxConcurrency: bounds.maxConcurrency,
     usage,
     freshness,
+    ...(lookedUp ? { lookedUp } : {}),
   });
   // One "today" for the whole request: periods resolved by the plan's cost count, the look-ahead and
   // every resolver (a list of websites, a deferred part) use this instant, so a request running across

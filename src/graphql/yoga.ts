@@ -1,7 +1,7 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -25,6 +25,7 @@ import { useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
+import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan, type PlanStep } from './plugins/use-plan.js';
@@ -51,6 +52,8 @@ export interface GatewayYogaOptions {
   live?: LiveHub;
   /** Stored answers (http/answer-cache.ts), which this yoga fills; none with CACHE=off. */
   answers?: StoredAnswers;
+  /** The ETags' secret: the cache's (shared by the gateways on a Redis); default one of this process's. */
+  etagSecret?: () => string;
 }
 
 /** What yoga sees of the stored answers (http/answer-cache.ts): the step that stores them, and each one sent. */
@@ -68,7 +71,7 @@ export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContex
 
 export function createGatewayYoga(
   config: Config,
-  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers }: GatewayYogaOptions,
+  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
 ): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();
   const validation = createValidationCache();
@@ -117,7 +120,7 @@ export function createGatewayYoga(
         upstream,
         config,
         livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
-        (initial as { res?: ServerResponse }).res,
+        initial as { req?: IncomingMessage; res?: ServerResponse },
         keyKnownOf(initial as { req?: object }),
       );
       contexts.set(request, context);
@@ -142,15 +145,16 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      // Without introspection, validation errors suggest no names either ("Did you mean …" goes).
-      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions()]),
+      // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
+      // subgraph does not print its schema (`_service { sdl }`).
+      ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
       useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
-      useHttpCaching({ plan, contextOf: (request) => contexts.get(request) }),
+      useHttpCaching({ plan, contextOf: (request) => contexts.get(request), ...(etagSecret ? { etagSecret } : {}) }),
       // After it: an answer is stored with its Cache-Control and ETag.
       ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
       ...(metricsStep ? [metricsStep] : []),

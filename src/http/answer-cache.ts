@@ -10,6 +10,8 @@
 //   and is sent only while both still have those values (a 401 or any write with the key moves one
 //   on, through any gateway on the store); it is stored only if neither moved meanwhile, in one step
 //   in the store (the guard of CacheStore.set).
+// - A write the store did not take (Redis cut, paused, slow, full): the key's requests go through
+//   GraphQL, and store nothing, until its drop lands (upstream/cache-unsettled.ts).
 // - Revocation: sent only while the key's `seen` mark says the install accepted it within
 //   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
@@ -26,6 +28,8 @@ import { ifNoneMatchHas } from '../graphql/http-headers.js';
 import type { PlanStep } from '../graphql/plugins/use-plan.js';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { CacheStore } from '../upstream/cache-store.js';
+import { lookedUp } from '../upstream/cache-scope.js';
+import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
 import { keyIdOf, storeNames } from '../upstream/keys.js';
 
 export interface AnswerCacheOptions {
@@ -40,8 +44,18 @@ export interface AnswerCacheOptions {
   endpoint: string;
   /** Told when the store fails (the request then goes through GraphQL). */
   onStoreError?: (operation: string, error: unknown) => void;
+  /**
+   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound):
+   * the lookup spends some, and the read cache of the request what is left.
+   */
+  storeBudgetMs?: number;
   /** Each answer stored (metrics). */
   onStored?: () => void;
+  /**
+   * Whether the key is owed a drop after a write the store did not take (upstream/cache-unsettled.ts):
+   * its requests go through GraphQL, past the store, until it lands.
+   */
+  owes?: (authorization: string) => boolean;
 }
 
 /** What a stored answer that was sent says of itself: for the request log, metrics and traces. */
@@ -117,14 +131,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const { store, clock } = options;
   const pending = new WeakMap<IncomingMessage, Pending>();
   const listeners: ((sent: SentAnswer) => void)[] = [];
-  const safely = async <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await call();
-    } catch (error) {
-      options.onStoreError?.(operation, error);
-      return undefined;
-    }
-  };
+  const safely = safeStore(options.onStoreError);
 
   /** The hash of all that shapes the answer but the key, or null when it is not a GraphQL GET or POST. */
   function requestHash(req: IncomingMessage): string | null {
@@ -141,16 +148,16 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     return hash.digest('base64url');
   }
 
-  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number): Promise<boolean> {
+  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number, ask: StoreCall): Promise<boolean> {
     const authorization = answerKeyOf(req);
-    if (authorization === null) return false;
+    if (authorization === null || options.owes?.(authorization) === true) return false;
     const hash = requestHash(req);
     if (hash === null) return false;
-    const secret = await safely('secret', () => store.secret());
+    const secret = await ask('secret', () => store.secret());
     if (secret === undefined) return false;
     const keyId = keyIdOf(secret, authorization);
     const name = storeNames.answer(keyId, hash);
-    const found = await safely('look', () =>
+    const found = await ask('look', () =>
       store.look(name, [storeNames.generation(keyId), storeNames.writes(keyId)], [storeNames.seen(keyId)]),
     );
     if (found === undefined) return false;
@@ -213,13 +220,17 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     whenSent: (listener) => void listeners.push(listener),
     serve(req, res, next, sent) {
       const startedAt = performance.now();
-      lookUp(req, res, startedAt).then(
-        (answered) => {
-          if (answered) sent?.();
-          else next();
-        },
-        () => next(),
-      );
+      // One budget for the store, this lookup's and then the read cache's (upstream/cache.ts).
+      const ask = withinBudget(safely, options.storeBudgetMs);
+      const toGraphQL = (): void => {
+        const found = pending.get(req);
+        lookedUp(req, {
+          use: ask.use(),
+          ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}),
+        });
+        next();
+      };
+      lookUp(req, res, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
     },
     plugin({ plan, contextOf }) {
       const operations = new WeakMap<Request, { name: string | null; type: string }>();

@@ -4,8 +4,9 @@
 // operations and error rates, which are for operators, not for the internet.
 import { createServer } from 'node:http';
 import { listenOn } from './listen.js';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { VERSION } from '../version.js';
+import { ClusterFigures, answerPrimary } from './cluster-metrics.js';
 
 /** Where the metrics listener listens (config.ts reads METRICS_PORT and METRICS_HOST). */
 export interface MetricsListenerConfig {
@@ -138,19 +139,21 @@ export interface MetricsListener {
 }
 
 /**
- * In a worker (WORKERS > 1): this registry answers the primary's aggregation instead of a listener of
- * its own, since workers listening on one port share it and a scrape would see one worker at random.
+ * In a worker (WORKERS > 1): this registry answers the primary's scrapes (http/cluster-metrics.ts)
+ * instead of a listener of its own, since workers listening on one port share it and a scrape would
+ * see one worker at random.
  */
 export function reportToPrimary(registry: Registry): void {
-  AggregatorRegistry.setRegistries([registry]);
-  // prom-client answers the primary's requests only once an AggregatorRegistry was made in the process.
-  new AggregatorRegistry();
+  answerPrimary(registry);
 }
 
-/** In the primary: METRICS_PORT answers the sum over all workers (asked over IPC) on every scrape. */
+/**
+ * In the primary: METRICS_PORT answers the sum over all workers (asked over IPC) on every scrape, a
+ * dead worker's counts kept and each worker waited for at most WORKER_METRICS_TIMEOUT_MS.
+ */
 export function serveClusterMetrics(config: MetricsListenerConfig): Promise<MetricsListener> {
-  const aggregator = new AggregatorRegistry();
-  return serveMetrics({ read: () => aggregator.clusterMetrics(), contentType: aggregator.contentType }, config);
+  const figures = new ClusterFigures();
+  return serveMetrics({ read: () => figures.read(), contentType: figures.contentType }, config);
 }
 
 /** Serves `GET /metrics` (Prometheus text format) and nothing else. */

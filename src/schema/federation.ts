@@ -81,8 +81,18 @@ export function representationsProblems({ representations }: { representations: 
   return [];
 }
 
+/** An entity that failed, as its Error: both executors answer it as null with that error, at its index. */
+const settled = (item: unknown): Promise<unknown> =>
+  Promise.resolve(item).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+
 const entitiesConfig = (website: GraphQLObjectType): GraphQLFieldConfig<unknown, GatewayContext> => ({
   ...entitiesField,
+  // The list with every entity settled: graphql-jit (0.8.9) pushes the null of an item that rejects at
+  // the end of the list rather than at its index, which gave [3,1,6,2] -> [null,"1",null,"2",null,null].
+  resolve: async (source, args, context, info) => {
+    const items = (await entitiesField.resolve?.(source, args, context, info)) as readonly unknown[];
+    return Promise.all(items.map(settled));
+  },
   type: new GraphQLNonNull(new GraphQLList(new GraphQLUnionType({ ...EntityType.toConfig(), types: [website] }))),
   description: `The websites of the caller's with these keys, in the same order, at most ${MAX_ENTITY_REPRESENTATIONS}: for a federation router. null, with a NOT_FOUND error, for one the caller has not.`,
   extensions: {

@@ -32,13 +32,13 @@ export class KeyMarks {
     await this.safely('mark', () => this.store.mark(storeNames.hasEntries(keyId), this.entryLifeMs));
   }
 
-  /** Whether the key may have entries (a failing store: as if not). */
-  async mayHaveEntries(keyId: string): Promise<boolean> {
-    return (await this.safely('marked', () => this.store.marked(storeNames.hasEntries(keyId)))) === true;
+  /** Whether the key may have entries, asked through `lookup`: undefined when the store cannot say. */
+  async mayHaveEntries(keyId: string, lookup: StoreCall = this.safely): Promise<boolean | undefined> {
+    return lookup('marked', () => this.store.marked(storeNames.hasEntries(keyId)));
   }
 
-  /** A revoked key's entries become unreachable: its generation moves on, if it may have any. */
+  /** A revoked key's entries become unreachable: its generation moves on, if it may have any (a failing store: as if not). */
   async dropEntriesOf(keyId: string): Promise<void> {
-    if (await this.mayHaveEntries(keyId)) await this.safely('bump', () => this.store.bump(storeNames.generation(keyId)));
+    if ((await this.mayHaveEntries(keyId)) === true) await this.safely('bump', () => this.store.bump(storeNames.generation(keyId)));
   }
 }

@@ -3,7 +3,7 @@
 // for an entry every write drops (a list), the key's writes counter. What a request read stays storable
 // only while the counters it read stand, checked in the store in the same step as the write.
 import type { CacheStore, CounterGuard } from './cache-store.js';
-import type { StoreCall } from './cache-waiting.js';
+import type { BudgetUse, StoreCall } from './cache-waiting.js';
 import { keyIdOf, storeNames } from './keys.js';
 
 /** A request's view of its key in the store. */
@@ -45,4 +45,25 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
   ]);
   if (generation === undefined || lists === undefined) return null;
   return scopeWith(keyId, generation, lists);
+}
+
+/**
+ * What a request's stored-answer lookup (http/answer-cache.ts, in front of GraphQL) spent of its store
+ * budget, and the key's counters it read in the same round trip: its read cache goes on from there.
+ */
+export interface LookedUp {
+  use: BudgetUse;
+  scope?: { keyId: string; generation: number; lists: number };
+}
+
+const lookups = new WeakMap<object, LookedUp>();
+
+/** `request` (its IncomingMessage) was looked up before GraphQL ran. */
+export function lookedUp(request: object, found: LookedUp): void {
+  lookups.set(request, found);
+}
+
+/** What the lookup of `request` spent and found (none: undefined). */
+export function lookupOf(request: object | undefined): LookedUp | undefined {
+  return request === undefined ? undefined : lookups.get(request);
 }

@@ -204,6 +204,15 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
 /**
+ * INCR of a counter, taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter
+ * that a write or a revocation must move on is a few bytes, and an entry from before it must not be served
+ * after it. Script flags are Redis 7's: a Redis 6 cannot compile the script, and gets a plain INCR
+ * (refused while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ */
+const BUMP = `#!lua flags=allow-oom
+return redis.call('INCR', KEYS[1])`;
+
+/**
  * Keeps a persisted document within a bound shared by every gateway on the store, in one step: the
  * document under its own key with a lifetime, an index of hashes by last registration (the oldest out
  * first) and their sizes, and the bytes of all. A document that expired stays counted until the
@@ -234,6 +243,7 @@ return 1`;
 interface RedisWithScripts extends Redis {
   setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   keepDocument(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  bumpCounter(numberOfKeys: number, key: string): Promise<number>;
 }
 
 /** Where persisted documents live in Redis: apart from the cache's records, with their own bound. */
@@ -264,6 +274,8 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
+  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved with INCR. */
+  private plainIncr = false;
 
   constructor(
     url: string,
@@ -274,11 +286,17 @@ export class RedisCacheStore implements CacheStore {
     const redis = connectRedis(url, timeoutMs);
     redis.defineCommand('setUnlessMoved', { lua: SET_UNLESS_MOVED });
     redis.defineCommand('keepDocument', { lua: KEEP_DOCUMENT });
+    redis.defineCommand('bumpCounter', { lua: BUMP });
     this.redis = redis as RedisWithScripts;
     // The Redis found again may have lost its data (restarted without persistence): check the secret.
     this.redis.on('close', () => {
       this.sharedSecret = undefined;
     });
+  }
+
+  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (use-http-caching.ts). */
+  get known(): string | undefined {
+    return this.knownSecret;
   }
 
   /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
@@ -373,7 +391,14 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async bump(name: string): Promise<number> {
-    return this.bounded(() => this.redis.incr(PREFIX + name));
+    if (this.plainIncr) return this.bounded(() => this.redis.incr(PREFIX + name));
+    try {
+      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name));
+    } catch (error) {
+      if (!(error instanceof Error) || !/Error compiling script/i.test(error.message)) throw error;
+      this.plainIncr = true; // a Redis before 7
+      return this.bounded(() => this.redis.incr(PREFIX + name));
+    }
   }
 
   async mark(name: string, ttlMs: number): Promise<void> {

@@ -19,27 +19,48 @@ export function safeStore(onError: ((operation: string, error: unknown) => void)
   };
 }
 
-/** Store calls of one request, within `budgetMs` in all from now (none: no bound); undefined past it. */
-export function withinBudget(safely: StoreCall, budgetMs: number | undefined): StoreCall {
+/** What a request has spent of its store budget so far: the time, and whether a call ran it out. */
+export interface BudgetUse {
+  usedMs: number;
+  spent: boolean;
+}
+
+/** Store calls within a budget, and what they spent of it. */
+export type BudgetedCall = StoreCall & { use(): BudgetUse };
+
+/**
+ * Store calls of one request, within `budgetMs` in all (none: no bound), less what `before` spent of it
+ * (the stored answers' lookup, in front of GraphQL); undefined past it.
+ */
+export function withinBudget(safely: StoreCall, budgetMs: number | undefined, before?: BudgetUse): BudgetedCall {
   // Real time, not the cache's `now` (which tests pin): the budget is about waiting.
-  const budgetEnd = performance.now() + (budgetMs ?? Number.POSITIVE_INFINITY);
+  const startedAt = performance.now();
+  const usedBefore = before?.usedMs ?? 0;
+  const budgetEnd = startedAt + (budgetMs ?? Number.POSITIVE_INFINITY) - usedBefore;
   // Set when a call's timer ran out: node's timers can fire a fraction of a millisecond before budgetEnd.
-  let spent = false;
-  return <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
+  let spent = before?.spent ?? false;
+  const call = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
     const remaining = budgetEnd - performance.now();
     if (spent || remaining <= 0) return Promise.resolve(undefined);
     if (!Number.isFinite(remaining)) return safely(operation, call);
     return safely(operation, () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          spent = true;
-          reject(new Error(`the store took longer than this request's ${budgetMs} ms`));
-        }, remaining);
+        // Given up only once what had arrived was read (setImmediate runs after the poll phase): on a
+        // busy event loop the timer can come due in the same turn as the store's answer, and timers run first.
+        timer = setTimeout(
+          () =>
+            setImmediate(() => {
+              spent = true;
+              reject(new Error(`the store took longer than this request's ${budgetMs} ms`));
+            }),
+          remaining,
+        );
       });
       return Promise.race([call(), late]).finally(() => clearTimeout(timer));
     });
   };
+  return Object.assign(call, { use: (): BudgetUse => ({ usedMs: usedBefore + performance.now() - startedAt, spent }) });
 }
 
 /**

@@ -26,9 +26,10 @@
 // marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
 // store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
 import { KeyMarks } from './cache-marks.js';
-import { type Scope, readScope, scopeWith } from './cache-scope.js';
+import { type LookedUp, type Scope, readScope, scopeWith } from './cache-scope.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
 import { freshEnough, keep, recordOf } from './cache-storing.js';
+import type { UnsettledWrites } from './cache-unsettled.js';
 import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './cache-waiting.js';
 import { isKeyRevoked, mayAnswerStale } from './errors.js';
 import { storeNames } from './keys.js';
@@ -64,6 +65,11 @@ export interface CacheOptions extends CacheLifetimes {
    * its reads go to the upstream. Writes to the store happen after the answer and are not counted.
    */
   storeBudgetMs?: number;
+  /**
+   * The keys owed a drop after a write the store could not take (cache-unsettled.ts): their reads go
+   * past the store until it lands. Shared with the stored answers (http/answer-cache.ts).
+   */
+  unsettled?: UnsettledWrites;
 }
 
 /** What one request's reads did with the cache: for `extensions.cache`, the log and Cache-Control. */
@@ -131,9 +137,16 @@ type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned
 export interface ResponseCache {
   /**
    * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
-   * `signal` is aborted when the request's client goes away (its calls are then cancelled).
+   * `signal` is aborted when the request's client goes away (its calls are then cancelled). `before`:
+   * what the request's stored-answer lookup spent of its store budget, and the key's counters it read.
    */
-  forRequest(authorization: string | null, validate: () => Promise<unknown>, signal?: AbortSignal, freshness?: Freshness): RequestCache;
+  forRequest(
+    authorization: string | null,
+    validate: () => Promise<unknown>,
+    signal?: AbortSignal,
+    freshness?: Freshness,
+    before?: LookedUp,
+  ): RequestCache;
   close(): Promise<void>;
 }
 
@@ -151,6 +164,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     validate: () => Promise<unknown>,
     signal?: AbortSignal,
     freshness?: Freshness,
+    before?: LookedUp,
   ): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     const counted = (result: 'hit' | 'miss' | 'stale'): void => {
@@ -162,14 +176,19 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     let keyAccepted = false;
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
-    /** A store read on the request's path, within what is left of its budget; undefined past it. */
-    const ask = withinBudget(safely, options.storeBudgetMs);
+    /**
+     * A store read on the request's path, within what is left of its budget (the stored answers' lookup
+     * spent some of it); undefined past it.
+     */
+    const ask = withinBudget(safely, options.storeBudgetMs, before?.use);
     const used = (record: CacheRecord): void => {
       const seconds = Math.max(0, Math.floor((record.freshUntil - now()) / 1000));
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
     };
 
-    let scope: Promise<Scope | null> | undefined;
+    // The lookup read the key's counters already: one round trip less.
+    const found = authorization === null ? undefined : before?.scope;
+    let scope: Promise<Scope | null> | undefined = found && Promise.resolve(scopeWith(found.keyId, found.generation, found.lists));
     const scopeOf = () => (scope ??= readScope(store, ask, authorization));
 
     let seenMark: Promise<boolean> | undefined;
@@ -221,9 +240,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       })());
 
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
-      const scoped = await scopeOf();
+      // A key owed a drop after a write the store did not take reads past the store until it lands.
+      const owed = authorization !== null && options.unsettled?.owes(authorization) === true;
+      const scoped = owed ? null : await scopeOf();
       if (scoped === null) {
-        counted('miss'); // no key, or no store: straight to the upstream
+        counted('miss'); // no key, no store, or a drop owed: straight to the upstream
         const value = await fetch();
         keyAccepted = true;
         return value;
@@ -299,28 +320,44 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         void scopeOf().then((scoped) => scoped && marks.seen(scoped.keyId));
       },
       async written(entry) {
+        if (authorization === null) return;
         const scoped = await scopeOf();
-        if (scoped === null) return;
+        if (scoped === null) return owe();
         const written = entry === null ? null : scoped.entryName(entry.kind, entry.key);
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
         // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
         // is in flight here, or the install accepted the key (a read of it may be in flight on another
-        // gateway): either may be about to store what it read before the write.
-        if (!keyAccepted && inFlight.size === 0 && !(await marks.mayHaveEntries(scoped.keyId))) return;
+        // gateway): either may be about to store what it read before the write. A store that cannot
+        // say: as if it had some.
+        if (!keyAccepted && inFlight.size === 0 && (await marks.mayHaveEntries(scoped.keyId, ask)) === false) return;
         // The counter first, then the delete: a read from before the write that stores its record after the
         // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
-        // stored between the delete and the bump would outlive the write.)
-        const lists = await safely('bump', () => store.bump(storeNames.writes(scoped.keyId)));
-        if (written !== null) await safely('delete', () => store.delete(written));
+        // stored between the delete and the bump would outlive the write.) Within the request's budget:
+        // what the store does not take in time is owed, and lands later (cache-unsettled.ts).
+        const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId)));
+        const deleted = written === null || (await ask('delete', () => store.delete(written).then(() => true))) === true;
+        if (lists === undefined || !deleted) return owe();
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
-        // generation it read before; if the store could not bump it, it reads from the upstream.
-        scope = Promise.resolve(lists === undefined ? null : scopeWith(scoped.keyId, scoped.generation, lists));
+        // generation it read before.
+        scope = Promise.resolve(scopeWith(scoped.keyId, scoped.generation, lists));
       },
     };
+
+    /** The store did not take a write's drop: the key reads past it until the drop lands (and so does this request). */
+    function owe(): void {
+      if (authorization !== null) options.unsettled?.owe(authorization);
+      scope = Promise.resolve(null);
+    }
   }
 
-  return { forRequest, close: () => store.close() };
+  return {
+    forRequest,
+    close: () => {
+      options.unsettled?.close();
+      return store.close();
+    },
+  };
 }
 
 /** The same interface with nothing kept (CACHE=off): every read is a miss. */

@@ -40,7 +40,8 @@ export function boundedCall<T>(redis: Redis, timeoutMs: number, call: () => Prom
   if (UNREACHABLE.has(redis.status)) return Promise.reject(new Error(`Redis is unreachable (${redis.status})`));
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+    // Once what had arrived was read: a busy event loop runs a timer that came due before the answer beside it.
+    timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`))), timeoutMs);
   });
   let pending: Promise<T>;
   try {

@@ -16,6 +16,7 @@ import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQ
 import { GatewayError } from '../errors.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
 import type { CacheUsage, Freshness, ResponseCache } from './cache.js';
+import type { LookedUp } from './cache-scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
 import type { StatNames } from './dialect.js';
@@ -62,6 +63,8 @@ export interface SourceRequest {
   usage: UpstreamUsage;
   /** What the request accepts from the cache beyond its lifetimes (a live poll: today fresh). */
   freshness?: Freshness;
+  /** What the request's stored-answer lookup spent of its store budget and found, before GraphQL ran. */
+  lookedUp?: LookedUp;
 }
 
 /** Rows a page when every page of a statistic is read (the most the install allows). */
@@ -167,6 +170,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     validate,
     request.signal,
     request.freshness,
+    request.lookedUp,
   );
   usage.cache = cache.usage;
 

@@ -19,7 +19,8 @@ afterEach(async () => {
 const requestCount = (text: string): number =>
   [...text.matchAll(/^gateway_graphql_request_duration_seconds_count\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
 
-it('METRICS_PORT answers the sum over all workers on every scrape', async () => {
+/** dist/main.js with WORKERS=2 and METRICS_PORT, once both workers serve; its output so far, read live. */
+async function startWorkers(): Promise<{ proc: ChildProcess; base: string; metricsPort: number; output: () => string }> {
   sandbox = await startSandbox({ port: 0 });
   const metricsPort = await freePort();
   const proc = spawn(process.execPath, [MAIN], {
@@ -37,24 +38,66 @@ it('METRICS_PORT answers the sum over all workers on every scrape', async () => 
   let output = '';
   proc.stdout?.on('data', (chunk) => (output += chunk));
   proc.stderr?.on('data', (chunk) => (output += chunk));
-  for (let i = 0; i < 200 && (output.match(/Gateway on /g)?.length ?? 0) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 200 && (output.match(/Gateway on /g)?.length ?? 0) < 2; i++) await sleep(50);
   const [, base] = /Gateway on (http:\/\/\S+)\/graphql/.exec(output) ?? [];
   if (base === undefined) throw new Error(`no address in the banner:\n${output}`);
+  return { proc, base, metricsPort, output: () => output };
+}
 
-  // New connections each: the primary hands them to the workers in turn.
-  for (let i = 0; i < 6; i++) {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `count` requests, each on a new connection: the primary hands them to the workers in turn. */
+async function requests(base: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
     const answer = await postGraphQL<unknown>(
       `${base}/graphql`,
       { query: '{ websites { totalCount } }' },
-      {
-        authorization: `Bearer ${KEY_1}`,
-        connection: 'close',
-      },
+      { authorization: `Bearer ${KEY_1}`, connection: 'close' },
     );
     expect(answer.status).toBe(200);
   }
-  for (let scrape = 0; scrape < 3; scrape++) {
-    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    expect(requestCount(text)).toBe(6);
+}
+
+const scrape = async (metricsPort: number) => {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  return { status: response.status, text: await response.text() };
+};
+
+it('METRICS_PORT answers the sum over all workers on every scrape', async () => {
+  const { base, metricsPort } = await startWorkers();
+  await requests(base, 6);
+  for (let i = 0; i < 3; i++) expect(requestCount((await scrape(metricsPort)).text)).toBe(6);
+}, 30_000);
+
+it("keeps a dead worker's counts, and a frozen worker costs its own series, not the scrape", async () => {
+  const { base, metricsPort, output } = await startWorkers();
+  await requests(base, 8);
+  expect(requestCount((await scrape(metricsPort)).text)).toBe(8);
+  const pids = [...output().matchAll(/Worker (\d+) started \(pid (\d+)\)/g)].map((match) => Number(match[2]));
+  expect(pids).toHaveLength(2);
+
+  // One dies (as in a crash): the primary starts another; the sum keeps what the dead one had counted.
+  process.kill(pids[0] as number, 'SIGKILL');
+  for (let i = 0; i < 200 && (output().match(/Gateway on /g)?.length ?? 0) < 3; i++) await sleep(50);
+  expect(output()).toMatch(/Worker 3 started/);
+  const afterDeath = await scrape(metricsPort);
+  expect(afterDeath.status).toBe(200);
+  expect(requestCount(afterDeath.text)).toBe(8);
+  await requests(base, 2);
+  expect(requestCount((await scrape(metricsPort)).text)).toBe(10);
+
+  // One freezes: the scrape still answers, with its counts as last seen, and says one worker is silent.
+  const frozen = pids[1] as number;
+  process.kill(frozen, 'SIGSTOP');
+  try {
+    const whileFrozen = await scrape(metricsPort);
+    expect(whileFrozen.status).toBe(200);
+    expect(requestCount(whileFrozen.text)).toBe(10);
+    expect(whileFrozen.text).toMatch(/^gateway_metrics_workers_silent 1$/m);
+  } finally {
+    process.kill(frozen, 'SIGCONT');
   }
+  const thawed = await scrape(metricsPort);
+  expect(requestCount(thawed.text)).toBe(10);
+  expect(thawed.text).toMatch(/^gateway_metrics_workers_silent 0$/m);
 }, 30_000);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { planRequest } from '../../src/schema/plan.js';
 import { MAX_ENTITY_REPRESENTATIONS } from '../../src/schema/federation.js';
 import { subgraphSchema } from '../../src/schema/index.js';
-import { KEY_2, dataOf, errorsOf, firstError, restCalls, useStack } from '../fixture.js';
+import { KEY_2, type Stack, dataOf, errorsOf, firstError, restCalls, useStack } from '../fixture.js';
 
 interface EntityData {
   __typename: string;
@@ -105,8 +105,36 @@ describe('FEDERATION=on', () => {
   });
 });
 
+describe('FEDERATION=on in production: _service follows introspection', () => {
+  const production = useStack({ env: { FEDERATION: 'on', NODE_ENV: 'production' } });
+  const opened = useStack({ env: { FEDERATION: 'on', NODE_ENV: 'production', INTROSPECTION: 'on' } });
+
+  it('refuses _service { sdl } as it refuses __schema, with a key or without, and still answers _entities', async () => {
+    for (const key of [null, undefined]) {
+      const response = await production.gql<{ _service?: { sdl: string } }>('{ _service { sdl } }', {}, key);
+      expect(response.data).toBeUndefined();
+      expect(errorsOf(response).map((error) => error.message)).toEqual([
+        'GraphQL introspection has been disabled, but the requested query contained the field "_service".',
+      ]);
+      expect(JSON.stringify(response)).not.toContain('type Website');
+      const schema = await production.gql('{ __schema { types { name } } }', {}, key);
+      expect(firstError(schema).message).toMatch(/introspection has been disabled/);
+    }
+    const entities = await production.gql<Entities>(ENTITIES, { representations: websites('1') });
+    expect(dataOf(entities)._entities.map((entity) => entity?.id)).toEqual(['1']);
+    expect(production.sandbox.log.count).toBe(1);
+  });
+
+  it('answers it with INTROSPECTION=on, for a composition tool that reads it', async () => {
+    const checkedIn = readFileSync(new URL('../../schema.subgraph.graphql', import.meta.url), 'utf8');
+    const response = await opened.gql<{ _service: { sdl: string } }>('{ _service { sdl } }', {}, null);
+    expect(dataOf(response)._service.sdl).toBe(checkedIn);
+  });
+});
+
 describe('FEDERATION=on with the read cache', () => {
-  const stack = useStack({ env: { FEDERATION: 'on', CACHE: 'on' } });
+  // Compiled by graphql-jit from the first run (as testConfig sets it, said here for the test below).
+  const stack = useStack({ env: { FEDERATION: 'on', CACHE: 'on', GRAPHQL_JIT_ON_RUN: '1' } });
 
   it('answers entities read by an earlier request from the cache, as website(id:) would be', async () => {
     const first = await stack.gql<Entities>(ENTITIES, { representations: websites('1', '2', '1') });
@@ -118,4 +146,28 @@ describe('FEDERATION=on with the read cache', () => {
     expect(stack.sandbox.log.count).toBe(0);
     expect(again.extensions).toMatchObject({ upstreamCalls: 0, cache: { hits: 2 } });
   });
+
+  it('answers one entry per representation, in order, compiled by graphql-jit, whichever entities fail and whenever', () =>
+    exactEntities(stack));
 });
+
+describe('FEDERATION=on with the read cache, graphql-jit off', () => {
+  const stack = useStack({ env: { FEDERATION: 'on', CACHE: 'on', GRAPHQL_JIT_ON_RUN: '0' } });
+
+  it('answers one entry per representation, in order, on the standard executor', () => exactEntities(stack));
+});
+
+/** [3,1,6,2] three times, 1 and 2 from the cache, another user's 3 and 6 not: one entry each, in order. */
+async function exactEntities(stack: Stack): Promise<void> {
+  // As a router asks (no __typename).
+  const query = 'query($representations: [_Any!]!) { _entities(representations: $representations) { ... on Website { id } } }';
+  await stack.gql(query, { representations: websites('1', '2') });
+  for (let run = 0; run < 3; run++) {
+    const response = await stack.gql<Entities>(query, { representations: websites('3', '1', '6', '2') });
+    expect(response.data?._entities, `run ${run}`).toEqual([null, { id: '1' }, null, { id: '2' }]);
+    expect(errorsOf(response).map((error) => [error.path, error.extensions?.code])).toEqual([
+      [['_entities', 0], 'NOT_FOUND'],
+      [['_entities', 2], 'NOT_FOUND'],
+    ]);
+  }
+}

@@ -30,12 +30,12 @@ describe('KeyMarks', () => {
     expect(await store.counter(storeNames.generation('id'))).toBe(1);
   });
 
-  it('answers a failing store as no mark, telling what failed', async () => {
+  it('answers a failing store as no seen mark and an unknown entries mark, telling what failed', async () => {
     const errors: string[] = [];
     const store = Object.assign(new MemoryCacheStore(100_000), { marked: () => Promise.reject(new Error('down')) });
     const safely = safeStore((operation) => void errors.push(operation));
     const marks = new KeyMarks(store, safely, 1_000, 10_000);
-    expect(await marks.mayHaveEntries('id')).toBe(false);
+    expect(await marks.mayHaveEntries('id')).toBeUndefined();
     expect(await marks.wasSeen('id', safely)).toBe(false);
     expect(errors).toEqual(['marked', 'marked']);
   });

@@ -3,7 +3,6 @@
 // and persisted documents with no setting but the URL; Redis killed, restarted empty, paused or
 // absent, which may cost a request at most the store timeout, never its answer; and REDIS_URL's
 // validation.
-import { connect, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -29,7 +28,7 @@ import {
 } from '../fixture.js';
 // test/redis.ts's describe: the whole file is skipped without redis-server outside CI.
 import { freePort } from '../ports.js';
-import { describe, startRedis, useRedis, type RedisServer } from '../redis.js';
+import { describe, redisProxy, startRedis, useRedis, type RedisServer } from '../redis.js';
 
 const redis = useRedis();
 
@@ -65,35 +64,6 @@ async function keysOf(url: string, pattern: string): Promise<string[]> {
   } finally {
     client.disconnect();
   }
-}
-
-/** A TCP proxy to Redis that hands each of Redis's answers on `delayMs` late: a slow Redis that still answers. */
-async function slowProxy(redisPort: number, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(redisPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => setTimeout(() => client.writable && client.write(chunk), delayMs));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** pino lines, parsed, kept for the test to read. */
@@ -432,6 +402,23 @@ describe('two gateways on one Redis share entries with no setting but REDIS_URL'
     for (const gateway of [one, two, one]) expect(dataOf(await gateway.gql<ReadData>(READ)).website.emailReports).toBe(!before);
   });
 
+  it("gateways on one Redis agree on a key's ETags (keyed with the store's secret): a 304 through either", async () => {
+    const sandbox = await startUpstream();
+    const [one, two] = [await startGateway(sandbox, shared()), await startGateway(sandbox, shared())];
+    const url = (client: Client) => `${client.gateway.url}/graphql?query=${encodeURIComponent('{ websites { totalCount } }')}`;
+    const get = (client: Client, headers: Record<string, string> = {}) =>
+      fetch(url(client), { headers: { authorization: `Bearer ${KEY_1}`, accept: 'application/json', ...headers } });
+    const first = await get(one);
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const etag = first.headers.get('etag') ?? 'none';
+    expect(etag).toMatch(/^W\/".+"$/);
+    // Another Accept: not the stored answer of the first request, but the second gateway's own ETag.
+    const fromTwo = await get(two, { 'if-none-match': etag, accept: 'application/graphql-response+json' });
+    expect(fromTwo.status).toBe(304);
+    expect(fromTwo.headers.get('etag')).toBe(etag);
+  });
+
   it.each(['on', 'off'])(
     'APQ (CACHE=%s): a document registered through one gateway runs by hash alone through the other',
     async (cache) => {
@@ -673,6 +660,37 @@ describe('a failing Redis costs a request at most the store timeout, never its a
     // Once Redis answers again, so does the cache.
     await until('cache hits again', async () => usageOf(await gateway.gql(DASHBOARD)).upstreamCalls === 0);
   });
+
+  // CACHE_STORE_TIMEOUT_MS is the whole request's: the stored answers' lookup in front of GraphQL spends
+  // it with the read cache's reads. Counted, not timed: how many store reads the request waited on.
+  it.each(['paused', 'slow'])("a %s Redis costs a request one store budget in all, the stored answers' lookup included", async (kind) => {
+    own = await startRedis();
+    const sandbox = await startUpstream();
+    const { data: reference } = await referenceDashboard(sandbox);
+    const proxy = await redisProxy(own.port);
+    opened.push(proxy);
+    const { logger, lines } = capturedLog();
+    const gateway = await startGateway(
+      sandbox,
+      { CACHE: 'on', REDIS_URL: proxy.url, CACHE_STORE_TIMEOUT_MS: String(TIMEOUT_MS) },
+      { logger },
+    );
+    expect(dataOf(await gateway.gql<DashboardData>(DASHBOARD))).toEqual(reference);
+    await cachedEntries(own.url, DASHBOARD_READS);
+    expect(lines.filter((line) => line.msg === STORE_FAILED)).toEqual([]);
+
+    const pausing = new Redis(own.url, { maxRetriesPerRequest: 1 });
+    opened.push({ close: async () => pausing.disconnect() });
+    if (kind === 'paused') await pausing.client('PAUSE', 10_000, 'ALL');
+    else proxy.delayMs = 3 * TIMEOUT_MS;
+    const response = await gateway.post<DashboardData>({ query: DASHBOARD }); // the stored answer's request
+    expect(dataOf(response)).toEqual(reference);
+    // The reads the request waited on and did not get (the writes after its answer aside).
+    const READS = new Set(['secret', 'look', 'counter', 'get', 'marked']);
+    const failed = lines.filter((line) => line.msg === STORE_FAILED && READS.has(line.operation ?? ''));
+    expect(failed.map((line) => line.operation)).toEqual(['look']);
+    await own.close(); // paused: a Redis that would hold the next test's commands
+  });
 });
 
 describe('a slow Redis (answering within the store timeout)', () => {
@@ -682,7 +700,7 @@ describe('a slow Redis (answering within the store timeout)', () => {
   async function slowSetup() {
     const sandbox = await startUpstream();
     const { data: reference, ms: upstreamMs } = await referenceDashboard(sandbox);
-    const proxy = await slowProxy(redis.port, DELAY_MS);
+    const proxy = await redisProxy(redis.port, DELAY_MS);
     opened.push(proxy);
     const gateway = await startGateway(sandbox, { CACHE: 'on', REDIS_URL: proxy.url, CACHE_STORE_TIMEOUT_MS: String(TIMEOUT_MS) });
     // The first request may find the connection still being made (one more slow round trip).

@@ -1,5 +1,7 @@
 // How the read cache waits (upstream/cache-waiting.ts): a failing store is a miss, a slow one is given up
 // at the request's budget, and concurrent requests join one call in flight.
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Abandoned, joinOrMake, safeStore, withinBudget } from '../../src/upstream/cache-waiting.js';
 
@@ -26,6 +28,51 @@ describe('safeStore and withinBudget', () => {
     expect(await ask('get', async () => (made = true))).toBeUndefined();
     expect(made).toBe(false);
     expect(await withinBudget(safeStore(undefined), undefined)('get', async () => 2)).toBe(2);
+  });
+
+  it('takes an answer that arrived by the budget, even when a busy event loop runs the timer in the same turn', async () => {
+    // A real socket's answer (an echo from another process) arrives while this loop is blocked past the
+    // budget; when it runs again, timers come before I/O.
+    const echo = spawn(process.execPath, [
+      '-e',
+      "const s = require('node:net').createServer((c) => c.pipe(c)).listen(0, '127.0.0.1', () => console.log(s.address().port))",
+    ]);
+    const port = await new Promise<number>((resolve) => echo.stdout.once('data', (chunk) => resolve(Number(String(chunk)))));
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    try {
+      // Up to three tries: one whose echo came late (a busy machine) proves nothing; without the
+      // I/O-first timeout, every try loses to the timer.
+      const answers: unknown[] = [];
+      for (let attempt = 0; attempt < 3 && !answers.includes('pong'); attempt++) {
+        const ask = withinBudget(safeStore(undefined), 20);
+        const answered = ask('get', () => new Promise((resolve) => socket.once('data', (chunk) => resolve(String(chunk)))));
+        socket.write('pong');
+        const until = performance.now() + 300;
+        while (performance.now() < until); // the loop blocked past the budget, the echo arriving meanwhile
+        answers.push(await answered);
+        socket.removeAllListeners('data');
+      }
+      expect(answers).toContain('pong');
+    } finally {
+      socket.destroy();
+      echo.kill();
+    }
+  });
+
+  it('goes on from what an earlier part of the request spent: nothing is left once it ran the budget out', async () => {
+    const lookup = withinBudget(safeStore(undefined), 50);
+    expect(await lookup('look', () => new Promise((resolve) => setTimeout(() => resolve(1), 2_000)))).toBeUndefined();
+    const spent = lookup.use();
+    expect(spent.spent).toBe(true);
+    let made = false;
+    expect(await withinBudget(safeStore(undefined), 50, spent)('get', async () => (made = true))).toBeUndefined();
+    expect(made).toBe(false);
+    // What a quick lookup spent leaves the rest.
+    const quick = withinBudget(safeStore(undefined), 60_000);
+    expect(await quick('look', async () => 1)).toBe(1);
+    expect(quick.use()).toMatchObject({ spent: false });
+    expect(await withinBudget(safeStore(undefined), 60_000, quick.use())('get', async () => 2)).toBe(2);
   });
 });
 

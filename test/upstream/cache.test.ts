@@ -2,7 +2,7 @@
 // ports, the gateway's cache clock pinned (GatewayOptions.now) so that "today" is the sandbox's
 // 2026-03-15 and time passes without sleeping. Each test starts its own stack: what one test cached
 // must not answer another.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -895,6 +895,30 @@ describe('HTTP caching', () => {
     // A POST gets Cache-Control but no ETag.
     const post = await ask(stack, query);
     expect(post.response.headers.get('etag')).toBeNull();
+  });
+
+  it('the ETag is keyed: the same data under two keys has two tags, neither a hash of the data alone', async () => {
+    const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' });
+    const query = '{ websites(search: "no-such-site.example") { totalCount } }';
+    const read = async (key: string, headers: Record<string, string> = {}) => {
+      const response = await get(stack, query, { authorization: `Bearer ${key}`, ...headers });
+      const text = await response.text();
+      return { status: response.status, etag: response.headers.get('etag'), data: text === '' ? null : JSON.parse(text).data };
+    };
+    const one = await read(KEY_1);
+    const two = await read(KEY_2);
+    expect(one.data).toEqual({ websites: { totalCount: 0 } });
+    expect(two.data).toEqual(one.data);
+    expect(one.etag).toMatch(/^W\/".+"$/);
+    expect(two.etag).toMatch(/^W\/".+"$/);
+    expect(two.etag).not.toBe(one.etag);
+    // What anyone could work out from a guess of the data: not the tag.
+    const unkeyed = `W/"${createHash('sha256').update(JSON.stringify(one.data)).digest('base64url').slice(0, 27)}"`;
+    expect([one.etag, two.etag]).not.toContain(unkeyed);
+    // Each key's tag is stable (a stored answer now), and validates only that key's copy.
+    expect((await read(KEY_1)).etag).toBe(one.etag);
+    expect(await read(KEY_1, { 'if-none-match': present(one.etag, 'ETag') })).toMatchObject({ status: 304, etag: one.etag });
+    expect(await read(KEY_2, { 'if-none-match': present(one.etag, 'ETag') })).toMatchObject({ status: 200, etag: two.etag });
   });
 });
 

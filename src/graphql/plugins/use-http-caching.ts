@@ -2,10 +2,14 @@
 // be kept `private` (it is one key's data) for as long as the shortest remaining lifetime of the cached
 // reads it used; a mutation, an error, or anything not from the cache is `no-store`. Every answer
 // varies by Authorization and Origin. A GET query gets an ETag of its data, and a 304 when the client
-// already has it (the query still runs: what is saved is the transfer).
-import { createHash } from 'node:crypto';
+// already has it (the query still runs: what is saved is the transfer). The ETag is keyed: an HMAC of
+// the key and the data with a secret of the gateways (the cache's, shared through Redis, or this
+// process's), so that the same data under two keys has two tags, and no header says what the data is
+// to whoever sees headers alone (a proxy's logs, a HAR file) and guesses it.
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
+import { readAuthorization } from '../context.js';
 import { appendVary, ifNoneMatchHas } from '../http-headers.js';
 import type { PlanStep } from './use-plan.js';
 
@@ -14,9 +18,13 @@ export interface HttpCachingOptions {
   plan: PlanStep;
   /** The request's context, for what its reads did with the cache. Required. */
   contextOf: (request: Request) => GatewayContext | undefined;
+  /** The ETags' secret (the cache's, so that gateways sharing a store agree); default one of this process's. */
+  etagSecret?: () => string;
 }
 
-export function useHttpCaching({ plan, contextOf }: HttpCachingOptions): Plugin<GatewayContext> {
+export function useHttpCaching({ plan, contextOf, etagSecret }: HttpCachingOptions): Plugin<GatewayContext> {
+  const processSecret = randomBytes(32).toString('hex');
+  const secret = etagSecret ?? (() => processSecret);
   /** Requests whose operation is a query that ran to a result without errors. */
   const cacheable = new WeakSet<Request>();
   return {
@@ -42,17 +50,18 @@ export function useHttpCaching({ plan, contextOf }: HttpCachingOptions): Plugin<
       }
       response.headers.set('cache-control', `private, max-age=${freshFor}`);
       if (request.method !== 'GET') return;
-      return tagged(request, response, setResponse, fetchAPI);
+      return tagged(request, response, setResponse, fetchAPI, secret());
     },
   };
 }
 
-/** A GET's answer with the ETag of its data, or a 304 when the client has it. */
+/** A GET's answer with the ETag of its key and data, or a 304 when the client has it. */
 async function tagged(
   request: Request,
   response: Response,
   setResponse: (response: Response) => void,
   fetchAPI: { Response: typeof Response },
+  secret: string,
 ): Promise<void> {
   // The ETag covers the data, not the extensions (which count this request's cache hits).
   const text = await response.text();
@@ -63,7 +72,10 @@ async function tagged(
     setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
     return;
   }
-  const etag = `W/"${createHash('sha256').update(JSON.stringify(data)).digest('base64url').slice(0, 27)}"`;
+  const read = readAuthorization(request.headers.get('authorization'));
+  const key = 'authorization' in read ? read.authorization : '';
+  const tag = createHmac('sha256', secret).update(`${key}\n`).update(JSON.stringify(data)).digest('base64url');
+  const etag = `W/"${tag.slice(0, 27)}"`;
   response.headers.set('etag', etag);
   if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
     response.headers.delete('content-type');

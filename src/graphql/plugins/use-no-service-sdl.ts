@@ -1,0 +1,25 @@
+// With introspection off (NODE_ENV=production unless INTROSPECTION=on), a federation subgraph's
+// `_service { sdl }` is refused as `__schema` is: it is the whole schema, printed (docs/security.md,
+// docs/federation.md). A router composes from the checked-in schema.subgraph.graphql (rover, hive and
+// cosmo publish a subgraph from its file); INTROSPECTION=on turns both back on.
+import { GraphQLError, type ValidationRule } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+const noServiceSdl: ValidationRule = (context) => ({
+  Field(node) {
+    if (node.name.value !== '_service' || context.getParentType() !== context.getSchema().getQueryType()) return;
+    context.reportError(
+      new GraphQLError('GraphQL introspection has been disabled, but the requested query contained the field "_service".', {
+        nodes: node,
+      }),
+    );
+  },
+});
+
+export function useNoServiceSdl(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(noServiceSdl);
+    },
+  };
+}
