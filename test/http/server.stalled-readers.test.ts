@@ -94,7 +94,8 @@ describe('readers that stop reading', () => {
     const before = await connections(gateway);
     stalledReader(gateway.url, [bigAnswer(), bigAnswer()]);
     for (let i = 0; i < 4; i++) stalledReader(gateway.url, [graphiqlPage]);
-    await until('the stalled connections to be accepted', async () => (await connections(gateway)) >= 5);
+    // Accepted (some may already be ended by then on a busy machine: at least one is enough to wait on).
+    await until('a stalled connection to be accepted', async () => (await connections(gateway)) > before);
     // Each connection is ended once its reader has taken nothing for a second (looked at every half second).
     await connectionsDownTo(gateway, before, 15_000);
   });
