@@ -21,6 +21,7 @@ import {
   postGraphQL,
   restCalls,
   testConfig,
+  until as waitUntil,
   type GraphQLResponse,
   type WebsitePayloadData,
   FIXED_DASHBOARD,
@@ -47,14 +48,8 @@ beforeEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `check` until it holds (or fails the test after `timeoutMs`). */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** Polls `check` until it holds (fixture.ts), failing the test after `withinMs`. */
+const until = (what: string, check: () => Promise<boolean>, withinMs = 5_000): Promise<void> => waitUntil(what, check, withinMs);
 
 /** The keys of a Redis matching `pattern` (on a short-lived client: the Redis may not be the file's). */
 async function keysOf(url: string, pattern: string): Promise<string[]> {

@@ -6,18 +6,10 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { KEY_1, TODAY, UPDATE_WEBSITE, dataOf, postGraphQL, testConfig, type WebsitePayloadData } from '../fixture.js';
+import { KEY_1, TODAY, UPDATE_WEBSITE, dataOf, postGraphQL, testConfig, until as waitUntil, type WebsitePayloadData } from '../fixture.js';
 import { describe, redisProxy, startRedis, type RedisProxy, type RedisServer } from '../redis.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const until = (what: string, check: () => Promise<boolean>): Promise<void> => waitUntil(what, check, 10_000);
 
 const opened: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {
