@@ -121,7 +121,14 @@ describe("a stream's end", () => {
     const consoleError = vi.spyOn(console, 'error');
     const consoleWarn = vi.spyOn(console, 'warn');
     running = await startStack({
-      env: { LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '600', LIVE_MAX_LIFETIME_S: '1', LIVE_MAX_STREAMS: '1', DRAIN_DELAY_MS: '0' },
+      env: {
+        LIVE_INTERVAL_S: '1',
+        LIVE_CALLS_PER_MIN: '600',
+        LIVE_MAX_LIFETIME_S: '1',
+        LIVE_MAX_STREAMS: '1',
+        DRAIN_DELAY_MS: '0',
+        DRAIN_TIMEOUT_MS: '600000',
+      },
       gateway: { logger: pino({ level: 'debug', base: null }, sink) },
     });
     const stack = running;
@@ -141,11 +148,9 @@ describe("a stream's end", () => {
     expect((await next.next())?.data?.website.id).toBe('2');
     next.close();
     await wait(100);
-    // Nothing is left in flight: drain (DRAIN_DELAY_MS 0, DRAIN_TIMEOUT_MS 30 s) ends at once, not at
-    // the timeout (a third of it is the bound: a busy machine's at once).
-    const drainStarted = Date.now();
+    // Nothing is left in flight: drain (DRAIN_DELAY_MS 0) ends. Its timeout is ten minutes, so a drain that
+    // found something in flight could only end at the test's own timeout, failing it.
     await stack.gateway.drain();
-    expect(Date.now() - drainStarted).toBeLessThan(10_000);
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
     expect(new Set(lines.map((line) => line.msg))).toEqual(new Set(['graphql request']));
     expect(consoleError).not.toHaveBeenCalled();
