@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -15,6 +16,12 @@ export default defineConfig({
     // waits for the event it means, not for a period: it passes beside another file, and beside a busy
     // process (CONTRIBUTING.md#a-busy-machine).
     maxWorkers: 2,
+    // The tests start gateways and sandboxes by the hundred: node's compile cache (keyed by each file's
+    // contents and node's version) takes a quarter off each start (dist/gateway.js: 350 -> 270 ms).
+    env: {
+      NODE_COMPILE_CACHE:
+        process.env.NODE_COMPILE_CACHE ?? fileURLToPath(new URL('./node_modules/.cache/node-compile-cache', import.meta.url)),
+    },
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

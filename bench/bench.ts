@@ -88,6 +88,12 @@ export interface BenchOptions {
   live?: LivePassOptions | null;
   /** The `stored` pass (the repeated dashboard's stored answer against a static server); not run when absent. */
   stored?: StoredPassOptions | null;
+  /**
+   * The harness's pauses, in ms: the quiet spell the sandbox must see before a measured run (no call
+   * in flight, none arriving), and the wait after a forced GC before memory is read. Default 300; the
+   * smoke tests take 50.
+   */
+  quietMs: number;
   /** Progress lines (the CLI sends them to stderr). */
   log(line: string): void;
 }
@@ -236,6 +242,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   gatewayEnv: {},
   gatewayNodeArgs: [],
   gatewayScript: 'dist/main.js',
+  quietMs: 300,
   log: () => undefined,
 };
 
@@ -487,17 +494,19 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     };
     // Another gateway process on the same sandbox (the cache passes run some with CACHE=on, or on Redis).
     const startGateway: GatewayStarter = (extraEnv) => startGatewayFrom(options.gatewayScript, extraEnv);
-    const gatewayProcess = await startGateway({});
-    const gateway = { url: gatewayProcess.url, pid: gatewayProcess.pid };
-    // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
+    // The harness's gateway, for the passes that measure it (the scenario passes, the cache pass's cold
+    // gateway, the floor pass); the others start gateways of their own.
     const { previousScript } = options;
     const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
+    const gatewayProcess = scenarioPasses || options.cachePass || options.floor ? await startGateway({}) : null;
+    const gateway = { url: gatewayProcess?.url ?? '', pid: gatewayProcess?.pid ?? 0 };
+    // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
     if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
     const previousProcess =
       previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined;
     const previousGateway = previousProcess ? { url: previousProcess.url, pid: previousProcess.pid } : undefined;
 
-    control = new SandboxControl(sandbox.url);
+    control = new SandboxControl(sandbox.url, options.quietMs);
     // The same number of sockets as the gateway's pool, read the way the gateway reads it.
     const restConnections = options.restConnections ?? loadConfig({ ...process.env, ...gatewayEnv }).upstream.connections;
     rest = new RestClient(sandbox.url, DEMO_KEY, restConnections);
@@ -800,10 +809,12 @@ async function runFloorPass(
     `pass "floor": ${floorPass.latencyMs} ms sandbox, ${floorPass.connections} connections, the gateway (CACHE=off)` +
       `${previousScript ? `, the previous build (${previousScript}, CACHE=off)` : ''} and the floor (${FLOOR_SCRIPT}) alternately`,
   );
-  const floorProcess = await startFloor();
-  let previousProcess: ChildServer | undefined;
+  // Both at once (each is stopped by the harness at the end, whichever failed to start).
+  const [floorProcess, previousProcess] = await Promise.all([
+    startFloor(),
+    previousScript ? startPrevious(previousScript) : Promise.resolve(undefined),
+  ]);
   try {
-    if (previousScript) previousProcess = await startPrevious(previousScript);
     const floorHarness: Harness = { ...harness, gateway: { url: floorProcess.url, pid: floorProcess.pid } };
     const previousHarness: Harness | null = previousProcess
       ? { ...harness, gateway: { url: previousProcess.url, pid: previousProcess.pid } }

@@ -334,13 +334,16 @@ class Streams {
   }
 }
 
-/** The gateway's memory after two forced full GCs; without the inspector, after a second's pause only. */
-export async function settledMemory(pid: number, inspectorPort: number | null, notes: string[]): Promise<MemorySnapshot> {
+/**
+ * The gateway's memory after two forced full GCs and a pause of `pauseMs` (the pages freed leave its
+ * RSS); without the inspector, after a second's pause only.
+ */
+export async function settledMemory(pid: number, inspectorPort: number | null, notes: string[], pauseMs = 500): Promise<MemorySnapshot> {
   if (inspectorPort !== null) {
     try {
       const gc = { method: 'HeapProfiler.collectGarbage' };
       await inspect(inspectorPort, [gc, gc]);
-      await sleep(500);
+      await sleep(pauseMs);
       const [usage] = await inspect(inspectorPort, [
         { method: 'Runtime.evaluate', params: { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true } },
       ]);
@@ -485,7 +488,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
     await control.settle();
 
     log('  memory with no stream open, and CPU');
-    const memoryNone = await settledMemory(gateway.pid, inspectorPort, notes);
+    const memoryNone = await settledMemory(gateway.pid, inspectorPort, notes, control.quietMs);
     const cpuPerSecond = async (seconds: number): Promise<number | null> => {
       const before = cpuTimeMs(gateway.pid);
       const started = performance.now();
@@ -501,12 +504,12 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
     if (openProblems.size > 0) notes.push(`after opening: ${describe(openProblems)}`);
     const open = streams.list.length;
     log(`  ${open} streams open in ${openSeconds[0]?.toFixed(1)} s; memory with them open`);
-    const memoryOpen = await settledMemory(gateway.pid, inspectorPort, notes);
+    const memoryOpen = await settledMemory(gateway.pid, inspectorPort, notes, control.quietMs);
 
     // The polls while every stream is open and nothing changes.
     log(`  counting upstream calls over ${options.countIntervals} intervals`);
     // The streams poll every interval: a quiet spell of half of one (300 ms at most) is what there is to wait for.
-    await control.settle(Math.min(300, intervalMs / 2));
+    await control.settle(Math.min(control.quietMs, intervalMs / 2));
     const windowStarted = performance.now();
     const windowCpu = cpuTimeMs(gateway.pid);
     await sleep(options.countIntervals * intervalMs + intervalMs / 4);
@@ -712,7 +715,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
         await measure('open', round);
         await measure('open+changes', round);
         await streams.closeAll();
-        await sleep(500);
+        await sleep(control.quietMs);
         await measure('none', round);
       } else {
         await measure('none', round);
@@ -729,11 +732,11 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
     await streams.closeAll();
 
     // Every stream gone: the poller stops (no more calls), and what memory is left.
-    await sleep(500);
+    await sleep(control.quietMs);
     await control.settle();
     await sleep(2 * intervalMs);
     const callsAfterClose = (await control.count()).count;
-    const memoryClosed = await settledMemory(gateway.pid, inspectorPort, notes);
+    const memoryClosed = await settledMemory(gateway.pid, inspectorPort, notes, control.quietMs);
 
     const p50Of = (state: LiveStreamsState): number =>
       median(runs.filter((run) => run.streams === state).map((run) => run.p50)) ?? Number.NaN;

@@ -73,7 +73,14 @@ const RETRIED_STATUS = new Set([502, 503, 504]);
 export class SandboxControl {
   private readonly pool: Pool;
 
-  constructor(readonly url: string) {
+  /**
+   * `quietMs`: the quiet spell `settle` waits for by default (300 ms; the smoke tests' short runs take
+   * 50: a gateway's next call of one request follows its last within a few ms).
+   */
+  constructor(
+    readonly url: string,
+    readonly quietMs = 300,
+  ) {
     this.pool = new Pool(url, { connections: 2 });
   }
 
@@ -160,7 +167,7 @@ export class SandboxControl {
    * by autocannon leaves GraphQL requests queued in the gateway whose REST calls would otherwise
    * land in the next measured run), then resets the log. Gives up after `ms`.
    */
-  async settle(quietMs = 300, ms = 20_000): Promise<void> {
+  async settle(quietMs = this.quietMs, ms = 20_000): Promise<void> {
     const until = Date.now() + ms;
     await this.resetLog();
     for (;;) {

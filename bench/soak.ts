@@ -167,10 +167,10 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       })
       .catch(() => undefined);
   };
-  // The live heap: after two full collections, through the inspector.
+  // The live heap: after two full collections, through the inspector (the heap at once: no pause for the RSS).
   const liveHeapMb = async (): Promise<number> => {
     const notes: string[] = [];
-    const { heapUsedMb } = await settledMemory(pid, inspectorPort, notes);
+    const { heapUsedMb } = await settledMemory(pid, inspectorPort, notes, 0);
     if (heapUsedMb === null) throw new Error(`the gateway's heap could not be read: ${notes.join('; ')}`);
     return mb(heapUsedMb);
   };

@@ -132,8 +132,8 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
       try {
         redis = await spawnRedis(options.redisServer);
         const env = { CACHE: 'on', REDIS_URL: redis.url };
-        const a = await startGateway(env);
-        shared = await startGateway(env);
+        const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
+        shared = b;
         children.push(a, shared);
         await ask(a, true);
         const first = await ask(shared, false);
