@@ -31,11 +31,14 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** The gauge gateway_requests_queued, read from the metrics listener. */
-async function queued(started: Stack): Promise<number> {
+/** A gauge of the gateway's (gateway_requests_queued, gateway_requests_active), read from the metrics listener. */
+async function gauge(started: Stack, name: string): Promise<number> {
   const text = await (await fetch(new URL('/metrics', started.gateway.metricsUrl ?? ''))).text();
-  return Number(/^gateway_requests_queued (\d+)$/m.exec(text)?.[1]);
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
 }
+
+const queued = (started: Stack): Promise<number> => gauge(started, 'gateway_requests_queued');
+const active = (started: Stack): Promise<number> => gauge(started, 'gateway_requests_active');
 
 /** WEBSITES with `key`, whose client leaves when `signal` aborts (settles either way). */
 const postWith = (started: Stack, key: string, signal: AbortSignal): Promise<unknown> =>
@@ -76,6 +79,42 @@ describe('admission between tenants', () => {
     expect(dataOf(await other).websites.totalCount).toBeGreaterThan(0);
     for (const answer of await Promise.all(flood)) expect(answer.status).toBe(200);
     expect(callers(started).filter((key) => key === `Bearer ${KEY_1}`)).toHaveLength(12);
+  });
+
+  it("holds a flooding key to its share of the slots while another key's request is at work", async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '4', METRICS_PORT: '0' } });
+    const started = stack;
+    for (const key of [KEY_1, KEY_2]) dataOf(await started.gql(WEBSITES, {}, key));
+    started.sandbox.log.reset();
+
+    // KEY_1 alone takes every slot: four at work (their upstream calls hang until their clients leave),
+    // six waiting. KEY_2's request, the fifth call, hangs too: KEY_2 has work until its client leaves.
+    started.sandbox.scriptFaults(Array.from({ length: 5 }, () => ({ kind: 'hang' as const })));
+    const holders = Array.from({ length: 4 }, () => new AbortController());
+    const holding = holders.map((holder) => postWith(started, KEY_1, holder.signal));
+    await until(() => started.sandbox.log.inFlight === 4, 'KEY_1 at work in every slot');
+    const flood = Array.from({ length: 6 }, () => started.gql(WEBSITES, {}, KEY_1));
+    await until(async () => (await queued(started)) === 6, 'six of the flood in line');
+    const otherHolder = new AbortController();
+    const other = postWith(started, KEY_2, otherHolder.signal);
+    await until(async () => (await queued(started)) === 7, "KEY_2's request in line");
+    holders[0]?.abort();
+    await until(() => started.sandbox.log.count === 5 && started.sandbox.log.inFlight === 4, "KEY_2's request at work");
+    expect(started.sandbox.log.entries[4]?.headers.authorization).toBe(`Bearer ${KEY_2}`);
+
+    // KEY_1 holds three slots; with KEY_2 at work its share is two of the four: a slot it frees stays idle.
+    holders[1]?.abort();
+    await until(async () => (await active(started)) === 3 || started.sandbox.log.count > 5, 'the freed slot left idle, or given');
+    expect(started.sandbox.log.count).toBe(5);
+    expect(await queued(started)).toBe(6);
+
+    // KEY_2's client leaves: KEY_1 is alone again and takes every slot.
+    otherHolder.abort();
+    await other;
+    for (const holder of holders.slice(2)) holder.abort();
+    await Promise.all(holding);
+    for (const answer of await Promise.all(flood)) expect(answer.status).toBe(200);
+    expect(callers(started).filter((key) => key === `Bearer ${KEY_1}`)).toHaveLength(10);
   });
 
   it('makes room in a full line by turning away the last of the key with the most waiting, not a newcomer', async () => {
