@@ -1,12 +1,13 @@
-// What clients that left the line, or were turned away from it, leave behind: their bodies were read
-// before they got in line (a request
-// is admitted as a stream or as a request by what its body says: operation-type.ts), and once they are
-// gone nothing refers to them, but V8 frees that memory only at its next full collection, which comes
-// when something allocates: after a flood of clients that joined the line and left, with no traffic the
-// heap and external memory stayed up by the size of their bodies (hundreds of MB for 3,000 of 60 KB)
-// for as long as nothing came. So once the bodies of such clients add up to IDLE_COLLECT_BYTES, the
-// gateway collects once as soon as it is idle (nothing at work or waiting, checked every IDLE_CHECK_MS):
-// a full collection when idle costs nobody a wait, and under traffic V8 collects on its own.
+// What clients that left the line, or were turned away from it, leave behind. Their bodies were read
+// before they got in line: the body says whether a request is a subscription, which takes a stream's
+// place and never waits in line (operation-type.ts), and a body read before admission keeps a client
+// that sends slowly off the slots (server.ts). Once they are gone nothing refers to those bodies, but V8
+// frees them only at its next full collection, which comes when something allocates: after a flood of
+// clients that joined the line and left, with no traffic, heap and external memory stayed up by the size
+// of their bodies (about 200 MB for 3,000 of 60 KB) for as long as nothing came. So once the bodies of
+// such clients add up to IDLE_COLLECT_BYTES, the gateway collects as soon as it is idle (nothing at work
+// or waiting, checked every IDLE_CHECK_MS), twice (SWEEP_WAIT_MS apart): a collection when idle costs no
+// request a wait, and under traffic V8 collects on its own.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
