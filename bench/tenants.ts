@@ -14,7 +14,7 @@
 //            within KEY_2's own limit);
 //   within   KEY_1 on --within-connections loops, no rate limit, KEY_2's probes beside them;
 //   departed 3,000 keyless requests with a 60 KB body join the line and disconnect; the gateway's heap and
-//            external memory (the inspector, no forced GC) before, and 8 s and 20 s after with no traffic;
+//            external memory (the inspector, no forced GC) before, and 2 s, 8 s and 20 s after with no traffic;
 //            then after two forced full GCs (what is still referenced).
 // A probe is `{ websites { totalCount } }` with KEY_2, one at a time every --probe-every-ms: its latency,
 // median and max, per phase. Both keys are accepted (known) before a phase starts.
@@ -137,6 +137,7 @@ async function probeBeside(
 
 interface MemoryReport {
   before: { heapUsedMb: number; externalMb: number };
+  after2s: { heapUsedMb: number; externalMb: number };
   after8s: { heapUsedMb: number; externalMb: number };
   after20s: { heapUsedMb: number; externalMb: number };
   /** Then after two forced full GCs: what is still referenced. */
@@ -153,7 +154,7 @@ async function memoryOf(inspectorPort: number): Promise<{ heapUsedMb: number; ex
   return { heapUsedMb: mb(memory.heapUsed), externalMb: mb(memory.external) };
 }
 
-/** 3,000 keyless requests with a 60 KB body that join the line, then disconnect; memory 8 s and 20 s later. */
+/** 3,000 keyless requests with a 60 KB body that join the line, then disconnect; memory 2 s, 8 s and 20 s later. */
 async function departed(url: string, inspectorPort: number): Promise<MemoryReport> {
   const before = await memoryOf(inspectorPort);
   const client = new Pool(url, { connections: 3_000 });
@@ -169,13 +170,15 @@ async function departed(url: string, inspectorPort: number): Promise<MemoryRepor
   leaving.abort();
   await Promise.all(sent);
   await client.close();
-  await sleep(8_000);
+  await sleep(2_000);
+  const after2s = await memoryOf(inspectorPort);
+  await sleep(6_000);
   const after8s = await memoryOf(inspectorPort);
   await sleep(12_000);
   const after20s = await memoryOf(inspectorPort);
   const gc = { method: 'HeapProfiler.collectGarbage' };
   await inspect(inspectorPort, [gc, gc]);
-  return { before, after8s, after20s, afterGc: await memoryOf(inspectorPort), answers: Object.fromEntries(answers) };
+  return { before, after2s, after8s, after20s, afterGc: await memoryOf(inspectorPort), answers: Object.fromEntries(answers) };
 }
 
 async function main(): Promise<void> {

@@ -8,6 +8,15 @@
 // more than the newcomer's): what one key holds, at work and waiting, is its share once others want
 // theirs. A request whose client leaves is taken out of its queue at once, and nothing of it is kept.
 //
+// A key's share of the slots: while other keys of its line have work (at work or waiting), a key starts
+// no more than ceil(maxActive / keys with work) at once; a lone key keeps every idle slot. Taking turns
+// alone does not make the wait fair on a busy CPU: the requests at work share one event loop, so another
+// tenant's request that got the next slot still ran beside the flooding key's other fifteen (at load
+// average 11, its median was 3.6 times a /health flood's). With the share, the flooding key does not
+// take its freed slots back while the other's request runs, and its requests at work drain down to
+// their share: slots may stay idle then, the price of fairness. Counted per line: a flood of made-up
+// keys in the strangers' line does not shrink the share of the keys the install accepted.
+//
 // Lines by what a request's key is: one the install accepted lately (`known`: known-keys.ts), or not
 // (strangers: a key not accepted yet, or none). A free slot goes to whoever comes, but while known
 // requests wait, strangers get only one slot in every STRANGER_TURN that frees up: a flood of requests
@@ -22,7 +31,8 @@
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
 // half-built results alive at once. A waiting request costs a parked socket and its body (read in
-// full before it gets in line: server.ts); an active one costs its parsed document, context, loaders,
+// full before it gets in line: server.ts; the bodies of clients that left are collected once the
+// gateway is idle: idle-collect.ts); an active one costs its parsed document, context, loaders,
 // upstream bodies and partial result. What it does to memory under load, alone and with
 // HEAP_GROWING_PERCENT (main.ts), is measured in docs/performance.md#memory.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -54,6 +64,8 @@ export interface AdmissionOptions {
   keylessPerSecond?: number;
   /** Answers a request that is turned away (the line is full, or it waited too long). */
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
+  /** A waiting request whose client left, taken out of its line (idle-collect.ts: what its body weighed). */
+  left?(req: IncomingMessage): void;
 }
 
 /** Works on an admitted request; `release` frees its slot before its response closes (once its answer is produced). */
@@ -148,9 +160,12 @@ class FairLine {
     if (queue.size === 0) this.forget(waiting.key);
   }
 
-  /** The next to start, taken out: the first of the key whose turn it is; that key goes to the end of the turns. */
-  shift(): Waiting | undefined {
-    const next = this.newKeys.entries().next().value ?? this.rotation.entries().next().value;
+  /**
+   * The next to start, taken out: the first of the first key in turn that `mayStart`; that key goes to the
+   * end of the turns. Keys passed over keep their place.
+   */
+  shift(mayStart: (key: string) => boolean): Waiting | undefined {
+    const next = this.firstThat(this.newKeys, mayStart) ?? this.firstThat(this.rotation, mayStart);
     if (next === undefined) return undefined;
     const [key, queue] = next;
     const waiting = queue.first as Waiting;
@@ -161,6 +176,11 @@ class FairLine {
       this.rotation.set(key, queue);
     }
     return waiting;
+  }
+
+  private firstThat(turns: Map<string, Queue>, mayStart: (key: string) => boolean): [string, Queue] | undefined {
+    for (const entry of turns) if (mayStart(entry[0])) return entry;
+    return undefined;
   }
 
   /** How many of this key's wait. */
@@ -188,6 +208,29 @@ export function createAdmission(options: AdmissionOptions): Admission {
   const lines: Record<Lane, FairLine> = { known: new FairLine(), stranger: new FairLine(), keyless: new FairLine() };
   /** Slots held by each key (keys with none are not in it). */
   const atWork = new Map<string, number>();
+  /** Per line: slots held by each key in that line, and each key's requests at work or waiting in it (none: not in it). */
+  const atWorkIn: Record<Lane, Map<string, number>> = { known: new Map(), stranger: new Map(), keyless: new Map() };
+  const withWork: Record<Lane, Map<string, number>> = { known: new Map(), stranger: new Map(), keyless: new Map() };
+  const count = (counts: Map<string, number>, key: string, by: 1 | -1): void => {
+    const left = (counts.get(key) ?? 0) + by;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
+  /**
+   * Whether a request of `key` may start in `lane` as far as its share goes: its key holds fewer slots of
+   * that line than ceil(maxActive / keys with work in it), the key itself counted (the keyless line has
+   * its own bounds).
+   */
+  const mayStart = (lane: Lane, key: string): boolean => {
+    if (lane === 'keyless') return true;
+    const keys = withWork[lane].size + (withWork[lane].has(key) ? 0 : 1);
+    return (atWorkIn[lane].get(key) ?? 0) < Math.ceil(options.maxActive / keys);
+  };
+  const mayStartIn: Record<Lane, (key: string) => boolean> = {
+    known: (key) => mayStart('known', key),
+    stranger: (key) => mayStart('stranger', key),
+    keyless: () => true,
+  };
   let activeKeyless = 0;
   // Slots given to known requests since a stranger (keyless or not) last got one.
   let knownInARow = 0;
@@ -218,7 +261,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
   /** Takes a slot for res: released once, by the returned function or when res closes. */
   const take = (res: ServerResponse, lane: Lane, key: string): (() => void) => {
     active++;
-    atWork.set(key, (atWork.get(key) ?? 0) + 1);
+    count(atWork, key, 1);
+    count(atWorkIn[lane], key, 1);
+    count(withWork[lane], key, 1);
     if (lane === 'keyless') {
       activeKeyless++;
       keylessTokens--;
@@ -229,9 +274,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
       held = false;
       res.off('close', release);
       active--;
-      const left = (atWork.get(key) ?? 1) - 1;
-      if (left > 0) atWork.set(key, left);
-      else atWork.delete(key);
+      count(atWork, key, -1);
+      count(atWorkIn[lane], key, -1);
+      count(withWork[lane], key, -1);
       if (lane === 'keyless') activeKeyless--;
       next();
     };
@@ -246,6 +291,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   /** It is out of its line (taken out by its turn, or by leave): nothing waits for it any more. */
   const outOfLine = (waiting: Waiting): void => {
     queued--;
+    count(withWork[waiting.lane], waiting.key, -1);
     clearTimeout(waiting.expiry);
     waiting.res.off('close', waiting.onGone);
   };
@@ -258,18 +304,20 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   /** The first stranger who may start now: one with a key, else one without if its bounds allow. */
   const firstStranger = (): Waiting | undefined =>
-    lines.stranger.shift() ?? (lines.keyless.size > 0 && keylessMayStart() ? lines.keyless.shift() : undefined);
+    lines.stranger.shift(mayStartIn.stranger) ??
+    (lines.keyless.size > 0 && keylessMayStart() ? lines.keyless.shift(mayStartIn.keyless) : undefined);
 
-  /** Who gets the slot that is free: a known request, but a stranger in every STRANGER_TURN. */
+  /** Who gets the slot that is free: a known request, but a stranger in every STRANGER_TURN; each within its key's share. */
   const pick = (): Waiting | undefined => {
-    if (lines.known.size > 0 && knownInARow < STRANGER_TURN - 1) return lines.known.shift();
-    return firstStranger() ?? lines.known.shift();
+    const known = lines.known.size > 0 && knownInARow < STRANGER_TURN - 1 ? lines.known.shift(mayStartIn.known) : undefined;
+    return known ?? firstStranger() ?? lines.known.shift(mayStartIn.known);
   };
 
   function next(): void {
     while (active < options.maxActive && queued > 0) {
       const waiting = pick();
-      if (!waiting) return wakeForKeyless(); // only requests without a key wait, and their bounds are reached
+      // Those waiting are of keys at their share, or without a key and at their bounds: a slot stays idle.
+      if (!waiting) return wakeForKeyless();
       knownInARow = waiting.lane === 'known' ? knownInARow + 1 : 0;
       outOfLine(waiting);
       start(waiting.req, waiting.res, waiting.handle, waiting.lane, waiting.key);
@@ -293,7 +341,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     admit(req, res, handle, lane = 'known', key = '') {
-      if (active < options.maxActive && (lane !== 'keyless' || (lines.keyless.size === 0 && keylessMayStart()))) {
+      const free = active < options.maxActive && lines[lane].waitingOf(key) === 0 && mayStart(lane, key);
+      if (free && (lane !== 'keyless' || (lines.keyless.size === 0 && keylessMayStart()))) {
         return start(req, res, handle, lane, key);
       }
       if (queued >= options.maxQueued) {
@@ -308,17 +357,23 @@ export function createAdmission(options: AdmissionOptions): Admission {
         req,
         res,
         handle,
-        // The client left while waiting: it never takes a slot.
-        onGone: () => leave(waiting),
+        // The client left while waiting: it never takes a slot (and its key's share may have grown).
+        onGone: () => {
+          leave(waiting);
+          options.left?.(req);
+          next();
+        },
         // Every waiting request has the same budget, so the timers fire in line order; node keeps
         // timers of one duration in a single list, so one per waiting request costs O(1) each.
         expiry: setTimeout(() => {
           leave(waiting);
           options.reject(req, res, 'waited');
+          next();
         }, options.maxWaitMs),
       };
       res.once('close', waiting.onGone);
       lines[lane].push(waiting, atWork.has(key));
+      count(withWork[lane], key, 1);
       queued++;
       if (lane === 'keyless') wakeForKeyless();
     },

@@ -29,6 +29,7 @@ import {
   type RefusalConfig,
 } from './refusals.js';
 import { createOpenStreams } from './streams.js';
+import { createIdleCollector } from './idle-collect.js';
 import { readBody } from './receive.js';
 import { VERSION } from '../version.js';
 
@@ -88,6 +89,12 @@ export async function serveHttp(
 ): Promise<HttpServer> {
   let phase: ServingPhase = 'starting';
   const inFlight = new InFlight();
+  // The bodies of clients that left the line or were turned away are collected once the gateway is idle
+  // (idle-collect.ts).
+  const idle = createIdleCollector({
+    busy: () => admission.active > 0 || admission.queued > 0,
+    collected: (bytes) => logger.info({ bodyBytes: bytes }, 'memory collected: clients that left the line or were turned away'),
+  });
   const admission = createAdmission({
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
@@ -100,7 +107,9 @@ export async function serveHttp(
       );
       onRefused?.(reason);
       refuse(req, res, OVERLOADED, config);
+      idle.dropped(bodyBytes(req));
     },
+    left: (req) => idle.dropped(bodyBytes(req)),
   });
 
   // An event stream (a subscription) is not a request being worked on: it waits on the live pollers
@@ -195,7 +204,10 @@ export async function serveHttp(
     { sendTimeoutMs: config.sendTimeoutMs, bufferMaxBytes: config.sendBufferMaxBytes },
     (ended) => logger.warn(ended, 'connections ended: answers not read'),
   );
-  server.once('close', () => deliveries.stop());
+  server.once('close', () => {
+    deliveries.stop();
+    idle.stop();
+  });
   // The body cap is enforced before anything is buffered, so an oversized body never is. The
   // health check skips the line: it says the process is alive, however busy.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -307,6 +319,9 @@ function redirectToGraphQL(res: ServerResponse): void {
 
 /** A request admitted as a stream: nothing to release, a stream already. */
 const STREAM_WORK: Omit<RequestWork, 'keyKnown'> = { stream: true, answered: () => undefined, becomeStream: () => true };
+
+/** The size of the body read before admission (receive.ts), 0 when none. */
+const bodyBytes = (req: IncomingMessage & { body?: Uint8Array }): number => req.body?.byteLength ?? 0;
 
 /** The request's key, canonical (readAuthorization), or null when it has no usable one. */
 function keyOf(req: IncomingMessage): string | null {

@@ -4,6 +4,7 @@
 // And nothing is kept for a client that left the line: checked with weak references to the gateway's
 // own request objects and V8's collector, not with timings.
 import type { IncomingMessage } from 'node:http';
+import { pino, type Logger } from 'pino';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,11 +32,14 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** The gauge gateway_requests_queued, read from the metrics listener. */
-async function queued(started: Stack): Promise<number> {
+/** A gauge of the gateway's (gateway_requests_queued, gateway_requests_active), read from the metrics listener. */
+async function gauge(started: Stack, name: string): Promise<number> {
   const text = await (await fetch(new URL('/metrics', started.gateway.metricsUrl ?? ''))).text();
-  return Number(/^gateway_requests_queued (\d+)$/m.exec(text)?.[1]);
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
 }
+
+const queued = (started: Stack): Promise<number> => gauge(started, 'gateway_requests_queued');
+const active = (started: Stack): Promise<number> => gauge(started, 'gateway_requests_active');
 
 /** WEBSITES with `key`, whose client leaves when `signal` aborts (settles either way). */
 const postWith = (started: Stack, key: string, signal: AbortSignal): Promise<unknown> =>
@@ -76,6 +80,42 @@ describe('admission between tenants', () => {
     expect(dataOf(await other).websites.totalCount).toBeGreaterThan(0);
     for (const answer of await Promise.all(flood)) expect(answer.status).toBe(200);
     expect(callers(started).filter((key) => key === `Bearer ${KEY_1}`)).toHaveLength(12);
+  });
+
+  it("holds a flooding key to its share of the slots while another key's request is at work", async () => {
+    stack = await startStack({ env: { MAX_ACTIVE_REQUESTS: '4', METRICS_PORT: '0' } });
+    const started = stack;
+    for (const key of [KEY_1, KEY_2]) dataOf(await started.gql(WEBSITES, {}, key));
+    started.sandbox.log.reset();
+
+    // KEY_1 alone takes every slot: four at work (their upstream calls hang until their clients leave),
+    // six waiting. KEY_2's request, the fifth call, hangs too: KEY_2 has work until its client leaves.
+    started.sandbox.scriptFaults(Array.from({ length: 5 }, () => ({ kind: 'hang' as const })));
+    const holders = Array.from({ length: 4 }, () => new AbortController());
+    const holding = holders.map((holder) => postWith(started, KEY_1, holder.signal));
+    await until(() => started.sandbox.log.inFlight === 4, 'KEY_1 at work in every slot');
+    const flood = Array.from({ length: 6 }, () => started.gql(WEBSITES, {}, KEY_1));
+    await until(async () => (await queued(started)) === 6, 'six of the flood in line');
+    const otherHolder = new AbortController();
+    const other = postWith(started, KEY_2, otherHolder.signal);
+    await until(async () => (await queued(started)) === 7, "KEY_2's request in line");
+    holders[0]?.abort();
+    await until(() => started.sandbox.log.count === 5 && started.sandbox.log.inFlight === 4, "KEY_2's request at work");
+    expect(started.sandbox.log.entries[4]?.headers.authorization).toBe(`Bearer ${KEY_2}`);
+
+    // KEY_1 holds three slots; with KEY_2 at work its share is two of the four: a slot it frees stays idle.
+    holders[1]?.abort();
+    await until(async () => (await active(started)) === 3 || started.sandbox.log.count > 5, 'the freed slot left idle, or given');
+    expect(started.sandbox.log.count).toBe(5);
+    expect(await queued(started)).toBe(6);
+
+    // KEY_2's client leaves: KEY_1 is alone again and takes every slot.
+    otherHolder.abort();
+    await other;
+    for (const holder of holders.slice(2)) holder.abort();
+    await Promise.all(holding);
+    for (const answer of await Promise.all(flood)) expect(answer.status).toBe(200);
+    expect(callers(started).filter((key) => key === `Bearer ${KEY_1}`)).toHaveLength(10);
   });
 
   it('makes room in a full line by turning away the last of the key with the most waiting, not a newcomer', async () => {
@@ -129,55 +169,84 @@ describe('admission between tenants', () => {
 /** Requests that join the line, each with a body of about 60 KB, and whose clients then leave. */
 const DEPARTED = 200;
 
+/** A gateway with one slot and room in line for the departing flood; `logger` takes its log lines. */
+const startForDeparted = (logger?: Logger): Promise<Stack> =>
+  startStack({
+    env: { MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: String(DEPARTED * 2), MAX_BODY_BYTES: String(128 * 1024), METRICS_PORT: '0' },
+    ...(logger ? { gateway: { logger } } : {}),
+  });
+
+/**
+ * DEPARTED requests with a 60 KB body join the line behind the held slot, then their clients leave:
+ * the gateway's request objects of them, weakly, once it saw every one leave.
+ */
+async function departingFlood(started: Stack): Promise<WeakRef<IncomingMessage>[]> {
+  const requests: WeakRef<IncomingMessage>[] = [];
+  let closed = 0;
+  started.gateway.server.on('request', (req: IncomingMessage) => {
+    if (req.headers['x-departing'] === undefined) return;
+    requests.push(new WeakRef(req));
+    req.once('close', () => closed++);
+  });
+  const body = JSON.stringify({ query: '{ websites { totalCount } }', variables: { padding: 'x'.repeat(60_000) } });
+  const leaving = Array.from({ length: DEPARTED }, () => new AbortController());
+  const sent = leaving.map((controller, i) =>
+    fetch(started.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${i % 2 === 0 ? KEY_1 : 'made-up'}`, 'x-departing': '1' },
+      body,
+      signal: controller.signal,
+    }).catch(() => undefined),
+  );
+  // All of them read and in line: their bodies are kept while they wait.
+  await until(async () => (await queued(started)) === DEPARTED, 'the flood in line');
+  for (const controller of leaving) controller.abort();
+  await Promise.all(sent);
+  await until(() => closed === DEPARTED, 'the gateway saw every client leave');
+  expect(await queued(started)).toBe(0);
+  expect(requests).toHaveLength(DEPARTED);
+  return requests;
+}
+
+const alive = (requests: WeakRef<IncomingMessage>[]): number => requests.filter((ref) => ref.deref() !== undefined).length;
+
 describe('a client that left the line', () => {
   it('leaves nothing behind: its request, response and bodies are collected while the slot ahead is still held', async () => {
-    stack = await startStack({
-      env: {
-        MAX_ACTIVE_REQUESTS: '1',
-        MAX_QUEUED_REQUESTS: String(DEPARTED * 2),
-        MAX_BODY_BYTES: String(128 * 1024),
-        METRICS_PORT: '0',
-      },
-    });
+    stack = await startForDeparted();
     const started = stack;
     // The one slot is held, upstream, until the test is over.
     started.sandbox.scriptFaults([{ kind: 'delay', ms: 60_000 }]);
     void started.gql('{ websites { totalCount } }').catch(() => undefined);
     await until(() => started.sandbox.log.inFlight === 1, 'the slot held');
-
-    // The gateway's request objects of the flood, weakly; and how many of them have closed.
-    const requests: WeakRef<IncomingMessage>[] = [];
-    let closed = 0;
-    started.gateway.server.on('request', (req: IncomingMessage) => {
-      if (req.headers['x-departing'] === undefined) return;
-      requests.push(new WeakRef(req));
-      req.once('close', () => closed++);
-    });
-
-    const body = JSON.stringify({ query: '{ websites { totalCount } }', variables: { padding: 'x'.repeat(60_000) } });
-    const leaving = Array.from({ length: DEPARTED }, () => new AbortController());
-    const sent = leaving.map((controller, i) =>
-      fetch(started.endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${i % 2 === 0 ? KEY_1 : 'made-up'}`, 'x-departing': '1' },
-        body,
-        signal: controller.signal,
-      }).catch(() => undefined),
-    );
-    // All of them read and in line: their bodies are kept while they wait.
-    await until(async () => (await queued(started)) === DEPARTED, 'the flood in line');
-    for (const controller of leaving) controller.abort();
-    await Promise.all(sent);
-    await until(() => closed === DEPARTED, 'the gateway saw every client leave');
-    expect(await queued(started)).toBe(0);
+    const requests = await departingFlood(started);
 
     await pause(50);
     gc();
     await pause(50);
     gc();
-    const alive = requests.filter((ref) => ref.deref() !== undefined).length;
-    expect(requests).toHaveLength(DEPARTED);
     // Before: every one of them, kept by the line until the slot ahead freed up.
-    expect(alive).toBeLessThanOrEqual(DEPARTED / 20);
+    expect(alive(requests)).toBeLessThanOrEqual(DEPARTED / 20);
+  });
+
+  it('is collected once the gateway is idle, with no new traffic and no collection forced by the test', async () => {
+    const lines: { msg?: string; bodyBytes?: number }[] = [];
+    const sink = { write: (chunk: string) => void lines.push(JSON.parse(chunk) as { msg?: string; bodyBytes?: number }) };
+    stack = await startForDeparted(pino({ base: null }, sink));
+    const started = stack;
+    // The one slot is held, upstream, until its client leaves.
+    started.sandbox.scriptFaults([{ kind: 'hang' }]);
+    const holder = new AbortController();
+    const holding = postWith(started, KEY_1, holder.signal);
+    await until(() => started.sandbox.log.inFlight === 1, 'the slot held');
+    const requests = await departingFlood(started);
+    holder.abort();
+    await holding;
+
+    // Nothing is sent from now on: the gateway, idle, collects by itself (before: never, with no traffic).
+    const collected = (): { bodyBytes?: number } | undefined =>
+      lines.find((line) => line.msg === 'memory collected: clients that left the line or were turned away');
+    await until(() => collected() !== undefined, 'the collection once idle');
+    expect(collected()?.bodyBytes).toBeGreaterThanOrEqual(DEPARTED * 60_000);
+    expect(alive(requests)).toBeLessThanOrEqual(DEPARTED / 20);
   });
 });
