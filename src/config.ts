@@ -24,6 +24,7 @@ import { CACHE_STORE_DEFAULTS } from './upstream/cache-store.js';
 import { UPSTREAM_TRANSPORT_DEFAULTS, type UpstreamTransportOptions } from './upstream/client.js';
 import { DEFAULT_STAT_NAMING, STAT_NAMINGS, type StatNaming } from './upstream/dialect.js';
 import { REQUEST_BOUNDS_DEFAULTS } from './upstream/source.js';
+import { parseRedisUrl } from './upstream/redis-connection.js';
 
 export interface UpstreamConfig extends UpstreamTransportOptions {
   /** Origin plus optional path prefix of the analytics install, without `/api/v1`; null = sandbox. */
@@ -194,9 +195,10 @@ class EnvReader {
   redisUrl(name: string): string | null {
     const value = this.raw(name);
     if (value === undefined) return null;
-    if (!/^rediss?:\/\/\S+$/.test(value)) {
+    const parsed = parseRedisUrl(value);
+    if ('problem' in parsed) {
       // The value is not echoed: a Redis URL may carry a password.
-      this.problems.push(`${name} must be a redis:// or rediss:// URL`);
+      this.problems.push(`${name} ${parsed.problem}`);
       return null;
     }
     return value;

@@ -27,6 +27,8 @@ export interface StartRedisOptions {
   port?: number;
   /** Extra arguments of redis-server, e.g. ['--maxmemory', '1mb']. */
   args?: string[];
+  /** A configuration file, read first (a sentinel's: redis-server rewrites it; args then take ['--sentinel']). */
+  configFile?: string;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -81,10 +83,16 @@ class NotStarted extends Error {
   }
 }
 
-async function startOn(port: number, args: string[]): Promise<RedisServer> {
+async function startOn(port: number, args: string[], configFile?: string): Promise<RedisServer> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(), ...args],
+    [
+      ...(configFile ? [configFile] : []),
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
+      // A file of its own: a dump.rdb left in the temporary folder (a replica's sync writes one) is never loaded.
+      ...['--dbfilename', `agw-test-${process.pid}-${port}.rdb`],
+      ...args,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -143,12 +151,13 @@ async function startOn(port: number, args: string[]): Promise<RedisServer> {
 /** Starts redis-server; on an ephemeral port, tried again once on another port if the first was taken meanwhile. */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const args = options.args ?? [];
-  if (options.port !== undefined) return startOn(options.port, args);
+  if (options.port !== undefined) return startOn(options.port, args, options.configFile);
   try {
-    return await startOn(await freePort(), args);
+    return await startOn(await freePort(), args, options.configFile);
   } catch (error) {
     if (!(error instanceof NotStarted) || !error.portTaken) throw error;
-    return startOn(await freePort(), args); // another process took the port between the probe and redis-server
+    // another process took the port between the probe and redis-server
+    return startOn(await freePort(), args, options.configFile);
   }
 }
 

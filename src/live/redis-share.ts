@@ -99,6 +99,14 @@ interface RedisWithScripts extends Redis {
 
 const LIVE = `${PREFIX}live:`;
 
+// A key's live state carries its keyed hash as a hash tag (`{…}`): on a cluster, the scripts that take
+// or give back a topic's lock with its last result and the key's calls stay within one slot.
+/** The lock of a topic (`name`: the hash of its id), and its last result. */
+const lockOf = (topic: Topic, name: string): string => `${LIVE}lock:{${topic.key}}:${name}`;
+const lastOf = (topic: Topic, name: string): string => `${LIVE}last:{${topic.key}}:${name}`;
+/** The calls of a key's topics at their latest polls. */
+const callsOf = (key: string): string => `${LIVE}calls:{${key}}`;
+
 /** What travels on a topic's channel: a result, and which gateway polled it. */
 interface Message extends SharedResult {
   from: string;
@@ -169,19 +177,19 @@ export class RedisLiveShare implements LiveShare {
 
   async claim(topic: Topic, ttlMs: number): Promise<boolean> {
     const name = this.name(topic);
-    const held = await this.bounded(() => this.redis.liveClaim(2, `${LIVE}lock:${name}`, `${LIVE}last:${name}`, this.self, ttl(ttlMs)));
+    const held = await this.bounded(() => this.redis.liveClaim(2, lockOf(topic, name), lastOf(topic, name), this.self, ttl(ttlMs)));
     return held === 1;
   }
 
   async release(topic: Topic): Promise<void> {
     const name = this.name(topic);
-    await this.bounded(() => this.redis.liveRelease(2, `${LIVE}lock:${name}`, `${LIVE}calls:${topic.key}`, this.self, name));
+    await this.bounded(() => this.redis.liveRelease(2, lockOf(topic, name), callsOf(topic.key), this.self, name));
   }
 
   async publish(topic: Topic, result: SharedResult, ttlMs: number): Promise<void> {
     const name = this.name(topic);
     // A final result is for the streams open now: one that joins later polls again.
-    const last = `${LIVE}last:${name}`;
+    const last = lastOf(topic, name);
     if (result.final) await this.bounded(() => this.redis.del(last));
     else await this.bounded(() => this.redis.set(last, result.text, 'PX', ttl(ttlMs)));
     const message: Message = { ...result, from: this.self };
@@ -189,7 +197,7 @@ export class RedisLiveShare implements LiveShare {
   }
 
   async last(topic: Topic): Promise<string | null> {
-    return this.bounded(() => this.redis.get(`${LIVE}last:${this.name(topic)}`));
+    return this.bounded(() => this.redis.get(lastOf(topic, this.name(topic))));
   }
 
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void {
@@ -206,12 +214,12 @@ export class RedisLiveShare implements LiveShare {
 
   async keyCalls(topic: Topic, calls: number, ttlMs: number): Promise<number> {
     const name = this.name(topic);
-    return this.bounded(() => this.redis.liveKeyCalls(1, `${LIVE}calls:${topic.key}`, name, Math.max(0, Math.round(calls)), ttl(ttlMs)));
+    return this.bounded(() => this.redis.liveKeyCalls(1, callsOf(topic.key), name, Math.max(0, Math.round(calls)), ttl(ttlMs)));
   }
 
   async spend(key: string, calls: number, entry = ''): Promise<Spent> {
     const [total, recorded, oldestLeavesInMs] = await this.bounded(() =>
-      this.redis.liveSpend(1, `${LIVE}spent:${key}`, Math.round(calls), WINDOW_MS, entry, randomBytes(6).toString('base64url')),
+      this.redis.liveSpend(1, `${LIVE}spent:{${key}}`, Math.round(calls), WINDOW_MS, entry, randomBytes(6).toString('base64url')),
     );
     return { calls: total, entry: recorded, oldestLeavesInMs };
   }

@@ -246,8 +246,11 @@ interface RedisWithScripts extends Redis {
   bumpCounter(numberOfKeys: number, key: string): Promise<number>;
 }
 
-/** Where persisted documents live in Redis: apart from the cache's records, with their own bound. */
-const DOCUMENTS = `${PREFIX}apq:`;
+/**
+ * Where persisted documents live in Redis: apart from the cache's records, with their own bound. One
+ * hash tag for all of them: the script that keeps one evicts others, so on a cluster they share a slot.
+ */
+const DOCUMENTS = `${PREFIX}{apq}:`;
 
 /** CACHE_MAX_BYTES (the memory store), CACHE_STORE_TIMEOUT_MS and APQ_REDIS_TTL_S (in ms) when unset. */
 export const CACHE_STORE_DEFAULTS = { maxBytes: 64 * 1024 * 1024, timeoutMs: 100, documentLifetimeMs: 86_400_000 } as const;

@@ -27,20 +27,26 @@ export const ENTRY_KINDS = { website: 'w', websitePage: 'l', statPage: 's' } as 
 export const keyIdOf = (secret: string, authorization: string): string =>
   createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
 
-/** Names in the store of what belongs to one API key (by its id). */
+/**
+ * Names in the store of what belongs to one API key (by its id). Each carries the id as a hash tag
+ * (`{id}`): on a Redis Cluster, everything of one key is in one hash slot, so a look (one MGET of an
+ * entry, the key's counters and marks) and the scripts that check counters before they write never
+ * cross slots; different keys spread over the masters. (Names before 0.3.0 had no braces: a gateway
+ * of 0.2 and one of 0.3 on one Redis do not share entries.)
+ */
 export const storeNames = {
   /** The key's generation: a 401 moves it on, and every entry of the older one is out of reach. */
-  generation: (keyId: string): string => `gen:${keyId}`,
+  generation: (keyId: string): string => `gen:{${keyId}}`,
   /** The key's writes: every write with it moves this on, which drops its lists (their names hold it). */
-  writes: (keyId: string): string => `lists:${keyId}`,
+  writes: (keyId: string): string => `lists:{${keyId}}`,
   /** Marked while the install has accepted the key within KEY_RECHECK_S. */
-  seen: (keyId: string): string => `seen:${keyId}`,
+  seen: (keyId: string): string => `seen:{${keyId}}`,
   /** Marked while the key may have entries: only then does a 401 or a write have anything to drop. */
-  hasEntries: (keyId: string): string => `has:${keyId}`,
+  hasEntries: (keyId: string): string => `has:{${keyId}}`,
   /** The prefix of the entries of a key's generation. */
-  entries: (keyId: string, generation: number): string => `c:${keyId}:${generation}`,
+  entries: (keyId: string, generation: number): string => `c:{${keyId}}:${generation}`,
   /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */
   entry: (entries: string, kind: string, key: string): string => `${entries}:${kind}:${key}`,
   /** A stored answer (http/answer-cache.ts): `request` hashes all of the request but its key. */
-  answer: (keyId: string, request: string): string => `a:${keyId}:${request}`,
+  answer: (keyId: string, request: string): string => `a:{${keyId}}:${request}`,
 };

@@ -1,11 +1,71 @@
 // A connection to Redis as the gateway uses one (the read cache's store, the live pollers' share):
 // every call bounded in time, none piling up behind an outage, and ioredis loaded only by a gateway
-// that has REDIS_URL.
+// that has REDIS_URL. REDIS_URL names one Redis (redis://, rediss://), a Redis Cluster by seed nodes
+// (redis-cluster://host:port,host:port; rediss-cluster:// over TLS), or a primary that Sentinel
+// watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://): ioredis's Redis,
+// Cluster and Sentinel support follow MOVED, ASK, a new master and a failover without a restart.
+//
+// On a cluster, what one command or script touches must be in one hash slot: every name of the
+// gateway's that is read or written together carries the same hash tag (`{…}`): the keyed hash of
+// the API key for its entries, counters, marks, stored answers and live state (keys.ts), `{apq}` for
+// the persisted documents; different API keys spread over the masters.
 import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
+import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
 
 /** Where everything of the gateway's lives in Redis. */
 export const PREFIX = 'agw:';
+
+/** What REDIS_URL names: one Redis, a cluster by its seed nodes, or a primary that Sentinel watches. */
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[]; username?: string; password?: string; tls: boolean }
+  | { kind: 'sentinel'; sentinels: HostPort[]; name: string; username?: string; password?: string; tls: boolean };
+
+interface HostPort {
+  host: string;
+  port: number;
+}
+
+const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#/]*))?$/;
+const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
+
+/**
+ * REDIS_URL read: null when it is none of the forms above (the reason in `problem`, without echoing the
+ * value: it may carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
+ */
+export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
+  if (/^rediss?:\/\/\S+$/.test(value)) return { target: { kind: 'single', url: value } };
+  const match = MULTI_NODE.exec(value);
+  if (!match)
+    return { problem: 'must be a redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel:// or rediss-sentinel:// URL' };
+  const [, scheme, kind, userinfo, hosts = '', path] = match;
+  const nodes: HostPort[] = [];
+  for (const entry of hosts.split(',')) {
+    const hostPort = HOST_PORT.exec(entry.trim());
+    const port = Number(hostPort?.[3]);
+    if (!hostPort || port < 1 || port > 65_535) return { problem: `${kind} nodes must be host:port, separated by commas` };
+    nodes.push({ host: (hostPort[1] ?? hostPort[2]) as string, port });
+  }
+  let username: string | undefined;
+  let password: string | undefined;
+  if (userinfo) {
+    const colon = userinfo.indexOf(':');
+    try {
+      username = decodeURIComponent(colon === -1 ? userinfo : userinfo.slice(0, colon)) || undefined;
+      password = colon === -1 ? undefined : decodeURIComponent(userinfo.slice(colon + 1)) || undefined;
+    } catch {
+      return { problem: 'has a user or password that is not URL-encoded' };
+    }
+  }
+  const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}) };
+  const tls = scheme === 'rediss';
+  if (kind === 'cluster') {
+    if (path) return { problem: 'redis-cluster:// takes no path (every node holds database 0)' };
+    return { target: { kind: 'cluster', nodes, tls, ...credentials } };
+  }
+  if (!path) return { problem: "redis-sentinel:// needs the primary's name as its path (redis-sentinel://host:port/mymaster)" };
+  return { target: { kind: 'sentinel', sentinels: nodes, name: decodeURIComponent(path), tls, ...credentials } };
+}
 
 /**
  * ioredis, loaded by the first Redis connection: a gateway without REDIS_URL never loads it (6–8 MB of
@@ -18,9 +78,17 @@ export function loadIoredis(): typeof import('ioredis') {
 /** ioredis's states in which Redis is known to be unreachable (until a reconnection): calls fail at once. */
 const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
 
-/** A connection whose calls wait for it within `timeoutMs` and fail at once while Redis is known unreachable. */
+/**
+ * A connection whose calls wait for it within `timeoutMs` and fail at once while Redis is known
+ * unreachable. On a cluster, an ioredis Cluster: the same commands (the gateway's are each within one
+ * slot), typed as a Redis here.
+ */
 export function connectRedis(url: string, timeoutMs: number): Redis {
-  const redis = new (loadIoredis().Redis)(url, {
+  const parsed = parseRedisUrl(url);
+  if ('problem' in parsed) throw new Error(`REDIS_URL ${parsed.problem}`);
+  const { target } = parsed;
+  const ioredis = loadIoredis();
+  const options: RedisOptions = {
     lazyConnect: false,
     // A call made while the connection is being made (at start-up, or a reconnection under way)
     // waits for it, within timeoutMs; while Redis is known unreachable, calls fail at once
@@ -30,7 +98,39 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(timeoutMs, 1_000),
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
+  };
+  const credentials = {
+    ...(target.kind !== 'single' && target.username ? { username: target.username } : {}),
+    ...(target.kind !== 'single' && target.password ? { password: target.password } : {}),
+    ...(target.kind !== 'single' && target.tls ? { tls: {} } : {}),
+  };
+  let redis: Redis;
+  if (target.kind === 'single') redis = new ioredis.Redis(url, options);
+  else if (target.kind === 'sentinel') {
+    // The credentials are the primary's and its replicas'; the sentinels are asked without any.
+    redis = new ioredis.Redis({
+      ...options,
+      ...credentials,
+      sentinels: target.sentinels,
+      name: target.name,
+      sentinelRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+    });
+  } else {
+    const clusterOptions: ClusterOptions = {
+      redisOptions: { ...options, ...credentials },
+      // The nodes' own state decides: a call waits within its bound while the cluster sorts itself
+      // out (a failover, a MOVED or ASK followed), then fails; the slots are read again on each.
+      enableOfflineQueue: true,
+      maxRedirections: 4,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      slotsRefreshTimeout: Math.max(timeoutMs, 1_000),
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    };
+    redis = new ioredis.Cluster(target.nodes, clusterOptions) as unknown as Redis;
+  }
   redis.on('error', () => undefined); // reported by the calls that fail
   return redis;
 }

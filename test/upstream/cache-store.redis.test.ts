@@ -11,6 +11,7 @@ import { sha256Hex } from '../../src/graphql/plugins/use-persisted-queries.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { RedisCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
+import { parseRedisUrl } from '../../src/upstream/redis-connection.js';
 import {
   CREATE_WEBSITE,
   KEY_1,
@@ -434,9 +435,9 @@ describe('two gateways on one Redis share entries with no setting but REDIS_URL'
       const registered = await one.post<{ websites: { totalCount: number } }>({ query, extensions: persisted });
       const totalCount = dataOf(registered).websites.totalCount;
       // Kept once the operation ran and the install accepted the key: just after the answer.
-      await until('the document to be kept', async () => (await admin.get(`agw:apq:${hash}`)) !== null);
-      expect(await admin.get(`agw:apq:${hash}`)).toContain('SharedApq');
-      const ttl = await admin.pttl(`agw:apq:${hash}`);
+      await until('the document to be kept', async () => (await admin.get(`agw:{apq}:${hash}`)) !== null);
+      expect(await admin.get(`agw:{apq}:${hash}`)).toContain('SharedApq');
+      const ttl = await admin.pttl(`agw:{apq}:${hash}`);
       expect(ttl).toBeGreaterThan(0.99 * 86_400_000);
       expect(ttl).toBeLessThanOrEqual(86_400_000);
 
@@ -465,7 +466,7 @@ describe('APQ in Redis: only for accepted keys, within a bound shared by the gat
       expect(errorsOf(response)[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     }
     await sleep(200); // what would be kept is kept just after the answer
-    expect(await keysOf(redis.url, 'agw:apq:*')).toEqual([]);
+    expect(await keysOf(redis.url, 'agw:{apq}:*')).toEqual([]);
   });
 
   it('keeps APQ_MAX_ENTRIES documents for all gateways together, the oldest out first', async () => {
@@ -476,13 +477,13 @@ describe('APQ in Redis: only for accepted keys, within a bound shared by the gat
     for (const [i, { query, hash, extensions }] of sent.entries()) {
       const gateway = i % 2 === 0 ? one : two;
       expect(dataOf(await gateway.post<IdData>({ query, extensions })).website.id).toBe('1');
-      await until(`document ${i} to be kept`, async () => (await admin.get(`agw:apq:${hash}`)) !== null);
+      await until(`document ${i} to be kept`, async () => (await admin.get(`agw:{apq}:${hash}`)) !== null);
     }
-    const kept = await Promise.all(sent.map(({ hash }) => admin.get(`agw:apq:${hash}`)));
+    const kept = await Promise.all(sent.map(({ hash }) => admin.get(`agw:{apq}:${hash}`)));
     expect(kept.map((document) => document !== null)).toEqual([false, false, true, true, true]);
-    expect(await admin.zcard('agw:apq:index')).toBe(3);
+    expect(await admin.zcard('agw:{apq}:index')).toBe(3);
     const bytes = sent.slice(2).reduce((sum, { query }) => sum + Buffer.byteLength(query), 0);
-    expect(Number(await admin.get('agw:apq:bytes'))).toBe(bytes);
+    expect(Number(await admin.get('agw:{apq}:bytes'))).toBe(bytes);
     // The evicted one is unknown to both gateways; a kept one runs by hash on either.
     expect(errorsOf(await one.post({ extensions: sent[0]!.extensions }))[0]?.message).toBe('PersistedQueryNotFound');
     expect(dataOf(await two.post<IdData>({ extensions: sent[2]!.extensions })).website.id).toBe('1');
@@ -495,10 +496,10 @@ describe('APQ in Redis: only for accepted keys, within a bound shared by the gat
     const large = registration(`Large${'x'.repeat(100)}`);
     for (const { query, extensions } of [small, other, large]) dataOf(await gateway.post<IdData>({ query, extensions }));
     await sleep(200);
-    expect(await admin.get(`agw:apq:${large.hash}`)).toBeNull();
-    expect(await admin.get(`agw:apq:${small.hash}`)).not.toBeNull();
-    expect(await admin.get(`agw:apq:${other.hash}`)).not.toBeNull();
-    expect(Number(await admin.get('agw:apq:bytes'))).toBeLessThanOrEqual(120);
+    expect(await admin.get(`agw:{apq}:${large.hash}`)).toBeNull();
+    expect(await admin.get(`agw:{apq}:${small.hash}`)).not.toBeNull();
+    expect(await admin.get(`agw:{apq}:${other.hash}`)).not.toBeNull();
+    expect(Number(await admin.get('agw:{apq}:bytes'))).toBeLessThanOrEqual(120);
   });
 });
 
@@ -744,14 +745,63 @@ describe('REDIS_URL', () => {
     }
   });
 
+  it('takes a cluster by its seed nodes and a primary that Sentinel watches, and reads them', () => {
+    const urls = {
+      cluster: 'redis-cluster://10.0.0.1:7000,10.0.0.2:7001,[::1]:7002',
+      tlsCluster: 'rediss-cluster://gateway:s%40cret@node-1.cache.internal:6379',
+      sentinel: 'redis-sentinel://:s3cret@10.0.0.1:26379,10.0.0.2:26379/mymaster',
+      tlsSentinel: 'rediss-sentinel://sentinel-1.internal:26379/cache-primary',
+    };
+    for (const url of Object.values(urls)) expect(loadConfig({ REDIS_URL: url }).cache.redisUrl).toBe(url);
+    expect(parseRedisUrl(urls.cluster)).toEqual({
+      target: {
+        kind: 'cluster',
+        nodes: [
+          { host: '10.0.0.1', port: 7000 },
+          { host: '10.0.0.2', port: 7001 },
+          { host: '::1', port: 7002 },
+        ],
+        tls: false,
+      },
+    });
+    expect(parseRedisUrl(urls.tlsCluster)).toEqual({
+      target: {
+        kind: 'cluster',
+        nodes: [{ host: 'node-1.cache.internal', port: 6379 }],
+        tls: true,
+        username: 'gateway',
+        password: 's@cret',
+      },
+    });
+    expect(parseRedisUrl(urls.sentinel)).toEqual({
+      target: {
+        kind: 'sentinel',
+        sentinels: [
+          { host: '10.0.0.1', port: 26379 },
+          { host: '10.0.0.2', port: 26379 },
+        ],
+        name: 'mymaster',
+        tls: false,
+        password: 's3cret',
+      },
+    });
+    expect(parseRedisUrl(urls.tlsSentinel)).toMatchObject({ target: { kind: 'sentinel', name: 'cache-primary', tls: true } });
+  });
+
   it.each([
-    ['http://user:hunter2@cache.internal:6379', 'hunter2'],
-    ['https://:hunter2@cache.internal', 'hunter2'],
-    ['memcached://cache.internal:11211', undefined],
-    ['cache.internal:6379', undefined],
-  ])('refuses %s, naming REDIS_URL and not echoing its password', (url, password) => {
+    ['http://user:hunter2@cache.internal:6379', 'hunter2', 'must be a redis://, rediss://, redis-cluster://'],
+    ['https://:hunter2@cache.internal', 'hunter2', 'must be a redis://, rediss://, redis-cluster://'],
+    ['memcached://cache.internal:11211', undefined, 'must be a redis://, rediss://, redis-cluster://'],
+    ['cache.internal:6379', undefined, 'must be a redis://, rediss://, redis-cluster://'],
+    ['redis-cluster://:hunter2@10.0.0.1', 'hunter2', 'cluster nodes must be host:port'],
+    ['redis-cluster://10.0.0.1:7000,,10.0.0.2:7001', undefined, 'cluster nodes must be host:port'],
+    ['redis-cluster://10.0.0.1:70000', undefined, 'cluster nodes must be host:port'],
+    ['redis-cluster://10.0.0.1:7000/2', undefined, 'redis-cluster:// takes no path'],
+    ['redis-sentinel://:hunter2@10.0.0.1:26379', 'hunter2', "redis-sentinel:// needs the primary's name"],
+    ['redis-sentinel://:hunter2%zz@10.0.0.1:26379/mymaster', 'hunter2', 'has a user or password that is not URL-encoded'],
+  ])('refuses %s, naming REDIS_URL and not echoing its password', (url, password, problem) => {
     const message = problemsOf({ REDIS_URL: url });
-    expect(message).toContain('REDIS_URL must be a redis:// or rediss:// URL');
+    expect(message).toContain(`REDIS_URL ${problem}`);
     if (password !== undefined) expect(message).not.toContain(password);
   });
 
