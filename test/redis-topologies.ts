@@ -59,6 +59,10 @@ export async function startCluster(): Promise<RedisCluster> {
             `node-${i}.conf`,
             '--cluster-node-timeout',
             '1000',
+            // A replica takes over however long since it last heard its master (the default wants it
+            // recent, within ten node timeouts, and on a busy machine may leave the slots unowned).
+            '--cluster-replica-validity-factor',
+            '0',
           ],
         }),
       );

@@ -114,6 +114,9 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       sentinels: target.sentinels,
       name: target.name,
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      // An old primary come back as a replica answers READONLY: reconnect (to whatever the sentinels
+      // name now).
+      reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     });
   } else {
@@ -127,6 +130,8 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       retryDelayOnClusterDown: 100,
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: Math.max(timeoutMs, 1_000),
+      // The slots are read again every 5 s as well: a new master elsewhere is found without a redirection.
+      slotsRefreshInterval: 5_000,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     };
     redis = new ioredis.Cluster(target.nodes, clusterOptions) as unknown as Redis;

@@ -243,8 +243,10 @@ describe.each([
     const [one, two] = [await startGateway(budget), await startGateway(budget)];
     const reference = dataOf(await one.gql<FixedDashboardData>(FIXED_DASHBOARD));
     await until('the dashboard from the store', async () => usageOf(await two.gql(FIXED_DASHBOARD)).upstreamCalls === 0);
-    const [seen] = await topology.keys('agw:seen:*');
-    expect(seen).toBeDefined();
+    // KEY_1's names: the tag of its statistics' entries (KEY_2 read only its list of websites).
+    const [stats] = tagsOf(await topology.keys('agw:c:*:s:*'));
+    const seen = `agw:seen:{${stats}}`;
+    expect(await topology.keys(seen)).toEqual([seen]);
     const counts = { requests: 0, failed: 0, wrong: 0, fromUpstream: 0 };
     /** When the holder had exited; when a request sent after that was first answered from the store. */
     let killedAt = 0;
@@ -263,7 +265,7 @@ describe.each([
     };
     const loads = [load(one), load(two), load(one), load(two)];
     await until('requests under way', () => counts.requests > 20);
-    await topology.killHolderOf(String(seen));
+    await topology.killHolderOf(seen);
     killedAt = performance.now();
     await until('the store whole again', () => topology.recovered(), 30_000);
     await until('the cache used again', () => usedAgainAt > 0, 30_000);
