@@ -30,8 +30,8 @@ const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?
 const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
 
 /**
- * REDIS_URL read: null when it is none of the forms above (the reason in `problem`, without echoing the
- * value: it may carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
+ * REDIS_URL read, or why it is none of the forms above (`problem`, which never echoes the value: it may
+ * carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
  */
 export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
   if (/^rediss?:\/\/\S+$/.test(value)) return { target: { kind: 'single', url: value } };
@@ -64,7 +64,13 @@ export function parseRedisUrl(value: string): { target: RedisTarget } | { proble
     return { target: { kind: 'cluster', nodes, tls, ...credentials } };
   }
   if (!path) return { problem: "redis-sentinel:// needs the primary's name as its path (redis-sentinel://host:port/mymaster)" };
-  return { target: { kind: 'sentinel', sentinels: nodes, name: decodeURIComponent(path), tls, ...credentials } };
+  let name: string;
+  try {
+    name = decodeURIComponent(path);
+  } catch {
+    return { problem: "has a primary's name that is not URL-encoded" };
+  }
+  return { target: { kind: 'sentinel', sentinels: nodes, name, tls, ...credentials } };
 }
 
 /**

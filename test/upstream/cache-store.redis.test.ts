@@ -799,6 +799,7 @@ describe('REDIS_URL', () => {
     ['redis-cluster://10.0.0.1:7000/2', undefined, 'redis-cluster:// takes no path'],
     ['redis-sentinel://:hunter2@10.0.0.1:26379', 'hunter2', "redis-sentinel:// needs the primary's name"],
     ['redis-sentinel://:hunter2%zz@10.0.0.1:26379/mymaster', 'hunter2', 'has a user or password that is not URL-encoded'],
+    ['redis-sentinel://:hunter2@10.0.0.1:26379/my%zz', 'hunter2', "has a primary's name that is not URL-encoded"],
   ])('refuses %s, naming REDIS_URL and not echoing its password', (url, password, problem) => {
     const message = problemsOf({ REDIS_URL: url });
     expect(message).toContain(`REDIS_URL ${problem}`);
