@@ -13,6 +13,34 @@ import { until } from './fixture.js';
 const run = promisify(execFile);
 
 /**
+ * A short-lived admin connection to one node, made and closed around `use`: it does not retry (a node the
+ * test killed fails at once).
+ */
+export async function onNode<T>(port: number, use: (admin: Redis) => Promise<T>): Promise<T> {
+  const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await admin.connect();
+    return await use(admin);
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/** A topology's own folder and the servers started in it, all killed and the folder removed by `close`. */
+function topologyFolder(prefix: string): { dir: string; servers: RedisServer[]; close(): Promise<void> } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const servers: RedisServer[] = [];
+  return {
+    dir,
+    servers,
+    async close() {
+      await Promise.all(servers.map((server) => server.kill()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
  * A server's files in the topology's own folder: a replica's full sync writes an RDB file even with
  * `--save ''`, and one left in the shared temporary folder would be loaded by the next Redis started
  * there (another test's: entries of another run). Diskless sync writes none on the primary.
@@ -41,12 +69,7 @@ async function clusterReady(ports: readonly number[]): Promise<boolean> {
 
 /** Six redis-servers in cluster mode, joined by `redis-cli --cluster create … --cluster-replicas 1`. */
 export async function startCluster(): Promise<RedisCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'agw-cluster-'));
-  const nodes: RedisServer[] = [];
-  const close = async (): Promise<void> => {
-    await Promise.all(nodes.map((node) => node.kill()));
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { dir, servers: nodes, close } = topologyFolder('agw-cluster-');
   try {
     for (let i = 0; i < 6; i++) {
       nodes.push(
@@ -85,21 +108,14 @@ export async function startCluster(): Promise<RedisCluster> {
     nodes,
     async masterOf(key) {
       for (const node of nodes) {
-        const admin = new Redis(node.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        try {
-          await admin.connect();
+        const owner = await onNode(node.port, async (admin) => {
+          if (((await admin.call('ROLE')) as [string])[0] !== 'master') return undefined;
           const slot = (await admin.call('CLUSTER', 'KEYSLOT', key)) as number;
-          const role = (await admin.call('ROLE')) as [string];
-          if (role[0] !== 'master') continue;
           const shards = (await admin.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
-          const owner = shards.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
-          const found = nodes.find((candidate) => candidate.port === owner);
-          if (found) return found;
-        } catch {
-          // a node killed by the test: ask the next
-        } finally {
-          admin.disconnect();
-        }
+          return shards.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
+        }).catch(() => undefined); // a node killed by the test: ask the next
+        const found = nodes.find((candidate) => candidate.port === owner);
+        if (found) return found;
       }
       throw new Error(`no master holds the slot of ${key}`);
     },
@@ -122,12 +138,7 @@ export const PRIMARY_NAME = 'mymaster';
 
 /** A primary, its replica, and three sentinels watching it (quorum 2, down after 1 s). */
 export async function startSentinels(): Promise<RedisSentinels> {
-  const dir = mkdtempSync(join(tmpdir(), 'agw-sentinel-'));
-  const servers: RedisServer[] = [];
-  const close = async (): Promise<void> => {
-    await Promise.all(servers.map((server) => server.kill()));
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { dir, servers, close } = topologyFolder('agw-sentinel-');
   try {
     const primary = await startRedis({ args: ownFiles(dir, 'primary') });
     servers.push(primary);

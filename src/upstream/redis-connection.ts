@@ -105,14 +105,11 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
     connectTimeout: Math.max(timeoutMs, 1_000),
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   };
-  const credentials = {
-    ...(target.kind !== 'single' && target.username ? { username: target.username } : {}),
-    ...(target.kind !== 'single' && target.password ? { password: target.password } : {}),
-    ...(target.kind !== 'single' && target.tls ? { tls: {} } : {}),
-  };
+  if (target.kind === 'single') return quiet(new ioredis.Redis(url, options));
+  const { username, password } = target;
+  const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(target.tls ? { tls: {} } : {}) };
   let redis: Redis;
-  if (target.kind === 'single') redis = new ioredis.Redis(url, options);
-  else if (target.kind === 'sentinel') {
+  if (target.kind === 'sentinel') {
     // The credentials are the primary's and its replicas'; the sentinels are asked without any.
     redis = new ioredis.Redis({
       ...options,
@@ -142,7 +139,12 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
     };
     redis = new ioredis.Cluster(target.nodes, clusterOptions) as unknown as Redis;
   }
-  redis.on('error', () => undefined); // reported by the calls that fail
+  return quiet(redis);
+}
+
+/** The connection's errors are reported by the calls that fail. */
+function quiet(redis: Redis): Redis {
+  redis.on('error', () => undefined);
   return redis;
 }
 

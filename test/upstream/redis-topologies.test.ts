@@ -5,7 +5,7 @@
 // an APQ document registered on one runs on the other, a live topic has one poller for both; a key's
 // names share a slot while different keys spread over the masters; and the master that holds the key's
 // slot killed under load costs no failed request and no wrong answer, and the cache is used again.
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { sha256Hex } from '../../src/graphql/plugins/use-persisted-queries.js';
@@ -26,7 +26,7 @@ import {
 } from '../fixture.js';
 import { openSubscription, type SseStream } from '../live/sse.js';
 import { describe } from '../redis.js';
-import { type RedisCluster, type RedisSentinels, startCluster, startSentinels } from '../redis-topologies.js';
+import { type RedisCluster, type RedisSentinels, onNode, startCluster, startSentinels } from '../redis-topologies.js';
 
 interface Usage {
   upstreamCalls: number;
@@ -55,13 +55,10 @@ async function clusterTopology(): Promise<Topology & { cluster: RedisCluster }> 
     async keys(pattern) {
       const names: string[] = [];
       for (const node of alive) {
-        const admin = new Redis(node.port, '127.0.0.1', { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
-        try {
-          await admin.connect();
-          if (((await admin.call('ROLE')) as [string])[0] === 'master') names.push(...(await admin.keys(pattern)));
-        } finally {
-          admin.disconnect();
-        }
+        const kept = await onNode(node.port, async (admin) =>
+          ((await admin.call('ROLE')) as [string])[0] === 'master' ? admin.keys(pattern) : [],
+        );
+        names.push(...kept);
       }
       return names;
     },
@@ -96,13 +93,7 @@ async function sentinelTopology(): Promise<Topology & { sentinels: RedisSentinel
     sentinels,
     url: sentinels.url,
     async keys(pattern) {
-      const port = await sentinels.primaryPort();
-      const admin = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 0 });
-      try {
-        return await admin.keys(pattern);
-      } finally {
-        admin.disconnect();
-      }
+      return onNode(await sentinels.primaryPort(), (admin) => admin.keys(pattern));
     },
     async killHolderOf() {
       killed = await sentinels.primaryPort();
