@@ -38,6 +38,8 @@ export interface CacheStore {
   secret(): Promise<string>;
   /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
   look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
+  /** Told when the connection to a store over the network is lost and when it is ready again (none for memory). */
+  onConnection?(listener: (event: 'lost' | 'ready') => void): void;
   close(): Promise<void>;
 }
 
@@ -300,6 +302,11 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (use-http-caching.ts). */
   get known(): string | undefined {
     return this.knownSecret;
+  }
+
+  onConnection(listener: (event: 'lost' | 'ready') => void): void {
+    this.redis.on('close', () => listener('lost'));
+    this.redis.on('ready', () => listener('ready'));
   }
 
   /** ioredis's state of the connection (`ready` when connected), reported by /ready. */

@@ -241,18 +241,22 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
       // A key owed a drop after a write the store did not take reads past the store until it lands.
-      const owed = authorization !== null && options.unsettled?.owes(authorization) === true;
-      const scoped = owed ? null : await scopeOf();
-      if (scoped === null) {
+      const owed = (): boolean => authorization !== null && options.unsettled?.owes(authorization) === true;
+      const straight = async (): Promise<T> => {
         counted('miss'); // no key, no store, or a drop owed: straight to the upstream
         const value = await fetch();
         keyAccepted = true;
         return value;
-      }
+      };
+      const scoped = owed() ? null : await scopeOf();
+      if (scoped === null) return straight();
       const entry = entryOf();
       const lifetimeMs = entry.lifetime === 'settled' ? options.settledMs : options.recentMs;
       const name = scoped.entryName(entry.kind, entry.key, entry.droppedByWrites);
       const cached = await ask('get', () => store.get(name));
+      // A call sent while the connection was being made again is answered once it is ready: not to be
+      // trusted then (cache-unsettled.ts).
+      if (owed()) return straight();
       if (cached !== undefined && freshEnough(cached, now(), { lifetime: entry.lifetime, lifetimeMs }, freshness?.recentMaxAgeMs)) {
         await ensureAccepted(scoped.keyId);
         counted('hit');

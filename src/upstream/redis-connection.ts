@@ -89,6 +89,11 @@ const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end'
  * unreachable. On a cluster, an ioredis Cluster: the same commands (the gateway's are each within one
  * slot), typed as a Redis here.
  */
+/** The longest wait between two attempts to reach Redis again (each gateway on its own schedule). */
+export const MAX_RECONNECT_DELAY_MS = 2_000;
+/** The wait before the `attempt`th attempt to reach Redis again: 200 ms more each time, at most MAX_RECONNECT_DELAY_MS. */
+const reconnectDelay = (attempt: number): number => Math.min(attempt * 200, MAX_RECONNECT_DELAY_MS);
+
 export function connectRedis(url: string, timeoutMs: number): Redis {
   const parsed = parseRedisUrl(url);
   if ('problem' in parsed) throw new Error(`REDIS_URL ${parsed.problem}`);
@@ -103,7 +108,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
     enableOfflineQueue: true,
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(timeoutMs, 1_000),
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    retryStrategy: reconnectDelay,
   };
   if (target.kind === 'single') return quiet(new ioredis.Redis(url, options));
   const { username, password } = target;
@@ -116,7 +121,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       ...credentials,
       sentinels: target.sentinels,
       name: target.name,
-      sentinelRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      sentinelRetryStrategy: reconnectDelay,
       // An old primary come back as a replica answers READONLY: reconnect (to whatever the sentinels
       // name now).
       reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
@@ -135,7 +140,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       slotsRefreshTimeout: Math.max(timeoutMs, 1_000),
       // The slots are read again every 5 s as well: a new master elsewhere is found without a redirection.
       slotsRefreshInterval: 5_000,
-      clusterRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+      clusterRetryStrategy: reconnectDelay,
     };
     redis = new ioredis.Cluster(target.nodes, clusterOptions) as unknown as Redis;
   }
