@@ -2,7 +2,8 @@
 // many answers from before a write two gateways still give once Redis is back, the write made during it.
 //
 //   npm run build && npm run build:bench && node dist-bench/bench/redis-faults.js [--gateway dist/main.js]
-//            [--kinds cut,paused,slow,full] [--requests 30] [--polls 15] [--poll-over-ms 6000] [--runs 1]
+//            [--kinds cut,paused,slow,full] [--requests 30] [--polls 15] [--poll-over-ms 6000] [--hold-ms 0]
+//            [--runs 1]
 //
 // A run starts a sandbox process (dist/sandbox/main.js, no latency, no rate limit), a redis-server, a
 // TCP proxy in front of it, and three gateway processes (--gateway, as `npm start` runs it): A and B with
@@ -20,7 +21,8 @@
 //            store asked and the install read, what a sick store's request does once its budget is out).
 //            Median and max of each, and sick minus each;
 //   stale    `{ website(id: "1") { id emailReports } }` read through A and B until both answer it from the
-//            store, the fault on, `updateWebsite` through A flipping emailReports, the fault healed, then
+//            store, the fault on, `updateWebsite` through A flipping emailReports, --hold-ms more of the
+//            fault, the fault healed, then
 //            --polls reads through each gateway spread over --poll-over-ms: how many show the old value.
 // With --runs N the whole is started N times and the medians across runs are printed at the end.
 import { loadavg } from 'node:os';
@@ -115,6 +117,7 @@ interface Options {
   requests: number;
   polls: number;
   pollOverMs: number;
+  holdMs: number;
 }
 
 async function run(options: Options): Promise<KindResult[]> {
@@ -191,6 +194,7 @@ async function run(options: Options): Promise<KindResult[]> {
       await fault.on();
       const write = await post(a, JSON.stringify({ query: WRITE, variables: { v: !before } }));
       const writeLabel = `${write.status} ${write.text.includes('"errors"') || !write.text.includes('"userErrors":[]') ? 'failed' : 'ok'} ${Math.round(write.ms)} ms`;
+      await sleep(options.holdMs);
       await fault.off();
       let staleA = 0;
       let staleB = 0;
@@ -260,6 +264,7 @@ async function main(): Promise<void> {
       requests: { type: 'string', default: '30' },
       polls: { type: 'string', default: '15' },
       'poll-over-ms': { type: 'string', default: '6000' },
+      'hold-ms': { type: 'string', default: '0' },
       runs: { type: 'string', default: '1' },
     },
   });
@@ -273,6 +278,7 @@ async function main(): Promise<void> {
     requests: Number(values.requests),
     polls: Number(values.polls),
     pollOverMs: Number(values['poll-over-ms']),
+    holdMs: Number(values['hold-ms']),
   };
   const runs: KindResult[][] = [];
   for (let i = 0; i < Number(values.runs); i++) {
