@@ -3,7 +3,7 @@
 // (.ci/run). Without one on PATH, suites written with this file's `describe` are skipped outside CI
 // (the run says so: test/suite-skip.ts) and fail at once in CI, saying what is missing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe as describeAlways } from 'vitest';
 import { freePort } from './ports.js';
@@ -189,60 +189,5 @@ export function useRedis(options: StartRedisOptions = {}): RedisServer {
   };
 }
 
-/** A TCP proxy in front of a Redis, whose faults a test turns on and off. */
-export interface RedisProxy {
-  /** redis://127.0.0.1:<the proxy's port> */
-  url: string;
-  /** Each of Redis's answers is handed on this late (0: at once): a slow Redis that still answers. */
-  delayMs: number;
-  /** Cuts every connection and refuses new ones (closed at once) until `restore`. */
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-/** A proxy to the Redis on `redisPort`, on an ephemeral port of 127.0.0.1. */
-export async function redisProxy(redisPort: number, delayMs = 0): Promise<RedisProxy> {
-  const sockets = new Set<Socket>();
-  let cut = false;
-  const server = createServer((client) => {
-    if (cut) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(redisPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => {
-      if (proxy.delayMs <= 0) client.write(chunk);
-      else setTimeout(() => client.writable && client.write(chunk), proxy.delayMs);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  const proxy: RedisProxy = {
-    url: `redis://127.0.0.1:${port}`,
-    delayMs,
-    cut() {
-      cut = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      cut = false;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  return proxy;
-}
+/** A TCP proxy in front of a Redis, whose faults a test turns on and off (the benchmark's). */
+export { redisProxy, type RedisProxy } from '../bench/redis-proxy.js';
