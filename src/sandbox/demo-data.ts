@@ -14,6 +14,12 @@ export const DEMO_USERS: readonly DemoUser[] = [
   { id: 2, key: 'sandbox-key-2' },
 ];
 
+/** The most tenant keys a sandbox makes (`tenantKeys`; each costs a map entry). */
+export const MAX_TENANT_KEYS = 100_000;
+
+/** The `n`th tenant key (from 1): user 1's, when the sandbox was started with at least `n` tenant keys. */
+export const tenantKey = (n: number): string => `sandbox-tenant-${n}`;
+
 export interface DemoWebsite {
   userId: number;
   domain: string;

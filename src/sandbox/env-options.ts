@@ -1,5 +1,6 @@
 // The SANDBOX_* environment variables of `npm run sandbox`, read and checked.
 import { parseYmd } from './calendar.js';
+import { MAX_TENANT_KEYS } from './demo-data.js';
 import { DIALECTS, isDialect } from './dialect.js';
 import type { SandboxOptions } from './types.js';
 
@@ -42,5 +43,11 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): SandboxOptions {
     if (!isDialect(dialect)) throw new ConfigError(`SANDBOX_DIALECT must be ${DIALECTS.join(' or ')}, got ${JSON.stringify(dialect)}`);
     options.dialect = dialect;
   }
+  const tenantKeys = number(
+    'SANDBOX_TENANT_KEYS',
+    (n) => Number.isInteger(n) && n <= MAX_TENANT_KEYS,
+    `a whole number from 0 to ${MAX_TENANT_KEYS}`,
+  );
+  if (tenantKeys !== undefined) options.tenantKeys = tenantKeys;
   return options;
 }

@@ -1,4 +1,5 @@
 // `npm run sandbox`: the sandbox on a port, configured from the environment.
+import { tenantKey } from './demo-data.js';
 import { ConfigError, optionsFromEnv } from './env-options.js';
 import { startSandbox } from './server.js';
 import type { SandboxOptions } from './types.js';
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
       `Sandbox analytics API listening on ${sandbox.url}`,
       `  API base:  ${sandbox.url}/api/v1 (dialect: ${sandbox.dialect})`,
       `  Demo keys: ${sandbox.keys.map((key, i) => `${key} (user ${i + 1})`).join(', ')}`,
+      ...(options.tenantKeys ? [`  Tenants:   ${tenantKey(1)} to ${tenantKey(options.tenantKeys)} (user 1)`] : []),
       `  Control:   ${sandbox.url}/__sandbox/log, /__sandbox/knobs, /__sandbox/faults, /__sandbox/health`,
       `  Try:       curl -H 'Authorization: Bearer ${sandbox.keys[0] ?? ''}' ${sandbox.url}/api/v1/websites`,
       '',

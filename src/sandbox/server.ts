@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { handleApi } from './api.js';
 import type { ApiContext } from './api.js';
 import { currentUtcDay, dayStartMs, formatYmd, parseYmd } from './calendar.js';
-import { DEMO_USERS } from './demo-data.js';
+import { DEMO_USERS, MAX_TENANT_KEYS } from './demo-data.js';
 import { isDialect } from './dialect.js';
 import type { Dialect } from './dialect.js';
 import {
@@ -63,7 +63,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   // day, and runs on, so timestamps of writes stay after the seeded ones.
   const clockOffset = options.today === undefined ? 0 : dayStartMs(today) + (Date.now() % MS_PER_DAY) - Date.now();
   const now = clock ?? (() => Date.now() + clockOffset);
-  const store = new SandboxStore(today, seed, liveToday ? now : null);
+  const tenantKeys = options.tenantKeys ?? 0;
+  if (!Number.isInteger(tenantKeys) || tenantKeys < 0 || tenantKeys > MAX_TENANT_KEYS) {
+    throw new RangeError(`tenantKeys must be an integer from 0 to ${MAX_TENANT_KEYS}, got ${tenantKeys}`);
+  }
+  const store = new SandboxStore(today, seed, liveToday ? now : null, tenantKeys);
   const context: ApiContext = { dialect, store, limiter: null, now };
   const { latencyMs, jitterMs, faultRate, rateLimit } = options;
   let knobs: SandboxKnobs = { ...DEFAULT_KNOBS };

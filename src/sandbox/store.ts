@@ -4,7 +4,7 @@
 // today's figures are the part of the day's generated traffic that has happened by its time of day
 // (growing-day.ts), worked out once a minute per website on top of the same tables.
 import { dayStartMs, formatYmd, laravelTimestamp } from './calendar.js';
-import { DEMO_USERS, DEMO_WEBSITES } from './demo-data.js';
+import { DEMO_USERS, DEMO_WEBSITES, tenantKey } from './demo-data.js';
 import type { TrafficProfile } from './demo-traffic.js';
 import { WINDOW_DAYS, generateTraffic } from './demo-traffic.js';
 import type { Dialect, SeriesName } from './dialect.js';
@@ -138,7 +138,9 @@ export class SandboxStore {
     readonly today: number,
     seed: number,
     private readonly clock: (() => number) | null = null,
+    tenantKeys = 0,
   ) {
+    for (let n = 1; n <= tenantKeys; n++) this.userByKey.set(tenantKey(n), 1);
     this.firstDay = today - (WINDOW_DAYS - 1);
     DEMO_WEBSITES.forEach((demo, index) => {
       const createdAt = dayStartMs(today - demo.createdDaysAgo) + demo.createdAtSecond * 1000;

@@ -94,6 +94,12 @@ export interface SandboxOptions extends Partial<SandboxKnobs> {
    * reads (a 500 for what would crash them) and a 302 to /login for a client not asking for JSON.
    */
   dialect?: Dialect;
+  /**
+   * More API keys of user 1, `sandbox-tenant-1` to `sandbox-tenant-N`: each a tenant of its own to a
+   * gateway (its own cache entries and stored answers, its own rate limit here), for benchmarks of many
+   * keys. Default 0; at most MAX_TENANT_KEYS.
+   */
+  tenantKeys?: number;
 }
 
 export interface RequestLogEntry {

@@ -114,7 +114,25 @@ describe('npm run sandbox (dist/sandbox/main.js)', () => {
     expect((await done).code).toBe(0);
   });
 
+  it('accepts SANDBOX_TENANT_KEYS more keys of user 1, and no more', async () => {
+    const child = run({ SANDBOX_PORT: '0', SANDBOX_TODAY: '2026-03-15', SANDBOX_TENANT_KEYS: '3' });
+    const done = exited(child);
+    const { url, banner } = await started(child);
+    expect(banner()).toContain('sandbox-tenant-1 to sandbox-tenant-3 (user 1)');
+    const own = await call<{ data: { domain: string }[] }>(url, '/api/v1/websites', { key: KEY_1 });
+    const tenant = await call<{ data: { domain: string }[] }>(url, '/api/v1/websites', { key: 'sandbox-tenant-3' });
+    expect(tenant.status).toBe(200);
+    expect(tenant.body.data.map((site) => site.domain)).toEqual(own.body.data.map((site) => site.domain));
+    expect((await call(url, '/api/v1/websites', { key: 'sandbox-tenant-4' })).status).toBe(401);
+    expect((await call(url, '/api/v1/websites', { key: 'sandbox-tenant-0' })).status).toBe(401);
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
+  });
+
   it.each([
+    ['SANDBOX_TENANT_KEYS', '-1'],
+    ['SANDBOX_TENANT_KEYS', '2.5'],
+    ['SANDBOX_TENANT_KEYS', '100001'],
     ['SANDBOX_PORT', 'abc'],
     ['SANDBOX_PORT', '70000'],
     ['SANDBOX_TODAY', '2026-02-30'],
