@@ -35,7 +35,7 @@ export function freshEnough(
 export async function keep(
   store: CacheStore,
   safely: StoreCall,
-  marks: KeyMarks,
+  marks: Pick<KeyMarks, 'willHaveEntries'>,
   keyId: string,
   name: string,
   record: CacheRecord,

@@ -25,7 +25,7 @@
 // The parts: a request's scope, its key's generation and writes counter (cache-scope.ts); the key's
 // marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
 // store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
-import { KeyMarks } from './cache-marks.js';
+import { KeyMarks, RequestMarks } from './cache-marks.js';
 import { type LookedUp, type Scope, readScope, scopeWith } from './cache-scope.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
 import { freshEnough, keep, recordOf } from './cache-storing.js';
@@ -174,6 +174,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       options.onRead?.(result);
     };
     let keyAccepted = false;
+    const once = new RequestMarks(marks);
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
     /**
@@ -278,9 +279,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // be from before the write. A write through another gateway is the store's guard's to catch.
         if (current()) {
           const guard = entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard;
-          void keep(store, safely, marks, scoped.keyId, name, record, guard, entry.owned);
+          void keep(store, safely, once, scoped.keyId, name, record, guard, entry.owned);
         }
-        void marks.seen(scoped.keyId);
+        void once.seen(scoped.keyId);
         return record;
       };
       for (;;) {
@@ -321,7 +322,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       read,
       answered() {
         keyAccepted = true;
-        void scopeOf().then((scoped) => scoped && marks.seen(scoped.keyId));
+        void scopeOf().then((scoped) => scoped && once.seen(scoped.keyId));
       },
       async written(entry) {
         if (authorization === null) return;

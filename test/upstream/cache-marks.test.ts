@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { KeyMarks } from '../../src/upstream/cache-marks.js';
 import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
+import { createResponseCache } from '../../src/upstream/cache.js';
 import { safeStore } from '../../src/upstream/cache-waiting.js';
 import { storeNames } from '../../src/upstream/keys.js';
 
@@ -38,5 +39,39 @@ describe('KeyMarks', () => {
     expect(await marks.mayHaveEntries('id')).toBeUndefined();
     expect(await marks.wasSeen('id', safely)).toBe(false);
     expect(errors).toEqual(['marked', 'marked']);
+  });
+
+  it('are set once by a request, however many reads it stores', async () => {
+    const marked: string[] = [];
+    class CountingStore extends MemoryCacheStore {
+      override async mark(name: string, ttlMs: number): Promise<void> {
+        marked.push(name.split(':')[0] as string);
+        return super.mark(name, ttlMs);
+      }
+    }
+    const store = new CountingStore(1024 * 1024);
+    const cache = createResponseCache({ store, settledMs: 86_400_000, recentMs: 60_000, maxStaleMs: 600_000, keyRecheckMs: 60_000 });
+    const request = cache.forRequest('Bearer many-reads', async () => undefined);
+    const reads = ['1', '2', '3', '4'].map((key) =>
+      request.read(
+        () => ({ kind: 'website', key, lifetime: 'recent' as const, droppedByWrites: 'own' as const }),
+        async () => ({ id: key }),
+      ),
+    );
+    expect(await Promise.all(reads)).toEqual([{ id: '1' }, { id: '2' }, { id: '3' }, { id: '4' }]);
+    request.answered();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the records and marks are stored after the answers
+    expect(marked.sort()).toEqual(['has', 'seen']);
+    // Each entry stored all the same: a second request reads none of them upstream.
+    const again = cache.forRequest('Bearer many-reads', async () => undefined);
+    const fetch = async () => {
+      throw new Error('read upstream');
+    };
+    for (const key of ['1', '2', '3', '4']) {
+      expect(
+        await again.read(() => ({ kind: 'website', key, lifetime: 'recent' as const, droppedByWrites: 'own' as const }), fetch),
+      ).toEqual({ id: key });
+    }
+    await cache.close();
   });
 });
