@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { loadConfig } from '../src/config.js';
 import { dayIn } from '../src/analytics/calendar.js';
+import { tenantKey } from '../src/sandbox/demo-data.js';
 import {
   DEFAULT_SESSION,
   runSessionPass,
@@ -17,6 +18,7 @@ import {
   type SharedPassResult,
 } from './caching.js';
 import { DEFAULT_LIVE, runLivePass, type LivePassOptions, type LivePassResult } from './live.js';
+import { runScalePass, type ScalePassOptions, type ScalePassResult } from './scale.js';
 import { STATIC_SCRIPT, runStoredPass, type StoredPassOptions, type StoredPassResult } from './stored.js';
 import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
@@ -88,6 +90,8 @@ export interface BenchOptions {
   live?: LivePassOptions | null;
   /** The `stored` pass (the repeated dashboard's stored answer against a static server); not run when absent. */
   stored?: StoredPassOptions | null;
+  /** The `scale` pass (N gateways on one Redis and on a Redis Cluster, many keys); not run when absent. */
+  scale?: ScalePassOptions | null;
   /**
    * The harness's pauses, in ms: the quiet spell the sandbox must see before a measured run (no call
    * in flight, none arriving), and the wait after a forced GC before memory is read. Default 300; the
@@ -114,7 +118,7 @@ export interface DefaultPassOptions {
 }
 
 /** Every pass `--passes` knows. */
-export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor', 'stored', 'live'] as const;
+export const PASS_NAMES = ['main', 'light', 'overhead', 'load', 'cache', 'session', 'shared', 'floor', 'stored', 'live', 'scale'] as const;
 export type PassName = (typeof PASS_NAMES)[number];
 /** The passes of a run without `--passes`: the read cache's passes run only when selected. */
 export const DEFAULT_PASS_NAMES = ['main', 'light', 'overhead', 'load'] as const satisfies readonly PassName[];
@@ -231,6 +235,18 @@ export function storedPass(
 export function livePass(names: readonly PassName[], options: Partial<LivePassOptions> = {}): Pick<BenchOptions, 'live'> {
   if (!names.includes('live')) return { live: null };
   return { live: { latencyMs: 20, connections: 10, ...DEFAULT_LIVE, ...options } };
+}
+
+/** The scale pass's defaults: 2 and 4 gateways, 1,000 keys, 32 clients, a 20 ms sandbox. */
+export const DEFAULT_SCALE = { gateways: [2, 4], keys: 1_000, connections: 32, latencyMs: 20 } as const;
+
+/**
+ * The `scale` pass's options when `scale` is among `names` (it runs only when named): DEFAULT_SCALE and
+ * what is given, the Redis programs (redis-server, redis-cli) by default from the PATH.
+ */
+export function scalePass(names: readonly PassName[], options: Partial<ScalePassOptions> = {}): Pick<BenchOptions, 'scale'> {
+  if (!names.includes('scale')) return { scale: null };
+  return { scale: { ...DEFAULT_SCALE, redisServer: 'redis-server', redisCli: 'redis-cli', ...options } };
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -375,6 +391,8 @@ export interface BenchReport {
   live?: LivePassResult;
   /** The stored pass, when it ran. */
   stored?: StoredPassResult;
+  /** The scale pass, when it ran. */
+  scale?: ScalePassResult;
 }
 
 /** One measured run of the floor pass. */
@@ -457,6 +475,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         SANDBOX_HOST: '127.0.0.1',
         SANDBOX_LATENCY_MS: String(firstLatency),
         SANDBOX_TODAY: new Date().toISOString().slice(0, 10),
+        // The scale pass's many keys (sandbox-tenant-1…), user 1's.
+        ...(options.scale ? { SANDBOX_TENANT_KEYS: String(options.scale.keys) } : {}),
       },
       ready: /listening on (http:\/\/[^\s]+)/,
     });
@@ -628,6 +648,21 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
           }),
         }
       : {};
+    // N gateways on one Redis, then on a cluster, with many keys: last, it sets the sandbox's latency to its own.
+    const scale = options.scale
+      ? {
+          scale: await runScalePass(options.scale, {
+            control,
+            startGateway,
+            context,
+            today,
+            keyOf: tenantKey,
+            durationSeconds: options.durationSeconds,
+            warmupSeconds: options.warmupSeconds,
+            log,
+          }),
+        }
+      : {};
 
     const machine: MachineInfo = {
       cpus: cpus().length,
@@ -653,6 +688,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       ...floor,
       ...stored,
       ...live,
+      ...scale,
     };
   } finally {
     process.off('exit', onSignal);

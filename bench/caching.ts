@@ -36,7 +36,7 @@ export function settledContext(context: ScenarioContext, today: string): Scenari
 }
 
 /** The dashboard scenario's request over another range. */
-function dashboardBody(context: ScenarioContext, from: string, to: string): string {
+export function dashboardBody(context: ScenarioContext, from: string, to: string): string {
   const step = SCENARIOS.dashboard.steps({ ...context, from, to })[0];
   const body = step?.body({});
   if (!body) throw new Error('the dashboard scenario has no request body');

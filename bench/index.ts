@@ -9,6 +9,8 @@ export {
   defaultPasses,
   floorPass,
   livePass,
+  scalePass,
+  DEFAULT_SCALE,
   storedPass,
   runBench,
   type BenchOptions,
@@ -42,6 +44,7 @@ export {
   storedTargets,
   liveSection,
   liveTargets,
+  scaleSection,
   type Target,
 } from './report.js';
 export {
@@ -65,5 +68,6 @@ export {
   type LivePassResult,
   type MemorySnapshot,
 } from './live.js';
+export type { ScalePassOptions, ScalePassResult, ScalePhase, ScaleRow } from './scale.js';
 export { STATIC_SCRIPT, STORED_TARGETS, type StoredPassOptions, type StoredPassResult, type StoredRow } from './stored.js';
 export { SCENARIOS, SCENARIO_NAMES, type ScenarioName } from './scenarios.js';

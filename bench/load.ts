@@ -28,6 +28,8 @@ export interface GatewayLoadOptions {
   /** The GraphQL endpoint. */
   url: string;
   authorization: string;
+  /** Each request's Authorization instead (many keys, e.g. one after another): its steps must not be dynamic. */
+  authorizationOf?: () => string;
   connections: number;
   steps: readonly GraphqlStep[];
   ok(body: string): boolean;
@@ -51,6 +53,8 @@ export function runGatewayLoad(options: GatewayLoadOptions): Promise<LoadResult>
       };
     } else {
       request.body = step.body({}) ?? '';
+      const { authorizationOf } = options;
+      if (authorizationOf) request.setupRequest = (current) => ({ ...current, headers: { ...headers, authorization: authorizationOf() } });
     }
     if (step.after) {
       const after = step.after;

@@ -1,6 +1,6 @@
 // The sandbox and the gateway as child processes (as deployed: separate processes, real sockets),
 // and what Linux tells about a process: CPU time from /proc/<pid>/stat, memory from /proc/<pid>/status.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -102,18 +102,97 @@ export function freePort(): Promise<number> {
 }
 
 export interface RedisServer extends ChildServer {
+  port: number;
   /** What it printed as its version, e.g. "7.0.15"; null if it printed none. */
   version: string | null;
+}
+
+export interface RedisClusterServers {
+  /** redis-cluster://127.0.0.1:<port>,… (every node a seed) */
+  url: string;
+  nodes: RedisServer[];
+  version: string | null;
+  /** The ports of the nodes that are masters now. */
+  masters(): Promise<number[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A throw-away Redis Cluster of three masters and three replicas (`redis-server --cluster-enabled yes`
+ * six times, in memory only, and `redis-cli --cluster create … --cluster-replicas 1`), ready when every
+ * node says `cluster_state:ok`.
+ */
+export async function spawnRedisCluster(program = 'redis-server', cli = 'redis-cli', timeoutMs = 30_000): Promise<RedisClusterServers> {
+  const nodes: RedisServer[] = [];
+  const stop = async (): Promise<void> => {
+    for (const node of nodes.splice(0)) await node.stop();
+  };
+  try {
+    const started = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        spawnRedis(program, 10_000, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']),
+      ),
+    );
+    nodes.push(...started);
+    const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
+    execFileSync(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
+      stdio: 'pipe',
+      timeout: timeoutMs,
+    });
+    const until = Date.now() + timeoutMs;
+    for (const node of nodes) {
+      while (!/cluster_state:ok/.test(await redisCommand(node.port, ['CLUSTER', 'INFO'], cli))) {
+        if (Date.now() > until) throw new Error(`the cluster's node on ${node.port} is not in state ok after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url: `redis-cluster://${nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}`,
+    nodes,
+    version: nodes[0]?.version ?? null,
+    masters: async () => {
+      const roles = await Promise.all(nodes.map(async (node) => (await redisCommand(node.port, ['ROLE'], cli)).startsWith('master')));
+      return nodes.filter((_, i) => roles[i]).map((node) => node.port);
+    },
+    stop,
+  };
+}
+
+/** One command on the Redis at 127.0.0.1:`port` with redis-cli's plain output (--no-raw off, one line per value). */
+export async function redisCommand(port: number, args: readonly string[], cli = 'redis-cli'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cli, ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 5_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
+  });
 }
 
 /**
  * A throw-away redis-server on a free port of 127.0.0.1, in memory only (no RDB, no AOF, a temporary
  * working directory removed on stop). `url` is its redis:// URL.
  */
-export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000): Promise<RedisServer> {
+export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000, extraArgs: readonly string[] = []): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', ''];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--logfile',
+    '',
+    ...extraArgs,
+  ];
   const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
@@ -143,6 +222,7 @@ export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000): 
     return {
       pid: child.pid as number,
       url: `redis://127.0.0.1:${port}`,
+      port,
       version,
       stop: async () => {
         await stopChild(child, exited);

@@ -14,6 +14,7 @@ import {
 import type { SessionPassResult, SharedPassResult } from './caching.js';
 import { LIVE_TARGETS, type LivePassResult, type MemorySnapshot } from './live.js';
 import { STORED_TARGETS, type StoredPassResult, type StoredRow } from './stored.js';
+import type { ScalePassResult, ScaleRow } from './scale.js';
 
 export interface Target {
   target: string;
@@ -130,7 +131,8 @@ function hasCachingPasses(report: BenchReport): boolean {
     report.shared !== undefined ||
     report.floor !== undefined ||
     report.stored !== undefined ||
-    report.live !== undefined
+    report.live !== undefined ||
+    report.scale !== undefined
   );
 }
 
@@ -312,6 +314,7 @@ export function formatReport(report: BenchReport): string {
   if (report.floor) out.push('', ...floorSection(report.floor));
   if (report.stored) out.push('', ...storedSection(report.stored));
   if (report.live) out.push('', ...liveSection(report.live));
+  if (report.scale) out.push('', ...scaleSection(report.scale));
   out.push('', '## Targets', '', '| target | figure | met |', '|---|---|:-:|');
   for (const target of evaluateTargets(report)) {
     out.push(`| ${target.target} | ${target.figure} | ${target.met === null ? DASH : target.met ? '✓' : '✗'} |`);
@@ -668,5 +671,59 @@ export function liveSection(live: LivePassResult): string[] {
       `The pass's gateway's peak RSS (VmHWM): ${megabytes(live.gatewayPeakRssMb)} MB.`,
   ];
   out.push(...notes(live.notes));
+  return out;
+}
+
+/** The scale pass: N gateways on one Redis and on a cluster, each key's first dashboard and the repeats. */
+export function scaleSection(scale: ScalePassResult): string[] {
+  const storeName = (store: ScaleRow['store']): string => (store === 'redis' ? 'one Redis' : 'cluster (3 + 3)');
+  const out = [
+    `## Pass "scale": gateways sharing one Redis, then a Redis Cluster, ${scale.keys} keys, ${scale.latencyMs} ms sandbox`,
+    '',
+    `Redis ${scale.redisVersion ?? DASH}. Each row: the store emptied, that many gateway processes (CACHE=on, REDIS_URL on it); ` +
+      `"first": each key's first dashboard (${scale.from} to ${scale.to}, a website and six statistics), key i through ` +
+      `gateway i mod N, ${scale.connections} at a time; "repeat": the same dashboards for the run's duration, ` +
+      `${scale.connections} clients shared by the gateways, each going through the keys in turn. Per dashboard: the ` +
+      "gateways' CPU, upstream calls, commands the masters ran (INFO commandstats) and bytes they took in and sent out " +
+      '(INFO stats, replication apart).',
+    '',
+    "| store | gateways | phase | dashboards | req/s | p50 ms | p99 ms | CPU ms | upstream calls | Redis commands | Redis bytes in / out | masters' shares |",
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const row of scale.rows) {
+    for (const [name, phase] of [
+      ['first', row.first],
+      ['repeat', row.repeat],
+    ] as const) {
+      out.push(
+        `| ${storeName(row.store)} | ${row.gateways} | ${name} | ${phase.dashboards}${phase.errors ? ` (${phase.errors} failed)` : ''} | ` +
+          `${fixed(phase.requestsPerSecond, 0)} | ${fixed(phase.p50, 1)} | ${fixed(phase.p99, 1)} | ${fixed(phase.cpuMs, 2)} | ` +
+          `${fixed(phase.upstreamCalls, 2)} | ${fixed(phase.redisCommands, 2)} | ` +
+          `${fixed(phase.redisBytesIn, 0)} / ${fixed(phase.redisBytesOut, 0)} | ` +
+          `${phase.masterShares.map((share) => `${Math.round(share * 100)} %`).join(', ')} |`,
+      );
+    }
+  }
+  out.push('', 'Commands per dashboard:', '');
+  for (const row of scale.rows) {
+    for (const [name, phase] of [
+      ['first', row.first],
+      ['repeat', row.repeat],
+    ] as const) {
+      const commands = Object.entries(phase.commands).map(([command, calls]) => `${command} ${fixed(calls, 2)}`);
+      out.push(`- ${storeName(row.store)}, ${row.gateways} gateways, ${name}: ${commands.join(', ') || DASH}`);
+    }
+  }
+  const ratios: string[] = [];
+  for (const row of scale.rows.filter((candidate) => candidate.store === 'cluster')) {
+    const single = scale.rows.find((candidate) => candidate.store === 'redis' && candidate.gateways === row.gateways);
+    if (!single || single.repeat.cpuMs === null || row.repeat.cpuMs === null) continue;
+    ratios.push(
+      `${row.gateways} gateways: CPU ms per repeated dashboard ${fixed(row.repeat.cpuMs / single.repeat.cpuMs, 2)}, ` +
+        `p50 ${fixed(row.repeat.p50 / single.repeat.p50, 2)}, p99 ${fixed(row.repeat.p99 / single.repeat.p99, 2)}`,
+    );
+  }
+  if (ratios.length > 0) out.push('', `Cluster ÷ one Redis: ${ratios.join('; ')}.`);
+  out.push(...notes(scale.notes));
   return out;
 }

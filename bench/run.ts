@@ -66,6 +66,13 @@
 //            4. the dashboard scenario's p50 (autocannon, --connections, --warmup then --duration) with the streams
 //               open (idle; and with a change every interval, for information) and with none, --repeat rounds
 //               alternating which comes first: medians (target: open / none <= 1.1).
+// The scale pass, only when named (issue 40: a Redis Cluster of six redis-servers and up to 4 gateways more):
+//   npm run bench -- --passes scale [--scale-gateways 2,4 --scale-keys 1000 --scale-connections 32 --latency 20
+//                    --duration 10 --warmup 2 --redis-server redis-server --redis-cli redis-cli]
+//   scale    one Redis, then a Redis Cluster (3 masters, 3 replicas); for each number of gateways: the store
+//            emptied, that many gateways with CACHE=on and REDIS_URL on it, each of the sandbox's tenant keys'
+//            first dashboard, then the same dashboards again for --duration s: per dashboard the gateways' CPU,
+//            upstream calls, Redis commands and bytes, p50/p99, and each master's share.
 //
 // Every option also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS,
 // BENCH_LOAD_CONNECTIONS, BENCH_LATENCY_MS, BENCH_SCENARIOS, BENCH_PASSES, BENCH_REPEAT,
@@ -74,7 +81,7 @@
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
 // BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
 // BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS, BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_INTERVAL, BENCH_LIVE_INTERVALS,
-// BENCH_LIVE_CHANGES.
+// BENCH_LIVE_CHANGES, BENCH_SCALE_GATEWAYS, BENCH_SCALE_KEYS, BENCH_SCALE_CONNECTIONS, BENCH_REDIS_CLI.
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -87,12 +94,15 @@ import {
   floorPass,
   livePass,
   runBench,
+  scalePass,
+  DEFAULT_SCALE,
   storedPass,
 } from './bench.js';
 import { STORED_TARGETS } from './stored.js';
 import { DEFAULT_SESSION } from './caching.js';
 import { DEFAULT_LIVE, LIVE_TARGETS } from './live.js';
 import { PROJECT_ROOT } from './processes.js';
+import { MAX_TENANT_KEYS } from '../src/sandbox/demo-data.js';
 import { formatReport } from './report.js';
 import { SCENARIO_NAMES, type ScenarioName } from './scenarios.js';
 
@@ -147,6 +157,10 @@ const { values } = parseArgs({
     'live-interval': { type: 'string' },
     'live-intervals': { type: 'string' },
     'live-changes': { type: 'string' },
+    'scale-gateways': { type: 'string' },
+    'scale-keys': { type: 'string' },
+    'scale-connections': { type: 'string' },
+    'redis-cli': { type: 'string' },
     help: { type: 'boolean' },
   },
 });
@@ -164,6 +178,8 @@ if (values.help) {
       '  [--floor-previous /path/to/previous/dist/main.js]\n' +
       `  [--live-subscribers n (${DEFAULT_LIVE.subscribers})] [--live-interval s (${DEFAULT_LIVE.intervalSeconds})]` +
       ` [--live-intervals n (${DEFAULT_LIVE.countIntervals})] [--live-changes n (${DEFAULT_LIVE.changes})]\n` +
+      `  [--scale-gateways ${DEFAULT_SCALE.gateways.join(',')}] [--scale-keys n (${DEFAULT_SCALE.keys})]` +
+      ` [--scale-connections n (${DEFAULT_SCALE.connections})] [--redis-cli path]\n` +
       '\n' +
       `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
@@ -207,7 +223,15 @@ if (values.help) {
       '            over --live-intervals intervals against one execution as a query (target: equal); --live-changes\n' +
       '            POST /__sandbox/traffic, the delay to the event at every subscriber (target: p99 <= interval + upstream\n' +
       `            round trip + ${LIVE_TARGETS.marginMs} ms); RSS and heap per open stream; the dashboard's p50 at --connections with the\n` +
-      `            streams open and with none, --repeat rounds (target: open / none <= ${LIVE_TARGETS.p50Ratio})\n`,
+      `            streams open and with none, --repeat rounds (target: open / none <= ${LIVE_TARGETS.p50Ratio})\n` +
+      'The scale pass, only when named in --passes (it starts a Redis Cluster and up to 4 gateways more):\n' +
+      '  scale     for one Redis, then a Redis Cluster of 3 masters and 3 replicas (--redis-server, --redis-cli), and for\n' +
+      '            each of --scale-gateways: the store emptied, that many gateways (CACHE=on, REDIS_URL on it), the\n' +
+      "            sandbox's --scale-keys tenant keys (SANDBOX_TENANT_KEYS) at --latency: each key's first dashboard\n" +
+      '            (key i through gateway i mod N), then the same dashboards for --warmup and --duration s from\n' +
+      '            --scale-connections clients shared by the gateways, each going through the keys in turn: per dashboard\n' +
+      "            the gateways' CPU, upstream calls, Redis commands and bytes (INFO of every master), p50/p99, each\n" +
+      "            master's share of the commands; cluster ÷ one Redis\n",
   );
   process.exit(0);
 }
@@ -294,7 +318,30 @@ const live = livePass(wanted ?? [], {
   ),
   changes: Math.round(number('live-changes', pick(values['live-changes'], 'BENCH_LIVE_CHANGES'), DEFAULT_LIVE.changes, 0)),
 });
-if (passes.length === 0 && !caching.cachePass && !caching.session && !caching.shared && !floor.floor && !stored.stored && !live.live) {
+const gatewayCounts = pick(values['scale-gateways'], 'BENCH_SCALE_GATEWAYS');
+const scale = scalePass(wanted ?? [], {
+  latencyMs,
+  ...(gatewayCounts !== undefined
+    ? { gateways: gatewayCounts.split(',').map((item) => Math.round(number('scale-gateways', item.trim(), 0, 1))) }
+    : {}),
+  keys: Math.round(number('scale-keys', pick(values['scale-keys'], 'BENCH_SCALE_KEYS'), DEFAULT_SCALE.keys, 1)),
+  connections: Math.round(
+    number('scale-connections', pick(values['scale-connections'], 'BENCH_SCALE_CONNECTIONS'), DEFAULT_SCALE.connections, 1),
+  ),
+  redisServer: pick(values['redis-server'], 'BENCH_REDIS_SERVER') ?? 'redis-server',
+  redisCli: pick(values['redis-cli'], 'BENCH_REDIS_CLI') ?? 'redis-cli',
+});
+if (scale.scale && scale.scale.keys > MAX_TENANT_KEYS) fail(`scale-keys must be at most ${MAX_TENANT_KEYS}`);
+if (
+  passes.length === 0 &&
+  !caching.cachePass &&
+  !caching.session &&
+  !caching.shared &&
+  !floor.floor &&
+  !stored.stored &&
+  !live.live &&
+  !scale.scale
+) {
   fail('no pass has a scenario to run: check --scenarios and --passes');
 }
 
@@ -318,6 +365,7 @@ const report = await runBench({
   ...floor,
   ...stored,
   ...live,
+  ...scale,
   gatewayEnv,
   gatewayNodeArgs: (pick(values['gateway-node-args'], 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(/\s+/).filter(Boolean),
   gatewayScript: pick(values['gateway-script'], 'BENCH_GATEWAY_SCRIPT') ?? 'dist/main.js',

@@ -5,6 +5,7 @@
 // tried again (a connection that broke, a 502/503/504), so its count per request is at least the reads;
 // the answers count one call per read (extensions.upstreamCalls), and the difference is the report's
 // retriedCalls.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +18,10 @@ import {
   floorPass,
   formatReport,
   runBench,
+  scalePass,
   storedPass,
 } from '../../bench/index.js';
-import { redisServerMissing } from '../suite-skip.js';
+import { redisServerMissing, skipRedisSuite } from '../suite-skip.js';
 import { childProcesses } from './children.js';
 
 /** A pass's options with two rounds (floor and stored: the pass's own minimum, 3, is checked apart). */
@@ -382,4 +384,69 @@ describe('benchmark harness', () => {
     expect(markdown).toMatch(/\| stored answer CPU ms\/req ÷ static server CPU ms\/req ≤ 4 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
     expect(markdown).toMatch(/\| stored answer req\/s ÷ static server req\/s ≥ 0\.25 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
   }, 60_000);
+
+  it('runs as `npm run bench` runs it, from its build (dist-bench/): --help names every pass', () => {
+    const help = execFileSync(process.execPath, ['dist-bench/bench/run.js', '--help'], { encoding: 'utf8' });
+    for (const pass of ['main', 'floor', 'stored', 'live', 'scale']) expect(help).toMatch(new RegExp(`^  ${pass} +`, 'm'));
+  });
+
+  it.skipIf(skipRedisSuite)(
+    'runs the scale pass short: gateways on one Redis and on a cluster, many keys, the keys spread over the masters',
+    async () => {
+      expect(scalePass([])).toEqual({ scale: null });
+      const defaults = scalePass(['scale']).scale;
+      expect(defaults).toStrictEqual({
+        gateways: [2, 4],
+        keys: 1_000,
+        connections: 32,
+        latencyMs: 20,
+        redisServer: 'redis-server',
+        redisCli: 'redis-cli',
+      });
+      const report = await runBench({
+        ...RUN,
+        repeat: 1,
+        baselines: false,
+        passes: [],
+        scale: scalePass(['scale'], { gateways: [2], keys: 24, connections: 6, latencyMs: 0 }).scale,
+      });
+      const scale = report.scale;
+      expect(scale?.notes).toEqual([]);
+      expect(scale?.rows.map((row) => [row.store, row.gateways])).toEqual([
+        ['redis', 2],
+        ['cluster', 2],
+      ]);
+      for (const row of scale?.rows ?? []) {
+        const { first, repeat } = row;
+        // Each key's first dashboard: a website and six statistics read upstream and written to the store.
+        expect(first.dashboards).toBe(24);
+        expect(first.errors).toBe(0);
+        expect(first.upstreamCalls).toBe(7);
+        expect(first.commands.evalsha).toBeGreaterThanOrEqual(7);
+        // Then the stored answers: one MGET each, nothing upstream.
+        expect(repeat.errors).toBe(0);
+        expect(repeat.dashboards).toBeGreaterThan(0);
+        expect(repeat.upstreamCalls).toBe(0);
+        expect(repeat.commands.mget).toBeCloseTo(1, 1);
+        expect(repeat.redisBytesOut).toBeGreaterThan(500);
+        for (const figure of [first.p50, repeat.p50, repeat.p99, repeat.cpuMs, repeat.requestsPerSecond]) {
+          expect(Number.isFinite(figure)).toBe(true);
+          expect(figure).toBeGreaterThan(0);
+        }
+        expect(first.masterShares.reduce((sum, share) => sum + share, 0)).toBeCloseTo(1, 6);
+      }
+      // On the cluster, 24 keys' hash tags fall on every one of the three masters.
+      const cluster = scale?.rows.find((row) => row.store === 'cluster');
+      expect(cluster?.first.masterShares).toHaveLength(3);
+      for (const share of cluster?.first.masterShares ?? []) expect(share).toBeGreaterThan(0);
+
+      const markdown = formatReport(report);
+      expect(markdown).toContain('## Pass "scale": gateways sharing one Redis, then a Redis Cluster, 24 keys, 0 ms sandbox');
+      expect(markdown).toMatch(/\| one Redis \| 2 \| first \| 24 \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 7\.00 \|/);
+      expect(markdown).toMatch(/\| cluster \(3 \+ 3\) \| 2 \| repeat \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 0\.00 \| 1\.\d\d \|/);
+      expect(markdown).toMatch(/- cluster \(3 \+ 3\), 2 gateways, repeat: mget 1\.\d\d/);
+      expect(markdown).toMatch(/Cluster ÷ one Redis: 2 gateways: CPU ms per repeated dashboard \d+\.\d\d, p50 \d+\.\d\d, p99 \d+\.\d\d\./);
+    },
+    60_000,
+  );
 });
