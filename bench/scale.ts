@@ -96,8 +96,8 @@ interface RedisCounts {
   bytesOut: number;
 }
 
-/** Our own commands to the nodes (reading and resetting the counts): not the gateways'. */
-const OWN_COMMANDS = new Set(['info', 'config', 'flushall', 'role']);
+/** Not the gateways' commands: ours (reading and resetting the counts) and a replica's acknowledgements. */
+const OWN_COMMANDS = new Set(['info', 'config', 'flushall', 'role', 'replconf']);
 
 const onNode = async <T>(port: number, use: (redis: Redis) => Promise<T>): Promise<T> => {
   const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });

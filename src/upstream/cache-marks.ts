@@ -45,7 +45,7 @@ export class KeyMarks {
 
 /**
  * The marks as one request sets them: each at most once. A dashboard's seven reads set them once, not
- * seven times each (14 commands of the 49 its first reading sent to Redis).
+ * seven times each (12 of the 49 commands its first reading sent to Redis).
  */
 export class RequestMarks {
   private seenSaid: Promise<void> | undefined;

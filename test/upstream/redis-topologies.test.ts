@@ -25,7 +25,7 @@ import {
   until,
 } from '../fixture.js';
 import { openSubscription, type SseStream } from '../live/sse.js';
-import { describe } from '../redis.js';
+import { type RedisServer, describe } from '../redis.js';
 import { type RedisCluster, type RedisSentinels, onNode, startCluster, startSentinels } from '../redis-topologies.js';
 
 interface Usage {
@@ -269,6 +269,90 @@ describe.each([
     );
     expect(counts.failed).toBe(0);
     expect(counts.wrong).toBe(0);
+  });
+});
+
+describe('gateways on a Redis Cluster while a slot moves to another master', () => {
+  let cluster: RedisCluster;
+  let sandbox: Sandbox;
+  const gateways: Gateway[] = [];
+  beforeAll(async () => {
+    cluster = await startCluster();
+    sandbox = await startSandbox({ port: 0, liveToday: false });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(gateways.map((gateway) => gateway.close()));
+    await sandbox?.close();
+    await cluster?.close();
+  });
+
+  it('follows MOVED and ASK under load: no failed or wrong answer, the entries read from their new master', {
+    timeout: 90_000,
+  }, async () => {
+    const start = async (): Promise<(query: string) => Promise<GraphQLResponse<FixedDashboardData>>> => {
+      const gateway = await createGateway(testConfig(sandbox.url, { CACHE: 'on', REDIS_URL: cluster.url, CACHE_STORE_TIMEOUT_MS: '2000' }));
+      gateways.push(gateway);
+      return (query) => postGraphQL<FixedDashboardData>(`${gateway.url}/graphql`, { query }, { authorization: `Bearer ${KEY_1}` });
+    };
+    const [one, two] = [await start(), await start()];
+    const reference = dataOf(await one(FIXED_DASHBOARD));
+    await until('the dashboard from the store', async () => usageOf(await two(FIXED_DASHBOARD)).upstreamCalls === 0);
+    const masterKeys = async (port: number, pattern: string): Promise<string[]> => onNode(port, (admin) => admin.keys(pattern));
+    // KEY_1's slot, the master that holds it and another to take it.
+    // KEY_1's slot (its only key: one tag), the master that holds it and another to take it.
+    const [tag] = new Set(tagsOf((await Promise.all(cluster.nodes.map((node) => masterKeys(node.port, 'agw:seen:*')))).flat()));
+    const name = `agw:seen:{${tag}}`;
+    const source = await cluster.masterOf(name);
+    const slot = await onNode(source.port, async (admin) => (await admin.call('CLUSTER', 'KEYSLOT', name)) as number);
+    const masters: RedisServer[] = [];
+    for (const node of cluster.nodes) {
+      const role = await onNode(node.port, async (admin) => ((await admin.call('ROLE')) as [string])[0]);
+      if (role === 'master') masters.push(node);
+    }
+    const target = masters.find((node) => node !== source) as RedisServer;
+    const idOf = (node: RedisServer): Promise<string> => onNode(node.port, async (admin) => String(await admin.call('CLUSTER', 'MYID')));
+    const [sourceId, targetId] = [await idOf(source), await idOf(target)];
+
+    const counts = { requests: 0, failed: 0, wrong: 0 };
+    let stop = false;
+    const load = async (ask: (query: string) => Promise<GraphQLResponse<FixedDashboardData>>): Promise<void> => {
+      while (!stop) {
+        const response = await ask(FIXED_DASHBOARD).catch(() => null);
+        counts.requests++;
+        if (response === null || response.status !== 200 || response.errors?.length) counts.failed++;
+        else if (JSON.stringify(response.data) !== JSON.stringify(reference)) counts.wrong++;
+      }
+    };
+    const loads = [load(one), load(two), load(one), load(two)];
+    await until('requests under way', () => counts.requests > 20);
+    // The slot moved as redis-cli --cluster reshard moves it: importing, migrating, its names one at a
+    // time (meanwhile a name already moved is asked of the target: ASK), then the slot given to the target
+    // (the others answer MOVED).
+    await onNode(target.port, (admin) => admin.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId));
+    await onNode(source.port, (admin) => admin.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId));
+    const moved: string[] = [];
+    for (;;) {
+      const names = await onNode(source.port, async (admin) => (await admin.call('CLUSTER', 'GETKEYSINSLOT', slot, 1)) as string[]);
+      if (names.length === 0) break;
+      await onNode(source.port, (admin) => admin.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5_000, 'KEYS', ...names));
+      moved.push(...names);
+      const before = counts.requests;
+      await until('requests while the slot is half moved', () => counts.requests > before + 2);
+    }
+    for (const node of masters) await onNode(node.port, (admin) => admin.call('CLUSTER', 'SETSLOT', slot, 'NODE', targetId));
+    const afterMove = counts.requests;
+    await until('requests after the move', () => counts.requests > afterMove + 20);
+    stop = true;
+    await Promise.all(loads);
+
+    expect(moved).toContain(name);
+    expect(await masterKeys(target.port, name)).toEqual([name]);
+    expect(await masterKeys(source.port, name)).toEqual([]);
+    expect(counts).toMatchObject({ failed: 0, wrong: 0 });
+    // The entries are used from their new master, through both gateways.
+    sandbox.log.reset();
+    for (const ask of [one, two]) expect(usageOf(await ask(FIXED_DASHBOARD)).upstreamCalls).toBe(0);
+    expect(restCalls(sandbox)).toEqual([]);
   });
 });
 
