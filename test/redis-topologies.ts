@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { type RedisServer, startRedis } from './redis.js';
 import { until } from './fixture.js';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -49,6 +50,90 @@ function ownFiles(dir: string, name: string): string[] {
   return ['--dir', dir, '--dbfilename', `${name}.rdb`, '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
 }
 
+/** A CA, and a certificate for 127.0.0.1 that it signed: what a Redis over TLS and its clients need. */
+export interface TlsFiles {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Makes them in `dir` with openssl (2-day certificates). */
+export async function makeCertificates(dir: string): Promise<TlsFiles> {
+  const file = (name: string): string => join(dir, name);
+  const openssl = (args: string[]) => run('openssl', args);
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=agw-test-ca',
+  ]);
+  await openssl([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    file('redis.key'),
+    '-out',
+    file('redis.csr'),
+    '-subj',
+    '/CN=127.0.0.1',
+  ]);
+  writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    file('redis.csr'),
+    '-CA',
+    file('ca.pem'),
+    '-CAkey',
+    file('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    file('redis.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    file('san.cnf'),
+  ]);
+  return { ca: file('ca.pem'), cert: file('redis.pem'), key: file('redis.key') };
+}
+
+export interface TopologyOptions {
+  /**
+   * Every server also listens with TLS, on a port of its own (the URL names those), and the servers
+   * talk to each other over TLS (the cluster bus, replication, the sentinels). Plain ports stay open for
+   * the test's own admin connections.
+   */
+  tls?: TlsFiles;
+  /** An ACL user with all rights that the URL names (the default user stays open for the admin connections). */
+  user?: { name: string; password: string };
+}
+
+/** The arguments for `options` of a server whose TLS port is `tlsPort`. */
+function optionArgs(options: TopologyOptions, tlsPort: number): string[] {
+  const { tls, user } = options;
+  return [
+    ...(tls ? ['--tls-port', String(tlsPort), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca] : []),
+    ...(tls ? ['--tls-auth-clients', 'no', '--tls-replication', 'yes'] : []),
+    ...(user ? ['--user', user.name, 'on', `>${user.password}`, '~*', '&*', '+@all'] : []),
+  ];
+}
+
+/** `user:password@` for the URL, encoded, or nothing. */
+const credentials = (options: TopologyOptions): string =>
+  options.user ? `${encodeURIComponent(options.user.name)}:${encodeURIComponent(options.user.password)}@` : '';
+
 export interface RedisCluster {
   /** redis-cluster://127.0.0.1:<port>,… (every node a seed) */
   url: string;
@@ -68,13 +153,18 @@ async function clusterReady(ports: readonly number[]): Promise<boolean> {
 }
 
 /** Six redis-servers in cluster mode, joined by `redis-cli --cluster create … --cluster-replicas 1`. */
-export async function startCluster(): Promise<RedisCluster> {
+export async function startCluster(options: TopologyOptions = {}): Promise<RedisCluster> {
   const { dir, servers: nodes, close } = topologyFolder('agw-cluster-');
+  const tlsPorts: number[] = [];
   try {
     for (let i = 0; i < 6; i++) {
+      const tlsPort = await freePort();
+      tlsPorts.push(tlsPort);
       nodes.push(
         await startRedis({
           args: [
+            ...optionArgs(options, tlsPort),
+            ...(options.tls ? ['--tls-cluster', 'yes'] : []),
             ...ownFiles(dir, `node-${i}`),
             '--cluster-enabled',
             'yes',
@@ -90,8 +180,9 @@ export async function startCluster(): Promise<RedisCluster> {
         }),
       );
     }
-    const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes']).catch(
+    const addresses = nodes.map((node, i) => `127.0.0.1:${options.tls ? tlsPorts[i] : node.port}`);
+    const tlsArgs = options.tls ? ['--tls', '--cacert', options.tls.ca] : [];
+    await run('redis-cli', [...tlsArgs, '--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes']).catch(
       (error: { stdout?: string; stderr?: string; message: string }) => {
         throw new Error(`redis-cli --cluster create failed: ${error.message}\n${error.stdout ?? ''}${error.stderr ?? ''}`);
       },
@@ -102,7 +193,8 @@ export async function startCluster(): Promise<RedisCluster> {
     await close();
     throw error;
   }
-  const url = `redis-cluster://${nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}`;
+  const seeds = nodes.map((node, i) => `127.0.0.1:${options.tls ? tlsPorts[i] : node.port}`);
+  const url = `${options.tls ? 'rediss' : 'redis'}-cluster://${credentials(options)}${seeds.join(',')}`;
   return {
     url,
     nodes,
@@ -137,27 +229,36 @@ export interface RedisSentinels {
 export const PRIMARY_NAME = 'mymaster';
 
 /** A primary, its replica, and three sentinels watching it (quorum 2, down after 1 s). */
-export async function startSentinels(): Promise<RedisSentinels> {
+export async function startSentinels(options: TopologyOptions = {}): Promise<RedisSentinels> {
   const { dir, servers, close } = topologyFolder('agw-sentinel-');
   try {
-    const primary = await startRedis({ args: ownFiles(dir, 'primary') });
+    // Over TLS, the primary is known by its TLS port: to its replica, the sentinels and the gateways.
+    const [primaryTls, replicaTls] = [await freePort(), await freePort()];
+    const primary = await startRedis({ args: [...ownFiles(dir, 'primary'), ...optionArgs(options, primaryTls)] });
     servers.push(primary);
-    const replica = await startRedis({ args: [...ownFiles(dir, 'replica'), '--replicaof', '127.0.0.1', String(primary.port)] });
+    const primaryAddress = String(options.tls ? primaryTls : primary.port);
+    const replica = await startRedis({
+      args: [...ownFiles(dir, 'replica'), ...optionArgs(options, replicaTls), '--replicaof', '127.0.0.1', primaryAddress],
+    });
     servers.push(replica);
     const sentinels: RedisServer[] = [];
+    const sentinelTlsPorts: number[] = [];
     for (let i = 0; i < 3; i++) {
       const file = join(dir, `sentinel-${i}.conf`);
       writeFileSync(
         file,
         [
-          `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primary.port} 2`,
+          `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primaryAddress} 2`,
           `sentinel down-after-milliseconds ${PRIMARY_NAME} 1000`,
           `sentinel failover-timeout ${PRIMARY_NAME} 3000`,
           '',
         ].join('\n'),
       );
-      const sentinel = await startRedis({ configFile: file, args: ['--sentinel'] });
+      const sentinelTls = await freePort();
+      const tlsArgs = options.tls ? optionArgs({ tls: options.tls }, sentinelTls) : [];
+      const sentinel = await startRedis({ configFile: file, args: ['--sentinel', ...tlsArgs] });
       sentinels.push(sentinel);
+      sentinelTlsPorts.push(sentinelTls);
       servers.push(sentinel);
     }
     const primaryPort = async (): Promise<number> => {
@@ -178,7 +279,8 @@ export async function startSentinels(): Promise<RedisSentinels> {
       },
       30_000,
     );
-    const url = `redis-sentinel://${sentinels.map((sentinel) => `127.0.0.1:${sentinel.port}`).join(',')}/${PRIMARY_NAME}`;
+    const addresses = sentinels.map((sentinel, i) => `127.0.0.1:${options.tls ? sentinelTlsPorts[i] : sentinel.port}`);
+    const url = `${options.tls ? 'rediss' : 'redis'}-sentinel://${credentials(options)}${addresses.join(',')}/${PRIMARY_NAME}`;
     return { url, primary, replica, sentinels, primaryPort, close };
   } catch (error) {
     await close();
