@@ -1,11 +1,12 @@
 // The sandbox and the gateway as child processes (as deployed: separate processes, real sockets),
 // and what Linux tells about a process: CPU time from /proc/<pid>/stat, memory from /proc/<pid>/status.
-import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { WebSocket } from 'undici';
 
 /**
@@ -141,7 +142,7 @@ export async function spawnRedisCluster(program = 'redis-server', cli = 'redis-c
     });
     const until = Date.now() + timeoutMs;
     for (const node of nodes) {
-      while (!/cluster_state:ok/.test(await redisCommand(node.port, ['CLUSTER', 'INFO'], cli))) {
+      while (!/cluster_state:ok/.test(String(await onNode(node.port, (admin) => admin.call('CLUSTER', 'INFO'))))) {
         if (Date.now() > until) throw new Error(`the cluster's node on ${node.port} is not in state ok after ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -155,20 +156,27 @@ export async function spawnRedisCluster(program = 'redis-server', cli = 'redis-c
     nodes,
     version: nodes[0]?.version ?? null,
     masters: async () => {
-      const roles = await Promise.all(nodes.map(async (node) => (await redisCommand(node.port, ['ROLE'], cli)).startsWith('master')));
+      const roles = await Promise.all(
+        nodes.map((node) => onNode(node.port, async (admin) => ((await admin.call('ROLE')) as [string])[0] === 'master')),
+      );
       return nodes.filter((_, i) => roles[i]).map((node) => node.port);
     },
     stop,
   };
 }
 
-/** One command on the Redis at 127.0.0.1:`port` with redis-cli's plain output (--no-raw off, one line per value). */
-export async function redisCommand(port: number, args: readonly string[], cli = 'redis-cli'): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(cli, ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 5_000 }, (error, stdout) =>
-      error ? reject(error) : resolve(stdout),
-    );
-  });
+/**
+ * A short-lived admin connection to the Redis at 127.0.0.1:`port`, made and closed around `use`: it does
+ * not retry (a node that is gone fails at once).
+ */
+export async function onNode<T>(port: number, use: (admin: Redis) => Promise<T>): Promise<T> {
+  const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await admin.connect();
+    return await use(admin);
+  } finally {
+    admin.disconnect();
+  }
 }
 
 /**

@@ -10,11 +10,10 @@
 // bytes (INFO stats: what the gateways sent and were sent, replication apart) per dashboard, p50/p99,
 // and the gateways' CPU (/proc) per dashboard. The store is emptied and the gateways started afresh for
 // each row.
-import { Redis } from 'ioredis';
 import { dashboardBody, settledContext } from './caching.js';
 import { runGatewayLoad, type LoadResult } from './load.js';
 import { percentiles } from './percentiles.js';
-import { cpuTimeMs, spawnRedis, spawnRedisCluster, type ChildServer } from './processes.js';
+import { cpuTimeMs, onNode, spawnRedis, spawnRedisCluster, type ChildServer } from './processes.js';
 import type { SandboxControl } from './rest.js';
 import type { ScenarioContext } from './scenarios.js';
 import { SCENARIOS } from './scenarios.js';
@@ -98,16 +97,6 @@ interface RedisCounts {
 
 /** Not the gateways' commands: ours (reading and resetting the counts) and a replica's acknowledgements. */
 const OWN_COMMANDS = new Set(['info', 'config', 'flushall', 'role', 'replconf']);
-
-const onNode = async <T>(port: number, use: (redis: Redis) => Promise<T>): Promise<T> => {
-  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    return await use(redis);
-  } finally {
-    redis.disconnect();
-  }
-};
 
 const field = (info: string, name: string): number => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
 

@@ -6,26 +6,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { onNode } from '../bench/processes.js';
 import { type RedisServer, startRedis } from './redis.js';
 import { until } from './fixture.js';
 import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
-/**
- * A short-lived admin connection to one node, made and closed around `use`: it does not retry (a node the
- * test killed fails at once).
- */
-export async function onNode<T>(port: number, use: (admin: Redis) => Promise<T>): Promise<T> {
-  const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  try {
-    await admin.connect();
-    return await use(admin);
-  } finally {
-    admin.disconnect();
-  }
-}
+/** A short-lived admin connection to one node (the benchmark's): a node the test killed fails at once. */
+export { onNode };
 
 /** A topology's own folder and the servers started in it, all killed and the folder removed by `close`. */
 function topologyFolder(prefix: string): { dir: string; servers: RedisServer[]; close(): Promise<void> } {

@@ -6,8 +6,8 @@
 // through the other gateways on the store from the moment Redis is back.
 //  - The drop is tried at once: a Redis that is paused or slow runs it when it answers again, before
 //    any read sent after that.
-//  - It is tried again every `retryMs`, and at once when the connection is ready again.
-//  - A gateway whose connection was lost reads past the store for `reconnectGraceMs` once it is back:
+//  - It is tried again every RETRY_MS, and at once when the connection is ready again.
+//  - A gateway whose connection was lost reads past the store for RECONNECT_GRACE_MS once it is back:
 //    the other gateways reach Redis again within MAX_RECONNECT_DELAY_MS of it (each on its own schedule),
 //    and land what they owe as soon as they do.
 import type { CacheStore } from './cache-store.js';
@@ -21,13 +21,6 @@ const RETRY_MS = 100;
 const MAX_OWED = 100_000;
 /** How long a gateway back on the store reads past it: every other gateway is back, with time to land its drops. */
 const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
-
-export interface UnsettledOptions {
-  retryMs?: number;
-  maxOwed?: number;
-  reconnectGraceMs?: number;
-  now?: () => number;
-}
 
 export class UnsettledWrites {
   /** The keys (their Authorization as the cache gets it) owed a drop. */
@@ -43,26 +36,17 @@ export class UnsettledWrites {
   private lost = false;
   /** Until then, no key reads through the store (the connection came back, other gateways may not have yet). */
   private distrustedUntil = 0;
-  private readonly retryMs: number;
-  private readonly maxOwed: number;
-  private readonly reconnectGraceMs: number;
-  private readonly now: () => number;
 
   constructor(
     private readonly store: CacheStore,
     private readonly safely: StoreCall,
-    options: UnsettledOptions = {},
   ) {
-    this.retryMs = options.retryMs ?? RETRY_MS;
-    this.maxOwed = options.maxOwed ?? MAX_OWED;
-    this.reconnectGraceMs = options.reconnectGraceMs ?? RECONNECT_GRACE_MS;
-    this.now = options.now ?? Date.now;
     store.onConnection?.((event) => {
       if (event === 'lost') {
         this.lost = true;
         return;
       }
-      if (this.lost) this.distrustedUntil = this.now() + this.reconnectGraceMs;
+      if (this.lost) this.distrustedUntil = Date.now() + RECONNECT_GRACE_MS;
       this.lost = false;
       if (this.owed.size > 0) this.settleSoon(0);
     });
@@ -70,14 +54,14 @@ export class UnsettledWrites {
 
   /** A write with the key was made and the store did not take its drop. */
   owe(authorization: string): void {
-    if (this.owed.size >= this.maxOwed && !this.owed.has(authorization)) this.overflowed = true;
+    if (this.owed.size >= MAX_OWED && !this.owed.has(authorization)) this.overflowed = true;
     else this.owed.add(authorization);
     this.settleSoon(0);
   }
 
   /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is just back). */
   owes(authorization: string): boolean {
-    return this.overflowed || this.owed.has(authorization) || this.now() < this.distrustedUntil;
+    return this.overflowed || this.owed.has(authorization) || Date.now() < this.distrustedUntil;
   }
 
   close(): void {
@@ -119,6 +103,6 @@ export class UnsettledWrites {
     }
     // Every key owed was forgotten past the bound: once those that are known landed, a write may have
     // been lost only for the others, which this process cannot name. It keeps reading past the store.
-    if (this.owed.size > 0) this.settleSoon(this.again ? 0 : this.retryMs);
+    if (this.owed.size > 0) this.settleSoon(this.again ? 0 : RETRY_MS);
   }
 }
