@@ -129,9 +129,14 @@ export async function spawnRedisCluster(program = 'redis-server', cli = 'redis-c
     for (const node of nodes.splice(0)) await node.stop();
   };
   try {
+    // The bus on a free port of its own: by default it is the node's port + 10,000, which a port above
+    // 55,535 (a third of the ephemeral range) cannot have, and another server may hold.
     const started = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        spawnRedis(program, 10_000, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']),
+      Array.from({ length: 6 }, async () =>
+        spawnRedis(program, 10_000, [
+          ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'],
+          ...['--cluster-port', String(await freePort())],
+        ]),
       ),
     );
     nodes.push(...started);

@@ -154,6 +154,10 @@ export async function startCluster(options: TopologyOptions = {}): Promise<Redis
           args: [
             ...optionArgs(options, tlsPort),
             ...(options.tls ? ['--tls-cluster', 'yes'] : []),
+            // The bus on a free port of its own: by default the node's port + 10,000, which a port above
+            // 55,535 (a third of the ephemeral range) cannot have, and another server may hold.
+            '--cluster-port',
+            String(await freePort()),
             ...ownFiles(dir, `node-${i}`),
             '--cluster-enabled',
             'yes',
