@@ -4,6 +4,7 @@
 // flags to be set at run time; this one is read at every full collection, so setting it at start-up
 // takes effect.
 import { setFlagsFromString } from 'node:v8';
+import { integer } from './settings.js';
 
 const HEAP_FLAG = '--heap-growing-percent';
 
@@ -14,5 +15,13 @@ export function tuneHeap(percent: number, execArgv: readonly string[] = process.
   return true;
 }
 
-/** HEAP_GROWING_PERCENT when unset (figures in docs/performance.md#memory). */
-export const DEFAULT_HEAP_GROWING_PERCENT = 40;
+/** HEAP_GROWING_PERCENT (figures in docs/performance.md#memory). */
+export const HEAP_SETTINGS = {
+  heapGrowingPercent: integer('HEAP_GROWING_PERCENT', {
+    fallback: 40,
+    min: 0,
+    max: 1_000,
+    unit: 'percent',
+    doc: "V8 collects its old generation once it has grown this much over the last live size (0: V8's own choice)",
+  }),
+};

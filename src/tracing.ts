@@ -5,9 +5,32 @@
 // bounded queue: with the collector down spans are dropped, and no request waits on an export.
 import type { IncomingMessage } from 'node:http';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { type SettingsOf, text } from './settings.js';
 import type { HttpMethod, UpstreamCallTrace } from './upstream/client.js';
 
 export const DEFAULT_SERVICE_NAME = 'analytics-graphql-gateway';
+
+/**
+ * The standard OTEL_* variables that decide whether traces are made (the SDK reads them, and the others,
+ * itself): set, an endpoint or an exporter turns tracing on.
+ */
+export const TRACING_SETTINGS = {
+  endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', { fallback: null, unit: 'URL', doc: 'the collector; set, it turns tracing on' }),
+  tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', {
+    fallback: null,
+    unit: 'URL',
+    doc: 'the collector for traces alone; set, it turns tracing on',
+  }),
+  exporter: text('OTEL_TRACES_EXPORTER', { fallback: null, unit: 'name', doc: 'set, it turns tracing on; none turns it off' }),
+  disabled: text('OTEL_SDK_DISABLED', { fallback: 'false', unit: 'boolean', doc: 'true turns tracing off' }),
+  serviceName: text('OTEL_SERVICE_NAME', { fallback: DEFAULT_SERVICE_NAME, unit: 'name', doc: 'the service name of every span' }),
+};
+
+/** Whether the OTEL_* settings ask for traces. */
+export function tracingWanted({ endpoint, tracesEndpoint, exporter, disabled }: SettingsOf<typeof TRACING_SETTINGS>): boolean {
+  if (disabled === 'true' || exporter === 'none') return false;
+  return exporter !== null || endpoint !== null || tracesEndpoint !== null;
+}
 
 export interface Tracing {
   /** Exports what is queued (within the SDK's timeout) and stops. */

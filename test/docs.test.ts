@@ -9,7 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kind, parse, print, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { declaredSettings, loadConfig } from '../src/config.js';
 import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
 import {
@@ -252,54 +252,66 @@ function documentedVariables(markdown: string): DocumentedVariable[] {
 
 describe('docs/configuration.md against the code', () => {
   const documented = documentedVariables(readDoc('docs/configuration.md'));
+  const declared = declaredSettings();
 
-  it('lists exactly the environment variables the gateway reads, each once', () => {
+  it('lists exactly the environment variables the gateway declares and reads, each once', () => {
     expect(gatewayReads.size).toBeGreaterThan(40);
     const names = documented.map((variable) => variable.name);
     expect(
       names.filter((name, i) => names.indexOf(name) !== i),
       'listed twice',
     ).toEqual([]);
-    expect([...new Set(names)].sort()).toEqual([...gatewayReads.keys()].sort());
+    const declaredNames = declared.map((setting) => setting.variable);
+    expect(
+      declaredNames.filter((name, i) => declaredNames.indexOf(name) !== i),
+      'declared twice',
+    ).toEqual([]);
+    expect([...new Set(names)].sort()).toEqual([...declaredNames].sort());
+    // Nothing in src/ reads a variable it does not declare (a stray `process.env.X`).
+    expect([...gatewayReads.keys()].sort()).toEqual([...declaredNames].sort());
   });
 
-  it("gives each variable the code's default: set to it, the gateway's configuration is the same as unset", async () => {
+  it("shows each setting's declared default and unit", () => {
+    const rows = new Map(
+      tableRows(readDoc('docs/configuration.md')).flatMap(([names = '', , unit = '']) =>
+        [...names.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((match) => [match[1] ?? '', unit.trim()] as const),
+      ),
+    );
+    const wrong: string[] = [];
+    for (const setting of declared) {
+      const shown = documented.find((variable) => variable.name === setting.variable)?.defaultValue;
+      if (shown !== setting.shown) wrong.push(`${setting.variable}: the page shows ${shown}, the code declares ${setting.shown}`);
+      const unit = rows.get(setting.variable);
+      if (unit !== setting.unit) wrong.push(`${setting.variable}: the page's unit is ${unit}, the code declares ${setting.unit}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("gives each variable the code's default: set to it, the gateway's configuration is the same as unset", () => {
     const unset = loadConfig({});
     const wrong: string[] = [];
     for (const { name, defaultValue } of documented) {
-      const readers = gatewayReads.get(name) ?? [];
       if (defaultValue === null) {
         // "none": unset means off. A value must change something, or the variable is not what the page says.
-        if (readers.includes('src/config.ts')) {
-          const set = (() => {
-            try {
-              return loadConfig({ [name]: name.endsWith('_URL') ? 'redis://127.0.0.1:6379' : '1' });
-            } catch {
-              return null; // refused: the variable is read and checked
-            }
-          })();
-          if (set !== null && JSON.stringify(set) === JSON.stringify(unset)) wrong.push(`${name}: set, it changes nothing`);
-        }
+        const set = (() => {
+          try {
+            return loadConfig({ [name]: name.endsWith('_URL') ? 'redis://127.0.0.1:6379' : '1' });
+          } catch {
+            return null; // refused: the variable is read and checked
+          }
+        })();
+        if (set !== null && JSON.stringify(set) === JSON.stringify(unset)) wrong.push(`${name}: set, it changes nothing`);
         continue;
       }
-      if (readers.includes('src/config.ts')) {
-        let config: unknown;
-        try {
-          config = loadConfig({ [name]: defaultValue });
-        } catch (error) {
-          wrong.push(`${name}=${defaultValue}: ${(error as Error).message}`);
-          continue;
-        }
-        if (JSON.stringify(config) !== JSON.stringify(unset))
-          wrong.push(`${name}: the page says ${defaultValue}, the code has another default`);
-      } else {
-        // Read elsewhere (the tracing's OTEL_SERVICE_NAME): the default is a constant the reading module exports.
-        const exported = await Promise.all(
-          readers.map((file) => import(`../${file.replace(/\.ts$/, '.js')}`) as Promise<Record<string, unknown>>),
-        );
-        if (!exported.some((module) => Object.values(module).includes(defaultValue)))
-          wrong.push(`${name}: no module that reads it exports ${defaultValue}`);
+      let config: unknown;
+      try {
+        config = loadConfig({ [name]: defaultValue });
+      } catch (error) {
+        wrong.push(`${name}=${defaultValue}: ${(error as Error).message}`);
+        continue;
       }
+      if (JSON.stringify(config) !== JSON.stringify(unset))
+        wrong.push(`${name}: the page says ${defaultValue}, the code has another default`);
     }
     expect(wrong).toEqual([]);
   });

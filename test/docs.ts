@@ -133,13 +133,13 @@ export function sourcesUnder(folder: string): string[] {
     .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
 }
 
-/** The environment variables a file reads: `env.NAME`, `env['NAME']`, and config.ts's readers (`read.int('NAME', …)`). */
+/** The environment variables a file reads: `env.NAME`, `env['NAME']`, and the settings it declares (`integer('NAME', …)`). */
 function variablesReadIn(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const patterns = [
     /\benv\.([A-Z][A-Z0-9_]*)\b/g,
     /\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g,
-    /\b(?:read|this|number)\.?\w*\(\s*'([A-Z][A-Z0-9_]*)'/g,
+    /\b(?:integer|optionalInteger|seconds|decimalSeconds|flag|choice|onOff|text|custom)(?:<[^>]*>)?\(\s*'([A-Z][A-Z0-9_]*)'/g,
   ];
   return patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1] ?? ''));
 }

@@ -1,5 +1,7 @@
 // Calendar days as `YYYY-MM-DD` strings, counted in UTC so that no clock or time zone moves them:
 // a day is a date, not an instant. "Today" is the only instant, resolved in the install's time zone.
+import { z } from 'zod';
+import { custom } from '../settings.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -9,8 +11,31 @@ export interface Clock {
   timeZone: string;
 }
 
-/** The install's time zone when UPSTREAM_TIMEZONE is unset. */
-export const DEFAULT_TIME_ZONE = 'UTC';
+/** UPSTREAM_TIMEZONE: the install's time zone, which decides which day is "today". */
+export const CALENDAR_SETTINGS = {
+  upstreamTimeZone: custom(
+    'UPSTREAM_TIMEZONE',
+    z.string().refine(isTimeZone, {
+      error: (issue) => `UPSTREAM_TIMEZONE must be an IANA time zone such as UTC or Europe/Paris, got "${String(issue.input)}"`,
+    }),
+    {
+      fallback: 'UTC',
+      shown: 'UTC',
+      unit: 'IANA time zone',
+      doc: 'the install\'s time zone: which day is "today", and so which statistics are settled',
+    },
+  ),
+};
+
+/** Whether `timeZone` names a zone this runtime knows (a name of UTC needs no Intl). */
+function isTimeZone(timeZone: string): boolean {
+  try {
+    dayIn(timeZone, Date.now());
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 // The IANA names of UTC itself (links to Etc/UTC and Etc/GMT, whatever their case). In these, today needs
 // no time zone data: Intl is not touched, which spares its ICU data (about 6 MB of resident memory once

@@ -2,7 +2,8 @@
 // by itself, so CORS decides only which pages can read answers, not who can act as a user. Outside
 // production, pages served from this machine (http://localhost:*, http://127.0.0.1:*) are allowed
 // by default, as a frontend's dev server is; CORS_ORIGINS names others, and is the only way in production.
-import type { Config } from '../config.js';
+import { z } from 'zod';
+import { custom, type SettingsOf } from '../settings.js';
 
 const LOCAL_DEV_ORIGIN = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
 
@@ -21,7 +22,32 @@ export const CORS_ALLOWED_HEADERS = [
 /** Response headers a page may read. */
 export const CORS_EXPOSED_HEADERS = ['retry-after', 'etag', 'cache-control'];
 
-export type CorsConfig = Pick<Config, 'corsOrigins' | 'production'>;
+const ORIGIN = /^https?:\/\/[^/\s]+$/;
+
+/** CORS_ORIGINS: the origins allowed besides this machine's outside production; `*`: any. */
+export const CORS_SETTINGS = {
+  corsOrigins: custom(
+    'CORS_ORIGINS',
+    z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z.string().refine((entry) => entry === '*' || ORIGIN.test(entry), {
+            error: (issue) => `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "${String(issue.input)}"`,
+          }),
+        ),
+      ),
+    { fallback: [] as string[], shown: null, unit: 'list of origins', doc: 'comma-separated allowed origins, or *' },
+  ),
+};
+
+export type CorsConfig = SettingsOf<typeof CORS_SETTINGS> & { production: boolean };
 
 export function isAllowedOrigin(origin: string, { corsOrigins, production }: CorsConfig): boolean {
   if (corsOrigins.includes('*') || corsOrigins.includes(origin)) return true;

@@ -10,6 +10,7 @@
 // side: a cache bounded by it holds no more than its bound.
 import { TokenKind, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
+import { integer } from '../settings.js';
 
 const BYTES_PER_TOKEN = 600;
 const BYTES_PER_COMMENT = 120;
@@ -39,7 +40,16 @@ const LIFETIME_MS = 3_600_000;
  * larger than its cache's bound is parsed every time it comes, and kept by nobody.
  */
 /** DOCUMENT_CACHE_MAX_BYTES's default. */
-export const DEFAULT_DOCUMENT_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+/** DOCUMENT_CACHE_MAX_BYTES: parsed documents kept for reuse, by their estimated heap. */
+export const DOCUMENT_CACHE_SETTINGS = {
+  documentCacheMaxBytes: integer('DOCUMENT_CACHE_MAX_BYTES', {
+    fallback: 16 * 1024 * 1024,
+    min: 0,
+    max: 16 * 1024 ** 3,
+    unit: 'bytes',
+    doc: 'parsed documents kept for reuse (with their validation), bounded by their estimated heap',
+  }),
+};
 
 export function createDocumentCaches(maxBytes: number): DocumentCaches {
   return {

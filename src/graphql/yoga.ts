@@ -5,23 +5,28 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { LiveHub } from '../live/hub.js';
+import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
+import { flag, onOff, type SettingsOf } from '../settings.js';
 import type { GatewayContext } from '../schema/context.js';
 import { schema, subgraphSchema } from '../schema/index.js';
-import type { Upstream } from '../upstream/source.js';
+import type { RequestBounds, Upstream } from '../upstream/source.js';
 import { createContext } from './context.js';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, isAllowedOrigin } from './cors.js';
-import { createDocumentCaches } from './document-cache.js';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, type CorsConfig, isAllowedOrigin } from './cors.js';
+import { type DOCUMENT_CACHE_SETTINGS, createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './plugins/use-graphiql-page.js';
-import { loadPersistedDocuments, usePersistedQueries, type DocumentRegistry } from './plugins/use-persisted-queries.js';
+import {
+  loadPersistedDocuments,
+  type PERSISTED_QUERY_SETTINGS,
+  usePersistedQueries,
+  type DocumentRegistry,
+} from './plugins/use-persisted-queries.js';
 import { useArgumentChecks } from './plugins/use-argument-checks.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
-import { useCompiledExecution } from './plugins/use-compiled-execution.js';
-import { useCostLimit } from './plugins/use-cost-limit.js';
+import { type COMPILED_EXECUTION_SETTINGS, useCompiledExecution } from './plugins/use-compiled-execution.js';
+import { type COST_LIMIT_SETTINGS, useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
-import { useDocumentLimits } from './plugins/use-document-limits.js';
-import { useFieldLimit } from './plugins/use-field-limit.js';
+import { type DOCUMENT_LIMIT_SETTINGS, useDocumentLimits } from './plugins/use-document-limits.js';
+import { type FIELD_LIMIT_SETTINGS, useFieldLimit } from './plugins/use-field-limit.js';
 import { useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
@@ -38,6 +43,35 @@ import { createValidationCache } from './plugins/use-validation-cache.js';
 import { keyKnownOf, useWork } from './plugins/use-work.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
+
+/** What the GraphQL endpoint offers besides queries: GraphiQL, introspection, and serving as a subgraph. */
+export const YOGA_SETTINGS = {
+  graphiql: flag('GRAPHIQL', {
+    fallback: true,
+    productionFallback: false,
+    doc: 'serve GraphiQL at /graphql to browsers; false by default when NODE_ENV=production',
+  }),
+  introspection: flag('INTROSPECTION', {
+    fallback: true,
+    productionFallback: false,
+    doc: 'allow introspection queries; false by default when NODE_ENV=production',
+  }),
+  federation: onOff('FEDERATION', { fallback: false, doc: 'on: served as a Federation 2 subgraph for a router' }),
+};
+
+/** The settings yoga and its plugins are built with: each module's own, as config.ts read them. */
+export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
+  CorsConfig &
+  RequestBounds &
+  SettingsOf<typeof COST_LIMIT_SETTINGS> &
+  SettingsOf<typeof DOCUMENT_CACHE_SETTINGS> &
+  SettingsOf<typeof COMPILED_EXECUTION_SETTINGS> & {
+    limits: SettingsOf<typeof DOCUMENT_LIMIT_SETTINGS> & SettingsOf<typeof FIELD_LIMIT_SETTINGS>;
+    persistedQueries: SettingsOf<typeof PERSISTED_QUERY_SETTINGS>;
+    live: Pick<SettingsOf<typeof LIVE_SETTINGS>, 'intervalMs' | 'maxStreamsPerKey'>;
+    /** OpenTelemetry traces are made (tracing.ts). */
+    tracing: boolean;
+  };
 
 export interface GatewayYogaOptions {
   upstream: Upstream;
@@ -70,7 +104,7 @@ export interface GatewayServerContext {
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
 export function createGatewayYoga(
-  config: Config,
+  config: GatewayYogaConfig,
   { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
 ): GatewayYoga {
   const contexts = new WeakMap<Request, GatewayContext>();

@@ -36,9 +36,25 @@
 // upstream bodies and partial result. What it does to memory under load, alone and with
 // HEAP_GROWING_PERCENT (main.ts), is measured in docs/performance.md#memory.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { integer } from '../settings.js';
 
-/** MAX_ACTIVE_REQUESTS and MAX_QUEUED_REQUESTS when unset. */
-export const ADMISSION_DEFAULTS = { maxActive: 16, maxQueued: 1_000 } as const;
+/** How many requests are worked on at once, and how many may wait in line. */
+export const ADMISSION_SETTINGS = {
+  maxActiveRequests: integer('MAX_ACTIVE_REQUESTS', {
+    fallback: 16,
+    min: 1,
+    max: 10_000,
+    unit: 'requests',
+    doc: 'HTTP requests worked on at once; more wait in line',
+  }),
+  maxQueuedRequests: integer('MAX_QUEUED_REQUESTS', {
+    fallback: 1_000,
+    min: 0,
+    max: 1_000_000,
+    unit: 'requests',
+    doc: 'requests that may wait in line; more are answered 503 at once',
+  }),
+};
 
 /** While known requests wait, one slot in this many that frees up goes to the stranger first in line. */
 export const STRANGER_TURN = 4;

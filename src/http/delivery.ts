@@ -7,6 +7,7 @@
 // and the bytes waiting on all readers together stay within SEND_BUFFER_MAX_BYTES: past it, the answers
 // that have waited longest end first. An event stream's reader is held to the same rule.
 import { ServerResponse, type IncomingMessage } from 'node:http';
+import { integer } from '../settings.js';
 
 export interface DeliveryOptions {
   /** SEND_TIMEOUT_MS: how long an answer may wait on a reader who takes none of it. */
@@ -15,7 +16,23 @@ export interface DeliveryOptions {
   bufferMaxBytes: number;
 }
 
-export const DELIVERY_DEFAULTS: Readonly<DeliveryOptions> = { sendTimeoutMs: 10_000, bufferMaxBytes: 64 * 1024 * 1024 };
+/** How long an answer may wait on its reader, and how many bytes of answers may wait in all. */
+export const DELIVERY_SETTINGS = {
+  sendTimeoutMs: integer('SEND_TIMEOUT_MS', {
+    fallback: 10_000,
+    min: 100,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'how long an answer may wait on a client that reads none of it before its connection is closed',
+  }),
+  sendBufferMaxBytes: integer('SEND_BUFFER_MAX_BYTES', {
+    fallback: 64 * 1024 * 1024,
+    min: 1024 ** 2,
+    max: 1024 ** 4,
+    unit: 'bytes',
+    doc: 'bytes of answers waiting on their readers, all connections together',
+  }),
+};
 
 /** The pieces a large answer is written in: a reader that takes one within the send timeout is reading. */
 export const PIECE_BYTES = 64 * 1024;

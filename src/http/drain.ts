@@ -4,6 +4,7 @@
 // closed (a client would otherwise send its next request on a socket about to go away). Requests in
 // flight finish, up to `timeoutMs`, after which what is left is ended.
 import type { Server, ServerResponse } from 'node:http';
+import { defaultsOf, integer } from '../settings.js';
 
 export interface DrainOptions {
   /** Time between /ready turning 503 and the listener closing (DRAIN_DELAY_MS; default 5 s). */
@@ -12,7 +13,26 @@ export interface DrainOptions {
   timeoutMs: number;
 }
 
-export const DRAIN_DEFAULTS: Readonly<DrainOptions> = { delayMs: 5_000, timeoutMs: 30_000 };
+/** How a signal stops the gateway. */
+export const DRAIN_SETTINGS = {
+  delayMs: integer('DRAIN_DELAY_MS', {
+    fallback: 5_000,
+    min: 0,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'after SIGTERM or SIGINT, how long /ready answers 503 while new requests are still served',
+  }),
+  timeoutMs: integer('DRAIN_TIMEOUT_MS', {
+    fallback: 30_000,
+    min: 0,
+    max: 3_600_000,
+    unit: 'ms',
+    doc: 'once the listener is closed, how long requests in flight may take to finish',
+  }),
+};
+
+/** DRAIN_DELAY_MS and DRAIN_TIMEOUT_MS when unset. */
+export const DRAIN_DEFAULTS: Readonly<DrainOptions> = defaultsOf(DRAIN_SETTINGS);
 
 /** What readiness says: `starting` until the listener is up, `draining` from the first signal on. */
 export type ServingPhase = 'starting' | 'serving' | 'draining';

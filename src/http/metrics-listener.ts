@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import { listenOn } from './listen.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { optionalInteger, text } from '../settings.js';
 import { VERSION } from '../version.js';
 import { ClusterFigures, answerPrimary } from './cluster-metrics.js';
 
@@ -14,7 +15,16 @@ export interface MetricsListenerConfig {
   host: string;
 }
 
-export const METRICS_HOST_DEFAULT = '127.0.0.1';
+/** Where the Prometheus listener listens; none without METRICS_PORT. */
+export const METRICS_LISTENER_SETTINGS = {
+  port: optionalInteger('METRICS_PORT', {
+    min: 0,
+    max: 65535,
+    unit: 'port',
+    doc: 'port of the Prometheus listener (GET /metrics), apart from the public port; 0: any free port',
+  }),
+  host: text('METRICS_HOST', { fallback: '127.0.0.1', unit: 'address', doc: 'address of the metrics listener' }),
+};
 
 /**
  * Seconds, from a cached answer (about a millisecond) to a request that spends the whole default

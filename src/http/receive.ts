@@ -1,9 +1,26 @@
 // Receiving a request: its body, read whole before the request gets in line (server.ts), and the time
 // its headers and body may take. MAX_BODY_BYTES and REQUEST_RECEIVE_TIMEOUT_MS (config.ts reads them).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { integer } from '../settings.js';
 
 /** REQUEST_RECEIVE_TIMEOUT_MS and MAX_BODY_BYTES when unset. */
-export const RECEIVE_DEFAULTS = { timeoutMs: 10_000, bodyMaxBytes: 64 * 1024 } as const;
+/** How long a request may take to arrive, and how large its body may be. */
+export const RECEIVE_SETTINGS = {
+  receiveTimeoutMs: integer('REQUEST_RECEIVE_TIMEOUT_MS', {
+    fallback: 10_000,
+    min: 100,
+    max: 600_000,
+    unit: 'ms',
+    doc: "time from a request's first byte for its headers and body to arrive; a slower client is answered 408",
+  }),
+  bodyBytes: integer('MAX_BODY_BYTES', {
+    fallback: 64 * 1024,
+    min: 1024,
+    max: 16 * 1024 * 1024,
+    unit: 'bytes',
+    doc: 'largest request body',
+  }),
+};
 
 /**
  * Reads the whole body (the 411/413 checks of server.ts bound what a POST declares; `limit` bounds any

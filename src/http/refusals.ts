@@ -3,8 +3,9 @@
 // can read the error (and Retry-After) instead of seeing a network failure.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
-import type { Config } from '../config.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
+import type { COST_LIMIT_SETTINGS } from '../graphql/plugins/use-cost-limit.js';
+import type { SettingsOf } from '../settings.js';
 import type { ErrorCode } from '../errors.js';
 import { NOT_STREAMABLE_MESSAGE } from '../graphql/plugins/use-work.js';
 
@@ -17,7 +18,7 @@ export interface Refusal {
 }
 
 /** What `refuse` needs: the origins a browser may read the answer from, and MAX_COST for the usage figures. */
-export type RefusalConfig = CorsConfig & Pick<Config, 'maxCost'>;
+export type RefusalConfig = CorsConfig & SettingsOf<typeof COST_LIMIT_SETTINGS>;
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 

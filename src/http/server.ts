@@ -2,19 +2,20 @@
 // timeout and admission control and answers `/`, `/health` and `/ready`; it listens, and drains on the
 // way out (drain.ts). What answers the requests it lets through is given to it (the gateway: gateway.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenOn } from './listen.js';
+import { type LISTEN_SETTINGS, listenOn } from './listen.js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { SettingsOf } from '../settings.js';
+import type { RequestBounds } from '../upstream/source.js';
 import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
-import { LIVE_DEFAULTS } from '../live/hub.js';
+import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';
 import { wantsGraphiQLPage } from '../graphql/plugins/use-graphiql-page.js';
 import type { RequestWork } from '../graphql/plugins/use-work.js';
 import { readAuthorization } from '../graphql/context.js';
-import { createAdmission } from './admission.js';
+import { type ADMISSION_SETTINGS, createAdmission } from './admission.js';
 import { createKnownKeys } from './known-keys.js';
-import { PacedResponse, watchDeliveries } from './delivery.js';
+import { type DELIVERY_SETTINGS, PacedResponse, watchDeliveries } from './delivery.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
 import { operationTypeOf, streamsSubscription } from './operation-type.js';
 import {
@@ -30,27 +31,22 @@ import {
 } from './refusals.js';
 import { createOpenStreams } from './streams.js';
 import { createIdleCollector } from './idle-collect.js';
-import { readBody } from './receive.js';
+import { type RECEIVE_SETTINGS, readBody } from './receive.js';
 import { VERSION } from '../version.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
-  Pick<
-    Config,
-    | 'host'
-    | 'port'
-    | 'receiveTimeoutMs'
-    | 'sendTimeoutMs'
-    | 'sendBufferMaxBytes'
-    | 'maxActiveRequests'
-    | 'maxQueuedRequests'
-    | 'requestDeadlineMs'
-    | 'graphiql'
-  > & {
-    limits: Pick<Config['limits'], 'bodyBytes'>;
+  SettingsOf<typeof LISTEN_SETTINGS> &
+  SettingsOf<typeof DELIVERY_SETTINGS> &
+  SettingsOf<typeof ADMISSION_SETTINGS> &
+  Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'receiveTimeoutMs'> &
+  Pick<RequestBounds, 'requestDeadlineMs'> & {
+    /** GraphiQL is served: its page is answered here, before admission. */
+    graphiql: boolean;
+    limits: Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'bodyBytes'>;
     /** How long a key the install accepted keeps its requests in the known line (KEY_RECHECK_S; admission.ts). */
     knownKeyMs: number;
-    live?: Partial<Pick<Config['live'], 'maxStreams' | 'maxLifetimeMs'>>;
+    live?: Partial<Pick<SettingsOf<typeof LIVE_SETTINGS>, 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
   };
 

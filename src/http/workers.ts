@@ -4,12 +4,28 @@
 // and on a signal tells every worker to drain and exits once they all have.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import { custom } from '../settings.js';
 
 /** The message a worker drains on, as on its own first SIGTERM (main.ts). */
 export const DRAIN_MESSAGE = 'gateway:drain';
 
-/** WORKERS when unset: one process. */
-export const DEFAULT_WORKERS = 1;
+const WORKERS_PROBLEM = 'WORKERS must be auto (one per core) or an integer from 1 to 256';
+
+/** WORKERS: processes sharing the port, or `auto` for one per core. */
+export const WORKER_SETTINGS = {
+  workers: custom<number | 'auto'>(
+    'WORKERS',
+    z
+      .string()
+      .toLowerCase()
+      .refine((value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 256), {
+        error: (issue) => `${WORKERS_PROBLEM}, got "${String(issue.input)}"`,
+      })
+      .transform((value) => (value === 'auto' ? 'auto' : Number(value))),
+    { fallback: 1, shown: '1', unit: 'count, or `auto`', doc: 'processes sharing the port, or `auto`: one per available core' },
+  ),
+};
 
 /** WORKERS: a count, or `auto` for the machine's available parallelism. */
 export function workerCount(value: number | 'auto'): number {

@@ -22,6 +22,7 @@
 // the share's locks and publishing (live/share.ts); this module runs each topic's poller with them.
 
 import { randomBytes } from 'node:crypto';
+import { decimalSeconds, defaultsOf, integer, seconds } from '../settings.js';
 import { keyIdOf } from '../upstream/keys.js';
 import { Broadcast, type LiveStream } from './broadcast.js';
 import { createKeyBudget } from './key-budget.js';
@@ -58,13 +59,45 @@ export interface LiveHubOptions {
   now?: () => number;
 }
 
-export const LIVE_DEFAULTS = {
-  intervalMs: 15_000,
-  callsPerMinute: 30,
-  maxLifetimeMs: 3_600_000,
-  maxStreams: 1_000,
-  maxStreamsPerKey: 20,
-} as const;
+/** Subscriptions' pollers and streams: how often they poll, what one key may spend, how many streams. */
+export const LIVE_SETTINGS = {
+  intervalMs: decimalSeconds('LIVE_INTERVAL_S', {
+    fallbackMs: 15_000,
+    min: 0.1,
+    max: 86_400,
+    doc: "the interval a subscription's poll aims for (up to 3 decimals: 0.25)",
+  }),
+  callsPerMinute: integer('LIVE_CALLS_PER_MIN', {
+    fallback: 30,
+    min: 1,
+    max: 100_000,
+    unit: 'calls a minute',
+    doc: "upstream calls a minute that all of one key's live polls make together",
+  }),
+  maxLifetimeMs: seconds('LIVE_MAX_LIFETIME_S', {
+    fallbackMs: 3_600_000,
+    min: 1,
+    max: 604_800,
+    doc: "a subscription's stream is closed between 90 % and all of this after it opened",
+  }),
+  maxStreams: integer('LIVE_MAX_STREAMS', {
+    fallback: 1_000,
+    min: 1,
+    max: 1_000_000,
+    unit: 'streams',
+    doc: 'event streams open at once in this process (more: 503)',
+  }),
+  maxStreamsPerKey: integer('LIVE_MAX_STREAMS_PER_KEY', {
+    fallback: 20,
+    min: 1,
+    max: 1_000_000,
+    unit: 'streams',
+    doc: 'event streams open with one key in this process (more: the stream ends with OVERLOADED)',
+  }),
+};
+
+/** The live settings when none is set. */
+export const LIVE_DEFAULTS = defaultsOf(LIVE_SETTINGS);
 
 export interface LiveHub {
   /**

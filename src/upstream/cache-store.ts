@@ -3,6 +3,7 @@
 // goes in and what a record means.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { integer, seconds } from '../settings.js';
 import { PREFIX, boundedCall, connectRedis } from './redis-connection.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
@@ -254,8 +255,29 @@ interface RedisWithScripts extends Redis {
  */
 const DOCUMENTS = `${PREFIX}{apq}:`;
 
-/** CACHE_MAX_BYTES (the memory store), CACHE_STORE_TIMEOUT_MS and APQ_REDIS_TTL_S (in ms) when unset. */
-export const CACHE_STORE_DEFAULTS = { maxBytes: 64 * 1024 * 1024, timeoutMs: 100, documentLifetimeMs: 86_400_000 } as const;
+/** The stores: the memory store's bound, the wait for Redis, and how long Redis keeps a persisted query. */
+export const CACHE_STORE_SETTINGS = {
+  maxBytes: integer('CACHE_MAX_BYTES', {
+    fallback: 64 * 1024 * 1024,
+    min: 0,
+    max: 16 * 1024 ** 3,
+    unit: 'bytes',
+    doc: "what the in-memory cache's records may take in V8's heap",
+  }),
+  storeTimeoutMs: integer('CACHE_STORE_TIMEOUT_MS', {
+    fallback: 100,
+    min: 1,
+    max: 60_000,
+    unit: 'ms',
+    doc: "longest wait for the store before a request's reads go to the install",
+  }),
+  redisTtlMs: seconds('APQ_REDIS_TTL_S', {
+    fallbackMs: 86_400_000,
+    min: 60,
+    max: 604_800,
+    doc: 'with REDIS_URL: how long Redis keeps a persisted query after its last use',
+  }),
+};
 
 /** The bound of the persisted documents that all gateways on one Redis keep together. */
 export interface DocumentBound {

@@ -25,6 +25,7 @@
 // The parts: a request's scope, its key's generation and writes counter (cache-scope.ts); the key's
 // marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
 // store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
+import { onOff, seconds } from '../settings.js';
 import { KeyMarks, RequestMarks } from './cache-marks.js';
 import { type LookedUp, type Scope, readScope, scopeWith } from './cache-scope.js';
 import type { CacheRecord, CacheStore } from './cache-store.js';
@@ -46,11 +47,33 @@ export interface CacheLifetimes {
   keyRecheckMs: number;
 }
 
-export const CACHE_LIFETIME_DEFAULTS: Readonly<CacheLifetimes> = {
-  settledMs: 86_400_000,
-  recentMs: 60_000,
-  maxStaleMs: 600_000,
-  keyRecheckMs: 60_000,
+/** Whether the read cache is on, and how long what it keeps may answer. */
+export const CACHE_SETTINGS = {
+  enabled: onOff('CACHE', { fallback: true, doc: 'off turns the read cache off' }),
+  settledMs: seconds('CACHE_TTL_SETTLED_S', {
+    fallbackMs: 86_400_000,
+    min: 0,
+    max: 31_536_000,
+    doc: 'lifetime of settled statistics (their range ends before today)',
+  }),
+  recentMs: seconds('CACHE_TTL_RECENT_S', {
+    fallbackMs: 60_000,
+    min: 0,
+    max: 86_400,
+    doc: 'lifetime of everything else: statistics that reach today, websites, lists',
+  }),
+  maxStaleMs: seconds('CACHE_MAX_STALE_S', {
+    fallbackMs: 600_000,
+    min: 0,
+    max: 604_800,
+    doc: 'how long past its lifetime an entry may answer when the install cannot',
+  }),
+  keyRecheckMs: seconds('KEY_RECHECK_S', {
+    fallbackMs: 60_000,
+    min: 1,
+    max: 86_400,
+    doc: 'cached answers are given only while the install accepted the key this recently',
+  }),
 };
 
 export interface CacheOptions extends CacheLifetimes {

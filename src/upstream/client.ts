@@ -5,6 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import { custom, defaultsOf, integer } from '../settings.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { BodyTooLargeError, errorCode, isRetryable, opensBreaker, statusError, timeoutError, transportError } from './errors.js';
@@ -66,14 +68,85 @@ export interface UpstreamTransportOptions {
   breakerResetMs: number;
 }
 
-export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = {
-  connectTimeoutMs: 5_000,
-  timeoutMs: 10_000,
-  connections: 128,
-  maxAttempts: 3,
-  maxResponseBytes: 4 * 1024 * 1024,
-  breakerResetMs: 5_000,
+/** How the gateway talks to the install: its address, timeouts, sockets, retries and breaker. */
+export const UPSTREAM_TRANSPORT_SETTINGS = {
+  url: custom('UPSTREAM_URL', upstreamUrlSchema('UPSTREAM_URL'), {
+    fallback: null,
+    shown: null,
+    unit: 'URL',
+    doc: 'base URL of the analytics install; none: the embedded sandbox',
+  }),
+  connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', {
+    fallback: 5_000,
+    min: 1,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'TCP/TLS connect timeout',
+  }),
+  timeoutMs: integer('UPSTREAM_TIMEOUT_MS', {
+    fallback: 10_000,
+    min: 1,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'time to the response headers, and longest pause in a body',
+  }),
+  connections: integer('UPSTREAM_CONNECTIONS', {
+    fallback: 128,
+    min: 1,
+    max: 4096,
+    unit: 'sockets',
+    doc: 'keep-alive sockets to the upstream',
+  }),
+  maxAttempts: integer('UPSTREAM_MAX_ATTEMPTS', {
+    fallback: 3,
+    min: 1,
+    max: 10,
+    unit: 'attempts',
+    doc: 'attempts of an idempotent read, the first included',
+  }),
+  maxResponseBytes: integer('UPSTREAM_MAX_RESPONSE_BYTES', {
+    fallback: 4 * 1024 * 1024,
+    min: 1024,
+    max: 1024 ** 3,
+    unit: 'bytes',
+    doc: 'larger upstream answers are refused',
+  }),
+  breakerResetMs: integer('UPSTREAM_BREAKER_RESET_MS', {
+    fallback: 5_000,
+    min: 100,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'how long an open circuit fails fast',
+  }),
 };
+
+/** The transport's settings when none is set. */
+export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = defaultsOf(UPSTREAM_TRANSPORT_SETTINGS);
+
+/**
+ * The install's base URL: absolute http(s), with no credentials (the caller's key is what authenticates),
+ * query or fragment; a trailing /api/v1 is dropped (both forms are common in docs). A refusal never
+ * repeats the value: it could hold a password.
+ */
+function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
+  return z.string().transform((value, context) => {
+    const refuse = (message: string): typeof z.NEVER => {
+      context.addIssue({ code: 'custom', message: `${variable} ${message}` });
+      return z.NEVER;
+    };
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      return refuse('must be an absolute http(s) URL such as https://analytics.example.com');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return refuse(`must use http or https, got "${parsed.protocol}"`);
+    if (parsed.search || parsed.hash || parsed.username || parsed.password)
+      return refuse('must not carry credentials, a query or a fragment');
+    const prefix = parsed.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    return `${parsed.origin}${prefix}`;
+  });
+}
 
 export interface UpstreamClientOptions extends UpstreamTransportOptions {
   /** Origin plus optional path prefix of the analytics install, without `/api/v1`. */

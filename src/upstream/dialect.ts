@@ -4,13 +4,21 @@
 // learns it again when the install refuses it later (upgraded or rolled back while the gateway
 // runs), or pins them from configuration.
 import type { StatName } from '../domain.js';
+import { choice } from '../settings.js';
 import { isStatNameRefused, unsupportedStat } from './errors.js';
 
 /** `auto`: learn from the install's answers. `contract`/`legacy`: use that family's names only. */
 export type StatNaming = 'auto' | 'contract' | 'legacy';
-export const STAT_NAMINGS: readonly StatNaming[] = ['auto', 'contract', 'legacy'];
+const STAT_NAMINGS: readonly [StatNaming, ...StatNaming[]] = ['auto', 'contract', 'legacy'];
+
+/** UPSTREAM_STAT_NAMES: the statistics' wire names, learnt from the install or pinned to a family. */
+export const DIALECT_SETTINGS = {
+  statNames: choice('UPSTREAM_STAT_NAMES', STAT_NAMINGS, {
+    fallback: 'auto',
+    doc: "wire names of statistics: auto learns them from the install; contract or legacy pins a family's",
+  }),
+};
 /** UPSTREAM_STAT_NAMES when unset: learnt from the install. */
-export const DEFAULT_STAT_NAMING: StatNaming = 'auto';
 
 /** Wire names by install family; a statistic missing from a family does not exist there. */
 const WIRE_NAMES: Readonly<Record<StatName, { contract?: string; legacy?: string }>> = {

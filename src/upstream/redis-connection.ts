@@ -11,6 +11,8 @@
 // the persisted documents; different API keys spread over the masters.
 import { createRequire } from 'node:module';
 import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import { custom } from '../settings.js';
 
 /** Where everything of the gateway's lives in Redis. */
 export const PREFIX = 'agw:';
@@ -25,6 +27,24 @@ interface HostPort {
   host: string;
   port: number;
 }
+
+/** REDIS_URL: the Redis the gateways share (cache, persisted queries, live pollers); none: this process's memory. */
+export const REDIS_SETTINGS = {
+  redisUrl: custom(
+    'REDIS_URL',
+    z.string().check((context) => {
+      const parsed = parseRedisUrl(context.value);
+      // The value is not echoed: a Redis URL may carry a password.
+      if ('problem' in parsed) context.issues.push({ code: 'custom', message: `REDIS_URL ${parsed.problem}`, input: context.value });
+    }),
+    {
+      fallback: null as string | null,
+      shown: null,
+      unit: 'a Redis URL (below)',
+      doc: 'the cache, the persisted-query registry and the live pollers in Redis, shared by gateways',
+    },
+  ),
+};
 
 const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#/]*))?$/;
 const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;

@@ -14,6 +14,7 @@ import DataLoader from 'dataloader';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError } from '../errors.js';
+import { integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
 import type { CacheUsage, Freshness, ResponseCache } from './cache.js';
 import type { LookedUp } from './cache-scope.js';
@@ -39,7 +40,23 @@ export interface RequestBounds {
   requestDeadlineMs: number;
 }
 
-export const REQUEST_BOUNDS_DEFAULTS: Readonly<RequestBounds> = { maxConcurrency: 8, requestDeadlineMs: 20_000 };
+/** What bounds one request's upstream calls. */
+export const REQUEST_BOUNDS_SETTINGS = {
+  maxConcurrency: integer('MAX_CONCURRENCY', {
+    fallback: 8,
+    min: 1,
+    max: 256,
+    unit: 'calls',
+    doc: 'upstream calls one GraphQL request may have in flight at once',
+  }),
+  requestDeadlineMs: integer('REQUEST_DEADLINE_MS', {
+    fallback: 20_000,
+    min: 1,
+    max: 600_000,
+    unit: 'ms',
+    doc: 'overall budget of one GraphQL request, retries included',
+  }),
+};
 
 /** What one request's upstream calls did: for `extensions`, the log and Cache-Control. */
 export interface UpstreamUsage {

@@ -24,6 +24,7 @@ import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../../schema/context.js';
 import type { OperationPlan } from '../../schema/plan.js';
+import { integer } from '../../settings.js';
 import { documentBytes } from '../document-cache.js';
 import type { PlanStep } from './use-plan.js';
 
@@ -34,8 +35,25 @@ export interface CompiledExecutionOptions {
   maxBytes?: number;
 }
 
-export const DEFAULT_JIT_ON_RUN = 2;
-export const DEFAULT_COMPILED_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+/** When operations are compiled with graphql-jit, and how many are kept. */
+export const COMPILED_EXECUTION_SETTINGS = {
+  jitOnRun: integer('GRAPHQL_JIT_ON_RUN', {
+    fallback: 2,
+    min: 0,
+    max: 1_000_000,
+    unit: 'run',
+    doc: 'the run of an operation at which it is compiled with graphql-jit; 1: at once, 0: never',
+  }),
+  compiledCacheMaxBytes: integer('COMPILED_CACHE_MAX_BYTES', {
+    fallback: 16 * 1024 * 1024,
+    min: 0,
+    max: 16 * 1024 ** 3,
+    unit: 'bytes',
+    doc: 'operations compiled by graphql-jit kept, bounded by their estimated heap',
+  }),
+};
+const DEFAULT_JIT_ON_RUN = COMPILED_EXECUTION_SETTINGS.jitOnRun.fallback;
+const DEFAULT_COMPILED_CACHE_MAX_BYTES = COMPILED_EXECUTION_SETTINGS.compiledCacheMaxBytes.fallback;
 
 /** Heap of compiled code per selected field, and of what every compiled operation has (measured ~0.9 KB and ~10 KB). */
 const COMPILED_BYTES_PER_FIELD = 1536;

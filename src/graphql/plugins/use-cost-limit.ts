@@ -5,13 +5,24 @@
 import { GraphQLError } from 'graphql';
 import type { PlanCheck } from './use-plan.js';
 import type { ErrorCode } from '../../errors.js';
+import { integer } from '../../settings.js';
 
 export interface CostLimitOptions {
   /** Most upstream calls one operation may be able to make (MAX_COST; default DEFAULT_COST_LIMIT). */
   limit?: number;
 }
 
-export const DEFAULT_COST_LIMIT = 100;
+/** MAX_COST: the most upstream calls an operation may be able to make. */
+export const COST_LIMIT_SETTINGS = {
+  maxCost: integer('MAX_COST', {
+    fallback: 100,
+    min: 1,
+    max: 100_000,
+    unit: 'upstream calls',
+    doc: 'the most upstream calls an operation may be able to make',
+  }),
+};
+export const DEFAULT_COST_LIMIT = COST_LIMIT_SETTINGS.maxCost.fallback;
 
 export function useCostLimit({ limit = DEFAULT_COST_LIMIT }: CostLimitOptions = {}): PlanCheck {
   return (plan, context) => {

@@ -11,6 +11,7 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';
+import { integer } from '../../settings.js';
 
 export interface DocumentLimits {
   /** Lexical tokens of the document (MAX_TOKENS). */
@@ -24,7 +25,13 @@ export interface DocumentLimits {
 }
 
 /** MAX_TOKENS, MAX_DEPTH, MAX_ALIASES and MAX_DIRECTIVES when unset. */
-export const DOCUMENT_LIMIT_DEFAULTS: DocumentLimits = { tokens: 2_000, depth: 15, aliases: 30, directives: 20 };
+/** The document's limits, checked while it is parsed and validated. */
+export const DOCUMENT_LIMIT_SETTINGS = {
+  depth: integer('MAX_DEPTH', { fallback: 15, min: 2, max: 100, unit: 'levels', doc: 'deepest nesting of fields' }),
+  aliases: integer('MAX_ALIASES', { fallback: 30, min: 1, max: 1_000, unit: 'aliases', doc: 'aliases in an operation' }),
+  tokens: integer('MAX_TOKENS', { fallback: 2_000, min: 100, max: 100_000, unit: 'tokens', doc: 'tokens in a document' }),
+  directives: integer('MAX_DIRECTIVES', { fallback: 20, min: 1, max: 1_000, unit: 'directives', doc: 'directives in an operation' }),
+};
 
 /** What graphql-armor found; it says so only in its message ("…, found 25.", with exposeLimits). */
 const foundIn = (error: GraphQLError): number => Number(/found (\d+)/.exec(error.message)?.[1]);

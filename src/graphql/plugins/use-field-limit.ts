@@ -7,13 +7,24 @@ import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { documentPlan } from '../../schema/plan.js';
 import type { ErrorCode } from '../../errors.js';
+import { integer } from '../../settings.js';
 
 export interface FieldLimitOptions {
   /** Most fields a document may select, every fragment spread expanded (MAX_FIELDS; default DEFAULT_FIELD_LIMIT). */
   limit?: number;
 }
 
-export const DEFAULT_FIELD_LIMIT = 1000;
+/** MAX_FIELDS: the fields a document may select, every fragment spread expanded. */
+export const FIELD_LIMIT_SETTINGS = {
+  fields: integer('MAX_FIELDS', {
+    fallback: 1000,
+    min: 1,
+    max: 1_000_000,
+    unit: 'fields',
+    doc: 'fields selected, with every fragment spread expanded',
+  }),
+};
+const DEFAULT_FIELD_LIMIT = FIELD_LIMIT_SETTINGS.fields.fallback;
 
 export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: FieldLimitOptions = {}): Plugin {
   return {

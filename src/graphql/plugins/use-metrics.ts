@@ -4,9 +4,20 @@
 // names any new one is counted as `other`, so a client inventing names cannot grow the series.
 import type { Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { integer } from '../../settings.js';
 import type { PlanStep } from './use-plan.js';
 
-export const DEFAULT_METRICS_MAX_OPERATIONS = 200;
+/** METRICS_MAX_OPERATIONS: how many operation names the metrics label as themselves. */
+export const METRICS_SETTINGS = {
+  maxOperations: integer('METRICS_MAX_OPERATIONS', {
+    fallback: 200,
+    min: 0,
+    max: 100_000,
+    unit: 'names',
+    doc: 'distinct operation names labelled as themselves in the metrics; names seen after them count as `other`',
+  }),
+};
+const DEFAULT_METRICS_MAX_OPERATIONS = METRICS_SETTINGS.maxOperations.fallback;
 
 export interface MetricsOptions {
   /** The request's plan, for the operation's name and type. Required. */

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';
+import { defaultsOf, flag, integer, text } from '../../settings.js';
 
 export interface PersistedQueryOptions {
   /** Most documents APQ keeps (APQ_MAX_ENTRIES; default in PERSISTED_QUERY_DEFAULTS). */
@@ -108,7 +109,27 @@ export function loadPersistedDocuments(path: string): Map<string, string> {
   return manifest;
 }
 
-export const PERSISTED_QUERY_DEFAULTS = { maxEntries: 1000, maxBytes: 4 * 1024 * 1024 } as const;
+/** Automatic persisted queries' bound, and the manifest of trusted documents. */
+export const PERSISTED_QUERY_SETTINGS = {
+  maxEntries: integer('APQ_MAX_ENTRIES', {
+    fallback: 1000,
+    min: 0,
+    max: 1_000_000,
+    unit: 'documents',
+    doc: 'automatic persisted queries kept per process, or in Redis for all gateways together',
+  }),
+  maxBytes: integer('APQ_MAX_BYTES', { fallback: 4 * 1024 * 1024, min: 0, max: 1024 ** 3, unit: 'bytes', doc: 'the same, in bytes' }),
+  documentsPath: text('PERSISTED_DOCUMENTS', {
+    fallback: null,
+    unit: 'file path',
+    doc: "path of a trusted-documents manifest (client-preset's persisted-documents.json)",
+  }),
+  trustedOnly: flag('TRUSTED_DOCUMENTS_ONLY', {
+    fallback: false,
+    doc: "run only the manifest's documents; every other document is refused (needs PERSISTED_DOCUMENTS)",
+  }),
+};
+const PERSISTED_QUERY_DEFAULTS = defaultsOf(PERSISTED_QUERY_SETTINGS);
 
 /** APQ over the manifest and the bounded store; with `trustedOnly`, the guard that refuses other documents. */
 export function usePersistedQueries({

@@ -1,0 +1,179 @@
+// How a module declares the environment variables it reads: each setting once, with its variable, type,
+// default, unit, bounds and one line of doc. The module keeps its declarations beside the code that uses
+// them; config.ts gathers them all and validates the environment against them in one pass (zod), and
+// docs/configuration.md is tested against the same declarations. Nothing here reads the environment.
+import { z } from 'zod';
+
+/** What docs/configuration.md shows of a setting. */
+export interface SettingDoc {
+  /** The environment variable. */
+  variable: string;
+  /** The default as the page shows it; null: unset means off (the page says "none"). */
+  shown: string | null;
+  /** The unit or the kind of value (`ms`, `bytes`, `boolean`, `` `on`, `off` ``). */
+  unit: string;
+  /** One line: what it does. */
+  doc: string;
+}
+
+/** One setting: how its variable is read when set, and its value when not. */
+export interface Setting<T> {
+  readonly doc: SettingDoc;
+  /** Reads a set value (trimmed, never empty); its errors name the variable and what it accepts. */
+  readonly schema: z.ZodType<T, string>;
+  /** The value when the variable is unset or empty. */
+  readonly fallback: T;
+  /** The value when unset with NODE_ENV=production, where it differs. */
+  readonly productionFallback?: T;
+}
+
+/** Settings as a module declares them: by the name its code uses, possibly grouped. */
+export type Declarations = { readonly [name: string]: Setting<unknown> | Declarations };
+
+/** The typed values of a module's declarations: what the module receives. */
+export type SettingsOf<D> = {
+  -readonly [K in keyof D]: D[K] extends Setting<infer T> ? T : SettingsOf<D[K]>;
+};
+
+const isSetting = (entry: Setting<unknown> | Declarations): entry is Setting<unknown> =>
+  'schema' in entry && 'fallback' in entry && 'doc' in entry;
+
+/** Every setting of some declarations, depth first in the order declared. */
+export function settingsIn(declarations: Declarations): Setting<unknown>[] {
+  return Object.values(declarations).flatMap((entry) => (isSetting(entry) ? [entry] : settingsIn(entry)));
+}
+
+/** The values of `declarations` when nothing is set (outside production). */
+export function defaultsOf<D extends Declarations>(declarations: D): SettingsOf<D> {
+  return valuesOf(declarations, (setting) => setting.fallback);
+}
+
+/** The declarations' values, each taken from `read`, in the declarations' shape. */
+export function valuesOf<D extends Declarations>(declarations: D, read: (setting: Setting<unknown>) => unknown): SettingsOf<D> {
+  const values: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(declarations)) values[name] = isSetting(entry) ? read(entry) : valuesOf(entry, read);
+  return values as SettingsOf<D>;
+}
+
+interface Described {
+  unit: string;
+  doc: string;
+}
+
+interface Bounded {
+  min: number;
+  max: number;
+}
+
+/** An integer from `min` to `max`. */
+export function integer(variable: string, options: Described & Bounded & { fallback: number }): Setting<number> {
+  return { doc: docOf(variable, String(options.fallback), options), schema: integerSchema(variable, options), fallback: options.fallback };
+}
+
+/** An integer from `min` to `max`, or null when unset: the feature is off. */
+export function optionalInteger(variable: string, options: Described & Bounded): Setting<number | null> {
+  return { doc: docOf(variable, null, options), schema: integerSchema(variable, options), fallback: null };
+}
+
+/** A duration given in whole seconds, read as milliseconds; `min` and `max` in seconds. */
+export function seconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
+  return {
+    doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
+    schema: integerSchema(variable, options).transform((value) => value * 1000),
+    fallback: options.fallbackMs,
+  };
+}
+
+/** A duration in seconds with up to three decimals (`0.25`), read as whole milliseconds; `min` and `max` in seconds. */
+export function decimalSeconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
+  const { min, max } = options;
+  const problem = (input: unknown): string =>
+    `${variable} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${String(input)}"`;
+  return {
+    doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
+    schema: z
+      .string()
+      .regex(/^\d+(\.\d{1,3})?$/, { error: (issue) => problem(issue.input), abort: true })
+      .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
+      .transform((value) => Math.round(Number(value) * 1000)),
+    fallback: options.fallbackMs,
+  };
+}
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+/** true or false (also 1/0, yes/no, on/off, any case). */
+export function flag(
+  variable: string,
+  options: Omit<Described, 'unit'> & { fallback: boolean; productionFallback?: boolean },
+): Setting<boolean> {
+  return {
+    doc: docOf(variable, String(options.fallback), { ...options, unit: 'boolean' }),
+    schema: z
+      .string()
+      .toLowerCase()
+      .refine((value) => TRUE.includes(value) || FALSE.includes(value), {
+        error: (issue) => `${variable} must be true or false, got "${String(issue.input)}"`,
+      })
+      .transform((value) => TRUE.includes(value)),
+    fallback: options.fallback,
+    ...(options.productionFallback === undefined ? {} : { productionFallback: options.productionFallback }),
+  };
+}
+
+/** One of `values`, any case. */
+export function choice<T extends string>(
+  variable: string,
+  values: readonly [T, ...T[]],
+  options: Omit<Described, 'unit'> & { fallback: T; unit?: string },
+): Setting<T> {
+  return {
+    doc: docOf(variable, options.fallback, { ...options, unit: options.unit ?? values.map((value) => `\`${value}\``).join(', ') }),
+    schema: z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(values, { error: (issue) => `${variable} must be one of ${values.join(', ')}, got "${String(issue.input)}"` })),
+    fallback: options.fallback,
+  };
+}
+
+/** `on` or `off` (any case), read as true or false. */
+export function onOff(variable: string, options: Omit<Described, 'unit'> & { fallback: boolean }): Setting<boolean> {
+  const { schema } = choice(variable, ['on', 'off'], { ...options, fallback: options.fallback ? 'on' : 'off' });
+  return {
+    doc: docOf(variable, options.fallback ? 'on' : 'off', { ...options, unit: '`on`, `off`' }),
+    schema: schema.transform((value) => value === 'on'),
+    fallback: options.fallback,
+  };
+}
+
+/** Text taken as it is; `fallback` null: unset means off. */
+export function text<F extends string | null>(variable: string, options: Described & { fallback: F }): Setting<string | F> {
+  return { doc: docOf(variable, options.fallback, options), schema: z.string(), fallback: options.fallback };
+}
+
+/**
+ * A value read by a schema of its own (a URL, a list, a time zone), whose messages name `variable`.
+ * `shown`: the default as the docs show it (null: none).
+ */
+export function custom<T>(
+  variable: string,
+  schema: z.ZodType<T, string>,
+  options: Described & { fallback: T; shown: string | null },
+): Setting<T> {
+  return { doc: docOf(variable, options.shown, options), schema, fallback: options.fallback };
+}
+
+function integerSchema(variable: string, { min, max }: Bounded): z.ZodType<number, string> {
+  const problem = (input: unknown): string => `${variable} must be an integer from ${min} to ${max}, got "${String(input)}"`;
+  return z
+    .string()
+    .regex(/^\d+$/, { error: (issue) => problem(issue.input), abort: true })
+    .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
+    .transform(Number);
+}
+
+function docOf(variable: string, shown: string | null, { unit, doc }: Described): SettingDoc {
+  return { variable, shown, unit, doc };
+}
