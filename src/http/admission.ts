@@ -31,8 +31,7 @@
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
 // half-built results alive at once. A waiting request costs a parked socket and its body (read in
-// full before it gets in line: server.ts; the bodies of clients that left are collected once the
-// gateway is idle: idle-collect.ts); an active one costs its parsed document, context, loaders,
+// full before it gets in line: server.ts; nothing of a client that left is kept); an active one costs its parsed document, context, loaders,
 // upstream bodies and partial result. What it does to memory under load, alone and with
 // HEAP_GROWING_PERCENT (main.ts), is measured in docs/performance.md#memory.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -80,8 +79,6 @@ export interface AdmissionOptions {
   keylessPerSecond?: number;
   /** Answers a request that is turned away (the line is full, or it waited too long). */
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
-  /** A waiting request whose client left, taken out of its line (idle-collect.ts: what its body weighed). */
-  left?(req: IncomingMessage): void;
 }
 
 /** Works on an admitted request; `release` frees its slot before its response closes (once its answer is produced). */
@@ -376,7 +373,6 @@ export function createAdmission(options: AdmissionOptions): Admission {
         // The client left while waiting: it never takes a slot (and its key's share may have grown).
         onGone: () => {
           leave(waiting);
-          options.left?.(req);
           next();
         },
         // Every waiting request has the same budget, so the timers fire in line order; node keeps

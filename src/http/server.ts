@@ -30,7 +30,6 @@ import {
   type RefusalConfig,
 } from './refusals.js';
 import { createOpenStreams } from './streams.js';
-import { createIdleCollector } from './idle-collect.js';
 import { type RECEIVE_SETTINGS, readBody } from './receive.js';
 import { VERSION } from '../version.js';
 
@@ -85,12 +84,6 @@ export async function serveHttp(
 ): Promise<HttpServer> {
   let phase: ServingPhase = 'starting';
   const inFlight = new InFlight();
-  // The bodies of clients that left the line or were turned away are collected once the gateway is idle
-  // (idle-collect.ts).
-  const idle = createIdleCollector({
-    busy: () => admission.active > 0 || admission.queued > 0,
-    collected: (bytes) => logger.info({ bodyBytes: bytes }, 'memory collected: clients that left the line or were turned away'),
-  });
   const admission = createAdmission({
     maxActive: config.maxActiveRequests,
     maxQueued: config.maxQueuedRequests,
@@ -103,9 +96,7 @@ export async function serveHttp(
       );
       onRefused?.(reason);
       refuse(req, res, OVERLOADED, config);
-      idle.dropped(bodyBytes(req));
     },
-    left: (req) => idle.dropped(bodyBytes(req)),
   });
 
   // An event stream (a subscription) is not a request being worked on: it waits on the live pollers
@@ -202,7 +193,6 @@ export async function serveHttp(
   );
   server.once('close', () => {
     deliveries.stop();
-    idle.stop();
   });
   // The body cap is enforced before anything is buffered, so an oversized body never is. The
   // health check skips the line: it says the process is alive, however busy.
@@ -315,9 +305,6 @@ function redirectToGraphQL(res: ServerResponse): void {
 
 /** A request admitted as a stream: nothing to release, a stream already. */
 const STREAM_WORK: Omit<RequestWork, 'keyKnown'> = { stream: true, answered: () => undefined, becomeStream: () => true };
-
-/** The size of the body read before admission (receive.ts), 0 when none. */
-const bodyBytes = (req: IncomingMessage & { body?: Uint8Array }): number => req.body?.byteLength ?? 0;
 
 /** The request's key, canonical (readAuthorization), or null when it has no usable one. */
 function keyOf(req: IncomingMessage): string | null {
