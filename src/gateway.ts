@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
-import { requestWork, type RequestWork } from './graphql/plugins/use-work.js';
+import type { RequestState } from './graphql/request-state.js';
 import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
@@ -137,21 +137,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? { metrics: { registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations } }
       : {}),
   });
-  // The answer produced (by yoga, or stored) frees the request's slot: use-work.ts, http/server.ts.
-  const toYoga = (req: IncomingMessage, res: ServerResponse, work?: RequestWork): void => {
-    handOverParsedBody(req);
-    if (work) requestWork.set(req, work);
-    void yoga(req, res);
+  // The request's state goes to yoga as its server context. The answer produced (by yoga, or stored)
+  // frees the request's slot: use-work.ts, http/server.ts.
+  const toYoga = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
+    handOverParsedBody(req, state.parsedBody);
+    void yoga(req, res, { state });
   };
   const http = await serveHttp(
     answers
-      ? (req, res, work) =>
+      ? (req, res, state) =>
           answers.serve(
             req,
             res,
-            () => toYoga(req, res, work),
+            state,
+            () => toYoga(req, res, state),
             // Sent only for a key the install accepted within KEY_RECHECK_S.
-            () => work?.answered(true),
+            () => state.work?.answered(true),
           )
       : toYoga,
     { ...config, knownKeyMs: config.cache.keyRecheckMs },

@@ -98,18 +98,21 @@ describe('src/ layout', () => {
     expect(missing).toEqual([]);
   });
 
-  it('depends one way: http -> graphql -> schema -> upstream, with analytics, domain, errors and settings below them all', () => {
+  it('depends one way: http -> graphql -> schema -> upstream, with analytics, domain, errors, settings and the key below them all', () => {
     // config.ts gathers every module's settings: nothing below the composition root imports it.
     const top = ['src/main.ts', 'src/gateway.ts', 'src/config.ts'];
     expect(crossings('src/http/', under(...top))).toEqual([]);
     expect(crossings('src/graphql/', under('src/http', ...top))).toEqual([]);
     expect(crossings('src/schema/', under('src/graphql', 'src/http', ...top))).toEqual([]);
     expect(crossings('src/upstream/', under('src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
-    for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts', 'src/settings.ts']) {
+    for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts', 'src/settings.ts', 'src/api-key.ts']) {
       expect(crossings(below, under('src/upstream', 'src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
     }
-    // The declarations' kit needs nothing of the project.
+    // The declarations' kit and the key's reading need nothing of the project.
     expect(crossings('src/settings.ts', () => true)).toEqual([]);
+    expect(crossings('src/api-key.ts', () => true)).toEqual([]);
+    // The HTTP layer hands yoga the request's state; it builds on no yoga plugin.
+    expect(crossings('src/http/', under('src/graphql/plugins'))).toEqual([]);
   });
 
   it('keeps the sandbox to itself: it imports nothing outside src/sandbox/', () => {

@@ -1,4 +1,12 @@
-// Header rules more than one answer follows: Vary lists, and If-None-Match against an ETag.
+// Header rules that the HTTP layer (answers given before GraphQL) and yoga's plugins share: the security
+// headers of every answer, Vary lists, If-None-Match against an ETag, whether an Accept takes an event
+// stream, and whether a request asks for the GraphiQL page.
+
+/** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+});
 
 /** Adds `names` to the response's Vary, each once, keeping what is there. */
 export function appendVary(headers: Headers, names: readonly string[]): void {
@@ -18,4 +26,46 @@ const opaque = (tag: string): string => tag.trim().replace(/^W\//, '');
 /** Whether If-None-Match names `etag` (or `*`), compared weakly as RFC 9110 says for this header. */
 export function ifNoneMatchHas(ifNoneMatch: string | null, etag: string): boolean {
   return ifNoneMatch?.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag)) ?? false;
+}
+
+/** Why a subscription that cannot be streamed is refused, by the HTTP layer (406) or by use-work.ts. */
+export const NOT_STREAMABLE_MESSAGE = 'A subscription is answered as an event stream: send it with "Accept: text/event-stream".';
+
+/**
+ * Whether yoga answers a subscription to a request with this Accept as an event stream: a subscription's
+ * result is a stream, which of yoga's result processors only SSE takes, when one of the accepted media
+ * types (utf-8 only; a missing Accept is `*\/*`) matches text/event-stream. Otherwise yoga answers 406:
+ * such a subscription cannot be streamed, and the gateway refuses it at once.
+ */
+export function streamsSubscription(accept: string | undefined): boolean {
+  return (accept || '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .some((entry) => {
+      const [mediaType = '', ...params] = entry.split(';');
+      const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+      return charset === 'charset=utf-8' && matches(mediaType, 'text/event-stream');
+    });
+}
+
+/** yoga's isMatchingMediaType: `asked` may have wildcards (`*\/*`, `text/*`). */
+function matches(asked: string, mediaType: string): boolean {
+  const [askedType, askedSubtype] = asked.split('/');
+  const [type, subtype] = mediaType.split('/');
+  return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
+}
+
+/**
+ * Whether a request asks for the GraphiQL page: a browser's GET of the endpoint (`path` may carry a query
+ * string). The HTTP layer asks too: the page is no work, and never waits for a MAX_ACTIVE_REQUESTS slot.
+ */
+export function wantsGraphiQLPage(
+  method: string | undefined,
+  accept: string | null | undefined,
+  path = '',
+  endpoint = '/graphql',
+): boolean {
+  const pathname = path.split('?', 1)[0];
+  return method === 'GET' && (accept ?? '').includes('text/html') && (pathname === endpoint || pathname === `${endpoint}/`);
 }

@@ -1,7 +1,7 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -40,7 +40,8 @@ import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
-import { keyKnownOf, useWork } from './plugins/use-work.js';
+import { useWork } from './plugins/use-work.js';
+import { type GatewayServerContext, livePollState, stateOf } from './request-state.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -92,13 +93,8 @@ export interface GatewayYogaOptions {
 
 /** What yoga sees of the stored answers (http/answer-cache.ts): the step that stores them, and each one sent. */
 export interface StoredAnswers {
-  plugin(options: { plan: PlanStep; contextOf: (request: Request) => GatewayContext | undefined }): Plugin<GatewayContext>;
+  plugin(options: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext>;
   whenSent(listener: (sent: { operation: string | null; durationMs: number }) => void): void;
-}
-
-/** What a request comes with besides itself: `livePoll` only for the gateway's own live polls (no HTTP request has it). */
-export interface GatewayServerContext {
-  livePoll?: boolean;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
@@ -107,10 +103,7 @@ export function createGatewayYoga(
   config: GatewayYogaConfig,
   { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
 ): GatewayYoga {
-  const contexts = new WeakMap<Request, GatewayContext>();
   const validation = createValidationCache();
-  // Filled by useTracing, for the log line's trace_id.
-  const traceIds = new WeakMap<Request, string>();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
   // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
@@ -144,21 +137,16 @@ export function createGatewayYoga(
         maxAge: 600,
       };
     },
-    // A live poll (use-live.ts) comes with `livePoll` in its server context, which no HTTP request can
-    // set: it reads today's figures from the install, not from a cache entry of up to CACHE_TTL_RECENT_S.
+    // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
+    // (use-live.ts), which reads today's figures from the install, not from a cache entry of up to
+    // CACHE_TTL_RECENT_S. The context is kept in the state, for the steps after execution.
     context: (initial) => {
       const { request } = initial;
-      const livePoll = initial.livePoll === true;
-      const context = createContext(
-        request,
-        upstream,
-        config,
-        livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined,
-        initial as { req?: IncomingMessage; res?: ServerResponse },
-        keyKnownOf(initial as { req?: object }),
-      );
-      contexts.set(request, context);
-      return context;
+      const state = stateOf(initial, request);
+      const { res } = initial as { res?: ServerResponse };
+      const freshness = state.livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined;
+      state.context = createContext(request, upstream, config, state, res, freshness);
+      return state.context;
     },
     plugins: [
       ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
@@ -182,37 +170,35 @@ export function createGatewayYoga(
       // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
       // subgraph does not print its schema (`_service { sdl }`).
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
-      useUsageExtensions({ costLimit: config.maxCost, contextOf: (request) => contexts.get(request) }),
+      useUsageExtensions({ costLimit: config.maxCost }),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
       useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
       useSecurityHeaders(),
-      useHttpCaching({ plan, contextOf: (request) => contexts.get(request), ...(etagSecret ? { etagSecret } : {}) }),
+      useHttpCaching({ plan, ...(etagSecret ? { etagSecret } : {}) }),
       // After it: an answer is stored with its Cache-Control and ETag.
-      ...(answers ? [answers.plugin({ plan, contextOf: (request) => contexts.get(request) })] : []),
+      ...(answers ? [answers.plugin({ plan })] : []),
       ...(metricsStep ? [metricsStep] : []),
-      ...(config.tracing ? [useTracing({ plan, traceIds })] : []),
+      ...(config.tracing ? [useTracing({ plan })] : []),
       // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
       ...(logger.isLevelEnabled('info')
         ? [
             useRequestLog({
               plan,
               write: (line) => logger.info(line, 'graphql request'),
-              contextOf: (request) => contexts.get(request),
-              traceIdOf: (request) => traceIds.get(request),
             }),
           ]
         : []),
       // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
-      useWork((request) => contexts.get(request)?.source.keyAccepted === true),
+      useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
         ? [
             useLive({
               hub: live,
               maxStreamsPerKey: config.live.maxStreamsPerKey,
-              runQuery: async ({ authorization, ...body }, signal) => {
+              runQuery: async ({ subscriber, ...body }, signal) => {
                 const response = await yoga.fetch(
                   `http://live.internal${GRAPHQL_ENDPOINT}`,
                   {
@@ -220,12 +206,13 @@ export function createGatewayYoga(
                     headers: {
                       'content-type': 'application/json',
                       accept: 'application/json',
-                      authorization,
+                      authorization: subscriber.authorization,
                     },
                     body: JSON.stringify(body),
                     signal,
                   },
-                  { livePoll: true },
+                  // No HTTP request can carry a state: only the gateway's own polls run as one.
+                  { state: livePollState(subscriber.credentials) },
                 );
                 return (await response.json()) as ExecutionResult;
               },

@@ -23,14 +23,14 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import { dayIn, type Clock } from '../analytics/calendar.js';
-import { readAuthorization } from '../graphql/context.js';
+import { keyIdOf } from '../api-key.js';
 import { ifNoneMatchHas } from '../graphql/http-headers.js';
-import type { PlanStep } from '../graphql/plugins/use-plan.js';
+import type { AnswerSlot, GatewayServerContext, RequestState } from '../graphql/request-state.js';
 import type { GatewayContext, Usage } from '../schema/context.js';
+import type { Planned, RequestPlan } from '../schema/plan.js';
 import type { CacheStore } from '../upstream/cache-store.js';
-import { lookedUp } from '../upstream/cache-scope.js';
 import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
-import { keyIdOf, storeNames } from '../upstream/keys.js';
+import { storeNames } from '../upstream/keys.js';
 
 export interface AnswerCacheOptions {
   /** The read cache's store (memory or Redis): the answers live and are bounded with its entries. */
@@ -73,14 +73,15 @@ export interface SentAnswer {
 
 export interface AnswerCache {
   /**
-   * Answers the request from a stored answer, or calls `next` (yoga) when there is none to send.
-   * What `next` answers is stored by `plugin` when it can be; `sent` is called once a stored answer is.
+   * Answers the request from a stored answer, or calls `next` (yoga) when there is none to send: then
+   * its state says what the lookup spent and found. What `next` answers is stored by `plugin` when it
+   * can be; `sent` is called once a stored answer is.
    */
-  serve(req: IncomingMessage, res: ServerResponse, next: () => void, sent?: () => void): void;
+  serve(req: IncomingMessage, res: ServerResponse, state: RequestState, next: () => void, sent?: () => void): void;
   /** Calls `listener` with each stored answer sent (what GraphQL's steps would have logged, counted, traced). */
   whenSent(listener: (sent: SentAnswer) => void): void;
   /** The yoga step that stores answers (after use-http-caching.ts, which sets Cache-Control and ETag). */
-  plugin(options: { plan: PlanStep; contextOf: (request: Request) => GatewayContext | undefined }): Plugin<GatewayContext>;
+  plugin(options: { plan: { of(context: Planned): RequestPlan | null } }): Plugin<GatewayContext, GatewayServerContext>;
 }
 
 /** What a stored answer holds (JSON in the store). */
@@ -96,30 +97,10 @@ interface StoredAnswer {
   reads: number;
 }
 
-/** A request looked up and not answered: where its answer goes, and under which counters. */
-interface Pending {
-  name: string;
-  keyId: string;
-  generation: number;
-  writes: number;
-}
-
 /** Headers node or the sending makes itself, and those made when a stored answer is sent. */
 const NOT_STORED = new Set(['content-length', 'cache-control', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;
 const CACHEABLE = /^private, max-age=(\d+)$/;
-
-/**
- * The API key a request is made with, as the read cache keys it (the Authorization header that
- * graphql/context.ts forwards), or null when it has none fit to forward: the one place the stored
- * answers read it.
- */
-export function answerKeyOf(req: IncomingMessage): string | null {
-  const header = req.headers.authorization;
-  if (header === undefined) return null;
-  const read = readAuthorization(header);
-  return 'authorization' in read ? read.authorization : null;
-}
 
 /** A header's value as one string ('' when absent). */
 const headerOf = (req: IncomingMessage, name: string): string => {
@@ -129,7 +110,6 @@ const headerOf = (req: IncomingMessage, name: string): string => {
 
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const { store, clock } = options;
-  const pending = new WeakMap<IncomingMessage, Pending>();
   const listeners: ((sent: SentAnswer) => void)[] = [];
   const safely = safeStore(options.onStoreError);
 
@@ -148,8 +128,14 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     return hash.digest('base64url');
   }
 
-  async function lookUp(req: IncomingMessage, res: ServerResponse, startedAt: number, ask: StoreCall): Promise<boolean> {
-    const authorization = answerKeyOf(req);
+  async function lookUp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    state: RequestState,
+    startedAt: number,
+    ask: StoreCall,
+  ): Promise<boolean> {
+    const authorization = state.key;
     if (authorization === null || options.owes?.(authorization) === true) return false;
     const hash = requestHash(req);
     if (hash === null) return false;
@@ -164,13 +150,13 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (found === undefined || options.owes?.(authorization) === true) return false;
     const { record, counters, marks } = found;
     const [generation = 0, writes = 0] = counters;
-    pending.set(req, { name, keyId, generation, writes });
+    state.answerSlot = { name, keyId, generation, writes };
     if (record === undefined || marks[0] !== true) return false;
     const answer = record.value as StoredAnswer;
     const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
     if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
     if (res.destroyed) return true; // its client left while the store answered
-    pending.delete(req);
+    delete state.answerSlot;
     send(req, res, answer, maxAge, startedAt);
     return true;
   }
@@ -208,7 +194,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   }
 
   /** Stores the answer, unless a write or a revocation moved the key's counters since the request began. */
-  async function keep(request: Pending, answer: StoredAnswer, freshForMs: number): Promise<void> {
+  async function keep(request: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void> {
     const freshUntil = clock.now() + freshForMs;
     // Said before the answer is there, as for every entry: what a 401 or a write must drop.
     await safely('mark', () => store.mark(storeNames.hasEntries(request.keyId), options.settledMs + options.maxStaleMs));
@@ -219,34 +205,34 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   return {
     whenSent: (listener) => void listeners.push(listener),
-    serve(req, res, next, sent) {
+    serve(req, res, state, next, sent) {
       const startedAt = performance.now();
       // One budget for the store, this lookup's and then the read cache's (upstream/cache.ts).
       const ask = withinBudget(safely, options.storeBudgetMs);
       const toGraphQL = (): void => {
-        const found = pending.get(req);
-        lookedUp(req, {
+        const found = state.answerSlot;
+        state.lookup = {
           use: ask.use(),
           ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}),
-        });
+        };
         next();
       };
-      lookUp(req, res, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
+      lookUp(req, res, state, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
     },
-    plugin({ plan, contextOf }) {
-      const operations = new WeakMap<Request, { name: string | null; type: string }>();
+    plugin({ plan }) {
       return {
         onExecute({ args }) {
+          const slot = (args.contextValue as GatewayContext & GatewayServerContext).state?.answerSlot;
           const operation = plan.of(args.contextValue)?.operation;
-          if (operation) operations.set(args.contextValue.request, { name: operation.name ?? null, type: operation.type });
+          if (slot && operation) slot.operation = { name: operation.name ?? null, type: operation.type };
         },
-        async onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
-          const req = (serverContext as { req?: IncomingMessage }).req;
-          const waiting = req === undefined ? undefined : pending.get(req);
-          if (req === undefined || waiting === undefined) return;
-          pending.delete(req);
-          const operation = operations.get(request);
-          const usage = contextOf(request)?.usage;
+        async onResponse({ response, serverContext, setResponse, fetchAPI }) {
+          const state = serverContext.state;
+          const waiting = state?.answerSlot;
+          if (state === undefined || waiting === undefined) return;
+          delete state.answerSlot;
+          const { operation } = waiting;
+          const usage = state.context?.usage;
           const maxAge = CACHEABLE.exec(response.headers.get('cache-control') ?? '')?.[1];
           if (
             operation?.type !== 'query' ||

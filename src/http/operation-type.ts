@@ -10,9 +10,7 @@
 // yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
 import { Lexer, Source, TokenKind } from 'graphql';
-export { streamsSubscription } from '../graphql/plugins/use-work.js';
-
-export type OperationType = 'query' | 'mutation' | 'subscription';
+import type { OperationType } from '../graphql/request-state.js';
 
 const OPERATION_TYPES = new Set<string>(['query', 'mutation', 'subscription']);
 const OPENING = new Set<TokenKind>([TokenKind.BRACE_L, TokenKind.PAREN_L, TokenKind.BRACKET_L]);
@@ -103,19 +101,23 @@ export function contentTypeIs(contentType: string | undefined, expected: string)
   return first !== undefined && (first === expected || first.startsWith(`${expected};`));
 }
 
-/** JSON bodies operationTypeOf parsed: non-empty plain objects, handed to yoga by handOverParsedBody. */
-const parsedBodies = new WeakMap<IncomingMessage, object>();
-
 /**
- * Hands yoga the JSON body operationTypeOf parsed as `req.body`, in place of its bytes: @whatwg-node/server
+ * Hands yoga the JSON body readOperation parsed as `req.body`, in place of its bytes: @whatwg-node/server
  * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
  * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
  * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before.
  * Call it last before yoga: whatever reads the bytes (http/answer-cache.ts) comes before.
  */
-export function handOverParsedBody(req: IncomingMessage & { body?: unknown }): void {
-  const parsed = parsedBodies.get(req);
-  if (parsed !== undefined) req.body = parsed;
+export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
+  if (parsedBody !== undefined) req.body = parsedBody;
+}
+
+/** What a request's operation is, read before admission, and its JSON body if yoga may take it parsed. */
+export interface OperationRead {
+  /** The operation's kind; null when the request carries no document, or none yoga would read. */
+  type: OperationType | null;
+  /** A non-empty plain object parsed from a JSON body (handOverParsedBody). */
+  parsedBody?: object;
 }
 
 /**
@@ -123,9 +125,10 @@ export function handOverParsedBody(req: IncomingMessage & { body?: unknown }): v
  * admission: server.ts) or, for a GET, its query string, read as yoga reads them; null when the request
  * carries no document (an APQ hash, a persisted document's id), or none yoga would read.
  */
-export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): OperationType | null {
+export function readOperation(req: IncomingMessage & { body?: Uint8Array }): OperationRead {
   let query: unknown;
   let operationName: unknown;
+  let parsedBody: object | undefined;
   if (req.method === 'GET' || req.method === 'HEAD') {
     const params = new URL(req.url ?? '/', 'http://gateway.invalid').searchParams;
     query = params.get('query');
@@ -141,13 +144,13 @@ export function operationTypeOf(req: IncomingMessage & { body?: Uint8Array }): O
         parsed = JSON.parse(text());
         ({ query, operationName } = parsed as { query?: unknown; operationName?: unknown });
       } catch {
-        return null;
+        return { type: null };
       }
       if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
-        parsedBodies.set(req, parsed);
+        parsedBody = parsed;
       }
     }
   }
-  if (typeof query !== 'string') return null;
-  return operationTypeIn(query, typeof operationName === 'string' ? operationName : null);
+  const type = typeof query === 'string' ? operationTypeIn(query, typeof operationName === 'string' ? operationName : null) : null;
+  return parsedBody === undefined ? { type } : { type, parsedBody };
 }

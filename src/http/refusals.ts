@@ -2,12 +2,10 @@
 // yoga's answers carry: the security headers, and CORS for an allowed origin, so that a browser app
 // can read the error (and Retry-After) instead of seeing a network failure.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
+import { SECURITY_HEADERS } from '../graphql/http-headers.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
-import type { COST_LIMIT_SETTINGS } from '../graphql/plugins/use-cost-limit.js';
-import type { SettingsOf } from '../settings.js';
 import type { ErrorCode } from '../errors.js';
-import { NOT_STREAMABLE_MESSAGE } from '../graphql/plugins/use-work.js';
+import { NOT_STREAMABLE_MESSAGE } from '../graphql/http-headers.js';
 
 export interface Refusal {
   status: number;
@@ -18,7 +16,10 @@ export interface Refusal {
 }
 
 /** What `refuse` needs: the origins a browser may read the answer from, and MAX_COST for the usage figures. */
-export type RefusalConfig = CorsConfig & SettingsOf<typeof COST_LIMIT_SETTINGS>;
+export type RefusalConfig = CorsConfig & {
+  /** The cost limit, reported with zero cost in a refusal's extensions (MAX_COST). */
+  maxCost: number;
+};
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 

@@ -7,17 +7,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
-import { SECURITY_HEADERS } from '../graphql/plugins/use-security-headers.js';
+import { SECURITY_HEADERS, streamsSubscription, wantsGraphiQLPage } from '../graphql/http-headers.js';
+import { type RequestState, type RequestWork, newRequestState } from '../graphql/request-state.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';
-import { wantsGraphiQLPage } from '../graphql/plugins/use-graphiql-page.js';
-import type { RequestWork } from '../graphql/plugins/use-work.js';
-import { readAuthorization } from '../graphql/context.js';
 import { type ADMISSION_SETTINGS, createAdmission } from './admission.js';
 import { createKnownKeys } from './known-keys.js';
 import { type DELIVERY_SETTINGS, PacedResponse, watchDeliveries } from './delivery.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
-import { operationTypeOf, streamsSubscription } from './operation-type.js';
+import { readOperation } from './operation-type.js';
 import {
   DRAINING,
   NOT_STREAMABLE,
@@ -71,11 +69,11 @@ export interface HttpServer {
 }
 
 /**
- * Listens on config.host and config.port; `handle` answers what the admission lets through, and
- * `/health`; `/ready` is answered here with what `report` says.
+ * Listens on config.host and config.port; `handle` answers what the admission lets through, with the
+ * request's state (graphql/request-state.ts); `/ready` and `/health` are answered here.
  */
 export async function serveHttp(
-  handle: (req: IncomingMessage, res: ServerResponse, work?: RequestWork) => void,
+  handle: (req: IncomingMessage, res: ServerResponse, state: RequestState) => void,
   config: HttpConfig,
   logger: Logger,
   report: () => ReadinessReport = () => ({}),
@@ -130,32 +128,31 @@ export async function serveHttp(
   // it, with CORS and the security headers, as the gateway's other refusals do.
   const responses = new WeakMap<Duplex, ServerResponse>();
   // A draining gateway opens no stream: its client gets a 503 and subscribes again, on another replica.
-  const admitStream = (req: IncomingMessage, res: ServerResponse): void => {
+  const admitStream = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
     if (phase === 'draining') return refuse(req, res, DRAINING, config);
     streams.admit(req, res, (admitted, stream) => {
       openStreams.track(stream);
-      const key = keyOf(admitted);
-      handle(admitted, stream, { ...STREAM_WORK, keyKnown: key !== null && knownKeys.knows(key) });
+      state.keyKnown = state.key !== null && knownKeys.knows(state.key);
+      state.work = STREAM_WORK;
+      handle(admitted, stream, state);
     });
   };
   // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it
   // closes. One whose key the install accepted lately waits in the known line (admission.ts).
   const knownKeys = createKnownKeys(config.knownKeyMs);
-  const admitRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    const key = keyOf(req);
-    // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
-    const lane = key !== null && knownKeys.knows(key) ? 'known' : key === null && req.method !== 'OPTIONS' ? 'keyless' : 'stranger';
+  const admitRequest = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
+    const { key } = state;
     admission.admit(
       req,
       res,
       (admitted, response, release) => {
         let stream = false;
-        handle(admitted, response, {
+        // Known when it starts: a request of the same key answered while it waited counts.
+        state.keyKnown = key !== null && knownKeys.knows(key);
+        state.work = {
           get stream() {
             return stream;
           },
-          // Known when it starts: a request of the same key answered while it waited counts.
-          keyKnown: key !== null && knownKeys.knows(key),
           answered(keyAccepted) {
             if (keyAccepted && key !== null) knownKeys.remember(key);
             release();
@@ -172,18 +169,31 @@ export async function serveHttp(
             openStreams.track(response);
             return true;
           },
-        });
+        };
+        handle(admitted, response, state);
       },
-      lane,
+      state.lane,
       key ?? '',
     );
+  };
+  // The request's state, made once its body is here: its key read, its operation's kind, its lane.
+  const stateOf = (req: IncomingMessage): RequestState => {
+    const state = newRequestState(req.headers.authorization);
+    const { type, parsedBody } = readOperation(req);
+    state.operationType = type;
+    if (parsedBody !== undefined) state.parsedBody = parsedBody;
+    // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
+    if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
+    else if (state.key === null && req.method === 'OPTIONS') state.lane = 'stranger';
+    return state;
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
   // one yoga would not stream is refused; every other request takes a slot (operation-type.ts).
   const admit = (req: IncomingMessage, res: ServerResponse): void => {
-    if (operationTypeOf(req) !== 'subscription') return admitRequest(req, res);
+    const state = stateOf(req);
+    if (state.operationType !== 'subscription') return admitRequest(req, res, state);
     if (!streamsSubscription(req.headers.accept)) return refuse(req, res, NOT_STREAMABLE, config);
-    admitStream(req, res);
+    admitStream(req, res, state);
   };
   // An answer its reader does not take within the send timeout ends its connection (delivery.ts).
   const deliveries = watchDeliveries(
@@ -205,7 +215,7 @@ export async function serveHttp(
     else if (req.url === '/health') answerHealth(res);
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
     // A static page is no work: it never waits for a slot.
-    else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res);
+    else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res, newRequestState(undefined));
     else {
       readBody(req, res, config.limits.bodyBytes, {
         read: () => admit(req, res),
@@ -304,10 +314,4 @@ function redirectToGraphQL(res: ServerResponse): void {
 }
 
 /** A request admitted as a stream: nothing to release, a stream already. */
-const STREAM_WORK: Omit<RequestWork, 'keyKnown'> = { stream: true, answered: () => undefined, becomeStream: () => true };
-
-/** The request's key, canonical (readAuthorization), or null when it has no usable one. */
-function keyOf(req: IncomingMessage): string | null {
-  const credentials = readAuthorization(req.headers.authorization ?? null);
-  return 'authorization' in credentials ? credentials.authorization : null;
-}
+const STREAM_WORK: RequestWork = { stream: true, answered: () => undefined, becomeStream: () => true };

@@ -23,7 +23,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { decimalSeconds, defaultsOf, integer, seconds } from '../settings.js';
-import { keyIdOf } from '../upstream/keys.js';
+import { keyIdOf } from '../api-key.js';
 import { Broadcast, type LiveStream } from './broadcast.js';
 import { createKeyBudget } from './key-budget.js';
 import { type LiveShare, type SharedResult, SharedTopics, type Topic } from './share.js';

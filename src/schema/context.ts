@@ -5,8 +5,9 @@ import type { FieldNode } from 'graphql';
 import type { Clock } from '../analytics/calendar.js';
 import type { Page, Stat, StatsQuery } from '../domain.js';
 import type { UpstreamSource, UpstreamUsage } from '../upstream/source.js';
+import type { Planned } from './plan.js';
 
-export interface GatewayContext {
+export interface GatewayContext extends Planned {
   /** Every read and write of the upstream, and what a write invalidates. */
   source: UpstreamSource;
   /** One instant per request, taken when its context is made (graphql/context.ts). */

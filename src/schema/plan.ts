@@ -351,23 +351,27 @@ export class Selection {
   }
 }
 
-const plans = new WeakMap<object, RequestPlan | null>();
+/** Where a request's plan is kept: its execution's context (yoga's context value, which resolvers get). */
+export interface Planned {
+  /** The plan planRequest made: null when the document holds no such operation; unset until made. */
+  plan?: RequestPlan | null;
+}
 
 /**
- * The plan of the request whose context is `context`, kept for planOf(context): null when the document
- * holds no such operation (use-operation-name.ts answers it before execution). `context` is also what
- * field costs are counted with (a period's length depends on its "now": graphql/context.ts).
+ * The plan of the request whose context is `context`, kept in it for planOf(context): null when the
+ * document holds no such operation (use-operation-name.ts answers it before execution). `context` is also
+ * what field costs are counted with (a period's length depends on its "now": graphql/context.ts).
  */
 export function planRequest(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   rawVariables: Readonly<Record<string, unknown>> | null | undefined,
-  context: object,
+  context: Planned,
 ): RequestPlan | null {
   const operation = operationPlan(document, operationName);
   if (operation === null) {
-    plans.set(context, null);
+    context.plan = null;
     return null;
   }
   const definitions = operation.definition.variableDefinitions ?? [];
@@ -396,11 +400,11 @@ export function planRequest(
       return cost;
     },
   };
-  plans.set(context, plan);
+  context.plan = plan;
   return plan;
 }
 
 /** The plan planRequest made for this context: undefined when none was made, null when it has no operation. */
-export function planOf(context: object): RequestPlan | null | undefined {
-  return plans.get(context);
+export function planOf(context: Planned): RequestPlan | null | undefined {
+  return context.plan;
 }

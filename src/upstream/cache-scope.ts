@@ -4,7 +4,8 @@
 // only while the counters it read stand, checked in the store in the same step as the write.
 import type { CacheStore, CounterGuard } from './cache-store.js';
 import type { BudgetUse, StoreCall } from './cache-waiting.js';
-import { keyIdOf, storeNames } from './keys.js';
+import { keyIdOf } from '../api-key.js';
+import { storeNames } from './keys.js';
 
 /** A request's view of its key in the store. */
 export interface Scope {
@@ -54,16 +55,4 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
 export interface LookedUp {
   use: BudgetUse;
   scope?: { keyId: string; generation: number; lists: number };
-}
-
-const lookups = new WeakMap<object, LookedUp>();
-
-/** `request` (its IncomingMessage) was looked up before GraphQL ran. */
-export function lookedUp(request: object, found: LookedUp): void {
-  lookups.set(request, found);
-}
-
-/** What the lookup of `request` spent and found (none: undefined). */
-export function lookupOf(request: object | undefined): LookedUp | undefined {
-  return request === undefined ? undefined : lookups.get(request);
 }

@@ -12,7 +12,8 @@
 //    and land what they owe as soon as they do.
 import type { CacheStore } from './cache-store.js';
 import type { StoreCall } from './cache-waiting.js';
-import { keyIdOf, storeNames } from './keys.js';
+import { keyIdOf } from '../api-key.js';
+import { storeNames } from './keys.js';
 import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';
 
 /** How often a drop the store could not take is tried again. */

@@ -1,7 +1,6 @@
 // The names of what is cached, in one module: the key of a read (the same in a request's loaders and
 // in the shared read cache), and the names a key's entries, counters and marks have in the store.
 // Gateways of two versions on one Redis find each other's entries only while these stay as they are.
-import { createHmac } from 'node:crypto';
 import type { StatsQuery, WebsiteListQuery } from '../domain.js';
 
 /**
@@ -22,10 +21,6 @@ export function websiteListKey(query: WebsiteListQuery): string {
 
 /** What a cache entry holds: a website by id, a page of websites, a page of a statistic. */
 export const ENTRY_KINDS = { website: 'w', websitePage: 'l', statPage: 's' } as const;
-
-/** An API key's id in the store: a keyed hash (HMAC-SHA-256) of its Authorization header, never the key. */
-export const keyIdOf = (secret: string, authorization: string): string =>
-  createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
 
 /**
  * Names in the store of what belongs to one API key (by its id). Each carries the id as a hash tag

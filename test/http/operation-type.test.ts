@@ -7,7 +7,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contentTypeIs, handOverParsedBody, operationTypeIn, operationTypeOf, streamsSubscription } from '../../src/http/operation-type.js';
+import { streamsSubscription } from '../../src/graphql/http-headers.js';
+import { contentTypeIs, handOverParsedBody, operationTypeIn, readOperation } from '../../src/http/operation-type.js';
 import { KEY_1, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
 
@@ -78,7 +79,7 @@ describe('operationTypeIn', () => {
   });
 });
 
-describe('operationTypeOf', () => {
+describe('readOperation', () => {
   const request = (method: string, url: string, body?: string, contentType = 'application/json') =>
     ({
       method,
@@ -89,29 +90,28 @@ describe('operationTypeOf', () => {
 
   it('reads a POST body (JSON, or application/graphql), a GET query string, and tells none without a document', () => {
     const subscription = 'subscription Live { website(id: "1") { id } }';
-    expect(operationTypeOf(request('POST', '/graphql', JSON.stringify({ query: subscription })))).toBe('subscription');
+    expect(readOperation(request('POST', '/graphql', JSON.stringify({ query: subscription }))).type).toBe('subscription');
     expect(
-      operationTypeOf(request('POST', '/graphql', JSON.stringify({ query: `query A { a } ${subscription}`, operationName: 'A' }))),
+      readOperation(request('POST', '/graphql', JSON.stringify({ query: `query A { a } ${subscription}`, operationName: 'A' }))).type,
     ).toBe('query');
-    expect(operationTypeOf(request('POST', '/graphql', subscription, 'application/graphql'))).toBe('subscription');
+    expect(readOperation(request('POST', '/graphql', subscription, 'application/graphql')).type).toBe('subscription');
     const get = new URLSearchParams({ query: `query A { a } ${subscription}`, operationName: 'Live' });
-    expect(operationTypeOf(request('GET', `/graphql?${get}`))).toBe('subscription');
+    expect(readOperation(request('GET', `/graphql?${get}`)).type).toBe('subscription');
     // An APQ hash, a persisted document's id, a batch, a body that is not JSON, no body.
     const hashOnly = { extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } };
-    expect(operationTypeOf(request('POST', '/graphql', JSON.stringify(hashOnly)))).toBeNull();
-    expect(operationTypeOf(request('POST', '/graphql', JSON.stringify({ documentId: 'sha256:abc' })))).toBeNull();
-    expect(operationTypeOf(request('POST', '/graphql', JSON.stringify([{ query: subscription }])))).toBeNull();
-    expect(operationTypeOf(request('POST', '/graphql', '{"query":'))).toBeNull();
-    expect(operationTypeOf(request('POST', '/graphql', 'null'))).toBeNull();
-    expect(operationTypeOf(request('POST', '/graphql'))).toBeNull();
-    expect(operationTypeOf(request('GET', '/graphql'))).toBeNull();
+    expect(readOperation(request('POST', '/graphql', JSON.stringify(hashOnly))).type).toBeNull();
+    expect(readOperation(request('POST', '/graphql', JSON.stringify({ documentId: 'sha256:abc' }))).type).toBeNull();
+    expect(readOperation(request('POST', '/graphql', JSON.stringify([{ query: subscription }]))).type).toBeNull();
+    expect(readOperation(request('POST', '/graphql', '{"query":')).type).toBeNull();
+    expect(readOperation(request('POST', '/graphql', 'null')).type).toBeNull();
+    expect(readOperation(request('POST', '/graphql')).type).toBeNull();
+    expect(readOperation(request('GET', '/graphql')).type).toBeNull();
   });
 
   it('hands yoga a JSON body it parsed when it is a non-empty object; any other body keeps its bytes', () => {
     const handedOver = (body: string, contentType?: string): unknown => {
       const req = request('POST', '/graphql', body, contentType);
-      operationTypeOf(req);
-      handOverParsedBody(req);
+      handOverParsedBody(req, readOperation(req).parsedBody);
       return req.body;
     };
     const query = { query: '{ __typename }', variables: { a: [1] } };
@@ -124,9 +124,9 @@ describe('operationTypeOf', () => {
       expect(handedOver(body)).toEqual(bytes(body));
     }
     expect(handedOver('{ __typename }', 'application/graphql')).toEqual(bytes('{ __typename }'));
-    // A request operationTypeOf never read is left as it is.
+    // A request readOperation never read is left as it is.
     const unread = request('POST', '/graphql', JSON.stringify(query));
-    handOverParsedBody(unread);
+    handOverParsedBody(unread, undefined);
     expect(unread.body).toEqual(bytes(JSON.stringify(query)));
   });
 });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { readScope, scopeWith } from '../../src/upstream/cache-scope.js';
 import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
 import { safeStore } from '../../src/upstream/cache-waiting.js';
-import { keyIdOf, storeNames } from '../../src/upstream/keys.js';
+import { keyIdOf } from '../../src/api-key.js';
+import { storeNames } from '../../src/upstream/keys.js';
 
 const ask = safeStore(undefined);
 

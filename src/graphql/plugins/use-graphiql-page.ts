@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
-import { ifNoneMatchHas } from '../http-headers.js';
+import { ifNoneMatchHas, wantsGraphiQLPage } from '../http-headers.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
@@ -72,20 +72,6 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
   if (weight('br') > 0) return 'br';
   if (weight('gzip') > 0) return 'gzip';
   return 'identity';
-}
-
-/**
- * Whether a request asks for the page: a browser's GET of the endpoint (`path` may carry a query string).
- * The HTTP layer asks too: the page is no work, and never waits for a MAX_ACTIVE_REQUESTS slot.
- */
-export function wantsGraphiQLPage(
-  method: string | undefined,
-  accept: string | null | undefined,
-  path = '',
-  endpoint = '/graphql',
-): boolean {
-  const pathname = path.split('?', 1)[0];
-  return method === 'GET' && (accept ?? '').includes('text/html') && (pathname === endpoint || pathname === `${endpoint}/`);
 }
 
 /** Serves GraphiQL to a browser's GET of the GraphQL endpoint (yoga's own GraphiQL stays off). */

@@ -9,20 +9,18 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
-import { readAuthorization } from '../context.js';
 import { appendVary, ifNoneMatchHas } from '../http-headers.js';
+import type { GatewayServerContext } from '../request-state.js';
 import type { PlanStep } from './use-plan.js';
 
 export interface HttpCachingOptions {
   /** The request's plan, for the operation's type. Required. */
   plan: PlanStep;
-  /** The request's context, for what its reads did with the cache. Required. */
-  contextOf: (request: Request) => GatewayContext | undefined;
   /** The ETags' secret (the cache's, so that gateways sharing a store agree); default one of this process's. */
   etagSecret?: () => string;
 }
 
-export function useHttpCaching({ plan, contextOf, etagSecret }: HttpCachingOptions): Plugin<GatewayContext> {
+export function useHttpCaching({ plan, etagSecret }: HttpCachingOptions): Plugin<GatewayContext, GatewayServerContext> {
   const processSecret = randomBytes(32).toString('hex');
   const secret = etagSecret ?? (() => processSecret);
   /** Requests whose operation is a query that ran to a result without errors. */
@@ -39,29 +37,32 @@ export function useHttpCaching({ plan, contextOf, etagSecret }: HttpCachingOptio
       };
     },
     // Not async: only a GET's answer is read (for its ETag); the others need no promise of their own.
-    onResponse({ request, response, setResponse, fetchAPI }) {
+    onResponse({ request, response, setResponse, fetchAPI, serverContext }) {
       // The GraphiQL page and the answers before GraphQL (CORS preflights) keep their own headers.
       if (response.headers.has('cache-control') || request.method === 'OPTIONS') return;
       appendVary(response.headers, ['Authorization', 'Origin']);
-      const freshFor = contextOf(request)?.usage.cache.freshForS ?? null;
+      const state = serverContext.state;
+      // What the request's reads did with the cache (none: nothing ran).
+      const freshFor = state?.context?.usage.cache.freshForS ?? null;
       if (!cacheable.has(request) || freshFor === null || response.status !== 200) {
         response.headers.set('cache-control', 'no-store');
         return;
       }
       response.headers.set('cache-control', `private, max-age=${freshFor}`);
       if (request.method !== 'GET') return;
-      return tagged(request, response, setResponse, fetchAPI, secret());
+      return tagged(state?.key ?? '', response, setResponse, fetchAPI, secret(), request.headers.get('if-none-match'));
     },
   };
 }
 
 /** A GET's answer with the ETag of its key and data, or a 304 when the client has it. */
 async function tagged(
-  request: Request,
+  key: string,
   response: Response,
   setResponse: (response: Response) => void,
   fetchAPI: { Response: typeof Response },
   secret: string,
+  ifNoneMatch: string | null,
 ): Promise<void> {
   // The ETag covers the data, not the extensions (which count this request's cache hits).
   const text = await response.text();
@@ -72,12 +73,10 @@ async function tagged(
     setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
     return;
   }
-  const read = readAuthorization(request.headers.get('authorization'));
-  const key = 'authorization' in read ? read.authorization : '';
   const tag = createHmac('sha256', secret).update(`${key}\n`).update(JSON.stringify(data)).digest('base64url');
   const etag = `W/"${tag.slice(0, 27)}"`;
   response.headers.set('etag', etag);
-  if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
+  if (ifNoneMatchHas(ifNoneMatch, etag)) {
     response.headers.delete('content-type');
     response.headers.delete('content-length');
     setResponse(new fetchAPI.Response(null, { status: 304, headers: response.headers }));

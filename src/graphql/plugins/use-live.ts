@@ -22,14 +22,16 @@ import { operationPlan } from '../../schema/plan.js';
 import { type ErrorCode, GatewayError } from '../../errors.js';
 import type { LiveStream } from '../../live/broadcast.js';
 import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
-import { readAuthorization } from '../context.js';
+import type { KeyReading } from '../../api-key.js';
+import { type GatewayServerContext, stateOf } from '../request-state.js';
 
-/** What a poll sends: the subscription's document, as a query. */
+/** What a poll sends: the subscription's document, as a query, with its subscriber's key. */
 export interface LiveQuery {
   query: string;
   variables: Record<string, unknown>;
   operationName?: string;
-  authorization: string;
+  /** The key as the subscription's request read it (its state): canonical, and already checked for form. */
+  subscriber: { authorization: string; credentials: KeyReading };
 }
 
 export interface LiveOptions {
@@ -163,16 +165,21 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
   return {
     onSubscribe({ args, setSubscribeFn }) {
       setSubscribeFn(async (subscribeArgs) => {
-        const request = (subscribeArgs.contextValue as { request?: Request }).request;
-        // The key in its canonical form (context.ts): every spelling of one key shares its topics, cap and budget.
-        const credentials = readAuthorization(request?.headers.get('authorization') ?? null);
+        const { request, state } = subscribeArgs.contextValue as GatewayServerContext & { request: Request };
+        // The key in its canonical form (the request's state): every spelling of one key shares its topics, cap and budget.
+        const { credentials } = stateOf({ state }, request);
         if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
         const { authorization } = credentials;
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
         // A keyed hash, never the key: topics are names in Redis with REDIS_URL.
         const key = await hub.keyId(authorization);
-        const live: LiveQuery = { query, variables, authorization, ...(args.operationName ? { operationName: args.operationName } : {}) };
+        const live: LiveQuery = {
+          query,
+          variables,
+          subscriber: { authorization, credentials },
+          ...(args.operationName ? { operationName: args.operationName } : {}),
+        };
         const topic = { key, id: JSON.stringify([key, query, variables, args.operationName ?? null]) };
         if (hub.streamsOf(key) >= maxStreamsPerKey) {
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;

@@ -5,6 +5,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { integer } from '../../settings.js';
+import type { Planned } from '../../schema/plan.js';
 import type { PlanStep } from './use-plan.js';
 
 /** METRICS_MAX_OPERATIONS: how many operation names the metrics label as themselves. */
@@ -62,7 +63,7 @@ export function useMetrics({ plan, registry, buckets, maxOperations = DEFAULT_ME
   };
 
   const started = new WeakMap<Request, { at: number; operation: string; type: string }>();
-  const nameOperation = (args: { contextValue: { request: Request } }): void => {
+  const nameOperation = (args: { contextValue: Planned & { request: Request } }): void => {
     const entry = started.get(args.contextValue.request);
     const operation = plan.of(args.contextValue)?.operation;
     if (!entry || !operation) return;

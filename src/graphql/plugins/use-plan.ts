@@ -4,18 +4,18 @@
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
-import { planOf, planRequest, type RequestPlan } from '../../schema/plan.js';
+import { type Planned, planOf, planRequest, type RequestPlan } from '../../schema/plan.js';
 
 /** A check of the plan: the answer that refuses the operation, or undefined to let it run. */
 export type PlanCheck = (plan: RequestPlan, context: GatewayContext) => ExecutionResult | undefined;
 
 export interface PlanStep extends Plugin<GatewayContext> {
   /** The plan of this execution (null: its document holds no such operation). Throws when the step has not run. */
-  of(context: object): RequestPlan | null;
+  of(context: Planned): RequestPlan | null;
 }
 
 const plan = ({ schema, document, operationName, variableValues, contextValue }: ExecutionArgs): RequestPlan | null =>
-  planRequest(schema, document, operationName, variableValues, contextValue as object);
+  planRequest(schema, document, operationName, variableValues, contextValue as Planned);
 
 export function usePlan(checks: readonly PlanCheck[] = []): PlanStep {
   return {

@@ -2,6 +2,8 @@
 // from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
+import type { GatewayServerContext } from '../request-state.js';
+import type { Planned } from '../../schema/plan.js';
 import type { PlanStep } from './use-plan.js';
 
 export interface RequestLogLine {
@@ -21,17 +23,13 @@ export interface RequestLogOptions {
   plan: PlanStep;
   /** Where each line goes (the gateway passes pino's `info`). Required. */
   write: (line: RequestLogLine) => void;
-  /** The request's context, for its usage figures; requests refused before execution have none. */
-  contextOf: (request: Request) => GatewayContext | undefined;
-  /** The request's trace id (use-tracing.ts); none when tracing is off. */
-  traceIdOf?: (request: Request) => string | undefined;
 }
 
 const MAX_NAME_LENGTH = 100;
 
-export function useRequestLog({ plan, write, contextOf, traceIdOf }: RequestLogOptions): Plugin<GatewayContext> {
+export function useRequestLog({ plan, write }: RequestLogOptions): Plugin<GatewayContext, GatewayServerContext> {
   const started = new WeakMap<Request, { at: number; operation: string | null }>();
-  const nameFromDocument = (context: { request: Request }): void => {
+  const nameFromDocument = (context: Planned & { request: Request }): void => {
     const entry = started.get(context.request);
     const name = plan.of(context)?.operation.name;
     if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
@@ -52,7 +50,7 @@ export function useRequestLog({ plan, write, contextOf, traceIdOf }: RequestLogO
     onSubscribe({ args }) {
       nameFromDocument(args.contextValue);
     },
-    onResultProcess({ request, result }) {
+    onResultProcess({ request, result, serverContext }) {
       const entry = started.get(request);
       if (!entry) return;
       started.delete(request);
@@ -60,8 +58,8 @@ export function useRequestLog({ plan, write, contextOf, traceIdOf }: RequestLogO
       const codes = results.flatMap((r) =>
         'errors' in r && r.errors ? r.errors.map((e) => String(e.extensions?.code ?? 'GRAPHQL_ERROR')) : [],
       );
-      const context = contextOf(request);
-      const traceId = traceIdOf?.(request);
+      // The usage figures: requests refused before execution have no context. The trace id: use-tracing.ts.
+      const { context, traceId } = serverContext.state ?? {};
       write({
         operation: entry.operation,
         durationMs: Math.round((performance.now() - entry.at) * 100) / 100,

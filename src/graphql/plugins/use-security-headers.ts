@@ -1,13 +1,7 @@
 // Headers for every response (and `Vary: Origin`), and a strict policy for the GraphiQL page: it runs
 // only its own inline code and talks only to this origin.
 import type { Plugin } from 'graphql-yoga';
-import { appendVary } from '../http-headers.js';
-
-/** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-});
+import { SECURITY_HEADERS, appendVary } from '../http-headers.js';
 
 const GRAPHIQL_POLICY =
   "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; " +

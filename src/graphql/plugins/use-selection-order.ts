@@ -31,6 +31,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Selection } from '../../schema/plan.js';
+import type { Planned } from '../../schema/plan.js';
 import type { PlanStep } from './use-plan.js';
 
 type Fields = FieldsAndPatches['fields'];
@@ -235,7 +236,7 @@ export function useSelectionOrder(plan: PlanStep): Plugin {
       });
       return {
         onExecuteDone({ result, setResult }) {
-          const { selection } = plan.of(args.contextValue) ?? {};
+          const { selection } = plan.of(args.contextValue as Planned) ?? {};
           // No selection: no such operation, or bad variables; either way no data to order.
           if (!selection || (!standard && !selection.operation.document.conditional)) return undefined;
           const order = SelectionOrder.of(selection);

@@ -5,13 +5,13 @@
 // (tracing.ts) every span is a no-op. No attribute holds a header, a document or a variable value.
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../../schema/context.js';
+import { type GatewayServerContext, stateOf } from '../request-state.js';
 import type { PlanStep } from './use-plan.js';
 
 export interface TracingOptions {
   /** The request's plan, for the operation's name and type. Required. */
   plan: PlanStep;
-  /** Receives each request's trace id, for its log line (use-request-log.ts). Required. */
-  traceIds: WeakMap<Request, string>;
 }
 
 interface RequestSpans {
@@ -55,7 +55,7 @@ function endAfter<T>(span: Span, run: () => T): T {
   return result;
 }
 
-export function useTracing({ plan, traceIds }: TracingOptions): Plugin {
+export function useTracing({ plan }: TracingOptions): Plugin<GatewayContext, GatewayServerContext> {
   const spans = new WeakMap<Request, RequestSpans>();
   const phase = (request: Request, name: string, wrapped: () => void): void => {
     const entry = spans.get(request);
@@ -75,7 +75,6 @@ export function useTracing({ plan, traceIds }: TracingOptions): Plugin {
         const serverContext = trace.setSpan(parent, server);
         const operation = tracer.startSpan('graphql.operation', {}, serverContext);
         spans.set(request, { server, operation, operationContext: trace.setSpan(serverContext, operation) });
-        traceIds.set(request, server.spanContext().traceId);
         return endAfter(server, () => endAfter(operation, () => context.with(serverContext, wrapped)));
       },
       parse: ({ context: { request } }, wrapped) => phase(request, 'graphql.parse', wrapped),
@@ -86,6 +85,11 @@ export function useTracing({ plan, traceIds }: TracingOptions): Plugin {
         const span = tracer.startSpan('graphql.execute', {}, entry.operationContext);
         return endAfter(span, () => context.with(trace.setSpan(entry.operationContext, span), wrapped));
       },
+    },
+    // The request's trace id, for its log line (use-request-log.ts).
+    onRequest({ request, serverContext }) {
+      const entry = spans.get(request);
+      if (entry) stateOf(serverContext, request).traceId = entry.server.spanContext().traceId;
     },
     onExecute({ args }) {
       const entry = spans.get(args.contextValue.request);

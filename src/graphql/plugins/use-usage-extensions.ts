@@ -5,19 +5,17 @@
 // validation rule refusing it, a missing operation name) says so with zeros.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext, Usage } from '../../schema/context.js';
+import type { GatewayServerContext } from '../request-state.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
 export interface UsageExtensionsOptions {
   /** The cost limit reported beside the cost (MAX_COST; default DEFAULT_COST_LIMIT). */
   costLimit?: number;
-  /** The request's context, for the figures of an answer not given by execution; none when nothing ran. */
-  contextOf?: (request: Request) => GatewayContext | undefined;
 }
 
 export function useUsageExtensions({
   costLimit = DEFAULT_COST_LIMIT,
-  contextOf = () => undefined,
-}: UsageExtensionsOptions = {}): Plugin<GatewayContext> {
+}: UsageExtensionsOptions = {}): Plugin<GatewayContext, GatewayServerContext> {
   const figures = (usage: Usage | undefined): Record<string, unknown> => ({
     cost: { requested: usage?.cost ?? 0, limit: costLimit },
     upstreamCalls: usage?.upstreamCalls ?? 0,
@@ -42,10 +40,11 @@ export function useUsageExtensions({
       },
     }),
     // Answers that execution did not give: refused while parsing or validating, or before.
-    onResultProcess({ request, result, setResult }) {
+    // The request's context, if it got one (none when nothing ran), from its state.
+    onResultProcess({ result, setResult, serverContext }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       if (result.extensions !== undefined && 'upstreamCalls' in result.extensions) return;
-      setResult({ ...result, extensions: { ...result.extensions, ...figures(contextOf(request)?.usage) } });
+      setResult({ ...result, extensions: { ...result.extensions, ...figures(serverContext.state?.context?.usage) } });
     },
   };
 }

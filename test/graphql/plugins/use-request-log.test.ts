@@ -6,7 +6,7 @@ import { post, tinyYoga } from './yoga.js';
 function logged() {
   const lines: RequestLogLine[] = [];
   const plan = usePlan();
-  const yoga = tinyYoga([plan, useRequestLog({ plan, write: (line) => lines.push(line), contextOf: () => undefined })]);
+  const yoga = tinyYoga([plan, useRequestLog({ plan, write: (line) => lines.push(line) })]);
   return { lines, yoga };
 }
 

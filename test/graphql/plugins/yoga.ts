@@ -1,6 +1,7 @@
 // In-process yoga for plugin tests: a tiny schema, the plugins under test, requests through
 // yoga.fetch (no socket, no upstream).
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import type { GatewayServerContext } from '../../../src/graphql/request-state.js';
 import type { GatewayContext, Usage } from '../../../src/schema/context.js';
 
 /** What a resolver of the tiny schema did to the request's usage, as the real resolvers would. */
@@ -17,7 +18,7 @@ const typeDefs = /* GraphQL */ `
 `;
 
 export function tinyYoga(plugins: Plugin<GatewayContext>[] | Plugin[]) {
-  return createYoga<object, TinyContext>({
+  return createYoga<GatewayServerContext, TinyContext>({
     schema: createSchema<TinyContext & YogaInitialContext>({
       typeDefs,
       resolvers: {
@@ -43,14 +44,20 @@ export async function post(
   yoga: ReturnType<typeof tinyYoga>,
   body: Record<string, unknown>,
   headers: Record<string, string> = {},
+  /** The server context, as the HTTP layer hands it over (the request's state). */
+  serverContext: GatewayServerContext = {},
 ): Promise<{
   response: Response;
   json: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
 }> {
-  const response = await yoga.fetch('http://yoga.test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
+  const response = await yoga.fetch(
+    'http://yoga.test/graphql',
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    },
+    serverContext,
+  );
   return { response, json: (await response.json()) as Awaited<ReturnType<typeof post>>['json'] };
 }
