@@ -1,10 +1,10 @@
-// A stream proves its key as a request does (issue 45, finding 1). A subscription whose one top-level field
-// is skipped would poll `{}` for ever with no upstream call, and a new topic past the key's budget waits
-// for its first poll without one: neither would ever learn that its key is made up, and 20 such streams
-// on each of 50 made-up keys took every one of LIVE_MAX_STREAMS' places, so that a real key's subscription
-// got 503 for up to LIVE_MAX_LIFETIME_S. Now the first is refused by validation, a key the install has not
-// accepted lately is checked before its stream takes a place (its subscription waits in the strangers'
-// line as a request does meanwhile), and made-up keys hold no stream's place at all.
+// A stream proves its key as a request does. A new topic past the key's budget waits for its first poll
+// with no upstream call, and a subscription whose one field is skipped polled `{}` with none: neither
+// ever learnt that its key was made up, and 20 such streams on each of 50 made-up keys took every one of
+// LIVE_MAX_STREAMS' places, so that a real key's subscription got 503 for up to LIVE_MAX_LIFETIME_S. Now
+// a key the install has not accepted lately is checked before its stream takes a place (its subscription
+// waits in the strangers' line as a request does meanwhile), and made-up keys hold no stream's place.
+// The skipped field itself is refused by validation (test/graphql/plugins/use-subscription-root.test.ts).
 import { describe, expect, it } from 'vitest';
 import { KEY_1, KEY_2, restCalls, useStack } from '../fixture.js';
 import { openSubscription, type SseStream } from './sse.js';
@@ -24,42 +24,6 @@ async function firstCodes(stream: SseStream<LiveWebsite>): Promise<unknown[]> {
   }
   return ((await stream.next())?.errors ?? []).map((error) => error.extensions?.code);
 }
-
-describe('a subscription that selects no field', () => {
-  const stack = useStack({ env: { LIVE_INTERVAL_S: '60' } });
-  const open = (query: string, key: string, variables?: Record<string, unknown>) =>
-    openSubscription<LiveWebsite>(stack.endpoint, { query, ...(variables ? { variables } : {}) }, key);
-
-  it('is refused by validation, whatever hides its field (@skip, @include, on a fragment), with no upstream call', async () => {
-    const documents: [string, Record<string, unknown>?][] = [
-      [SKIPPED],
-      ['subscription ($on: Boolean!) { website(id: "1") @include(if: $on) { id } }', { on: false }],
-      ['subscription { ... on Subscription @skip(if: true) { website(id: "1") { id } } }'],
-      ['subscription { ...Live @skip(if: true) } fragment Live on Subscription { website(id: "1") { id } }'],
-      ['subscription { ...Live } fragment Live on Subscription { website(id: "1") @include(if: false) { id } }'],
-    ];
-    for (const [query, variables] of documents) {
-      for (const key of [KEY_1, 'made-up-key']) {
-        const stream = await open(query, key, variables);
-        expect(await firstCodes(stream), query).toEqual(['GRAPHQL_VALIDATION_FAILED']);
-        stream.close();
-      }
-    }
-    expect(restCalls(stack.sandbox)).toEqual([]);
-  });
-
-  it('a query or a mutation whose top-level field is skipped is still answered {} at once, and holds nothing', async () => {
-    for (const query of [
-      '{ website(id: "1") @skip(if: true) { id } }',
-      'mutation { deleteWebsite(id: "1") @skip(if: true) { deletedId } }',
-    ]) {
-      const answer = await stack.gql(query, {}, 'made-up-key');
-      expect(answer.status).toBe(200);
-      expect(answer.data).toEqual({});
-    }
-    expect(restCalls(stack.sandbox)).toEqual([]);
-  });
-});
 
 describe("made-up keys' streams", () => {
   // Four places, two a key; a key's budget of one call a minute, so that a key's second topic waits
