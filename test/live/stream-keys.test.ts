@@ -25,11 +25,13 @@ async function firstCodes(stream: SseStream<LiveWebsite>): Promise<unknown[]> {
   return ((await stream.next())?.errors ?? []).map((error) => error.extensions?.code);
 }
 
-describe("made-up keys' streams", () => {
+// With the read cache off (the suites' default) and on: with it, the check reads the key's `seen` mark first.
+describe.each(['off', 'on'])("made-up keys' streams, CACHE=%s", (cache) => {
   // Four places, two a key; a key's budget of one call a minute, so that a key's second topic waits
   // for its first poll (no upstream call) instead of polling.
   const stack = useStack({
     env: {
+      CACHE: cache,
       LIVE_MAX_STREAMS: '4',
       LIVE_MAX_STREAMS_PER_KEY: '2',
       LIVE_CALLS_PER_MIN: '1',
