@@ -173,7 +173,8 @@ export async function serveHttp(
             if (keyAccepted && key !== null) knownKeys.remember(key);
             release();
           },
-          becomeStream() {
+          becomeStream(keyAccepted = false) {
+            if (keyAccepted && key !== null) knownKeys.remember(key);
             if (stream) return true;
             if (phase === 'draining' || response.destroyed) return false;
             if (streams.enter(response) === null) {
@@ -192,10 +193,16 @@ export async function serveHttp(
     );
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
-  // one yoga would not stream is refused; every other request takes a slot (operation-type.ts).
+  // one yoga would not stream is refused; every other request takes a slot (operation-type.ts). A
+  // subscription proves its key as a request does: one whose key the install has not accepted lately (a
+  // stranger's, or one with no key) waits in its line for a slot like any request, and takes a stream's
+  // place only once the live plugin has checked its key with the install (use-live.ts). Keys nobody
+  // issued hold no stream's place, only the strangers' bounded share of the slots while they are refused.
   const admit = (req: IncomingMessage, res: ServerResponse): void => {
     if (operationTypeOf(req) !== 'subscription') return admitRequest(req, res);
     if (!streamsSubscription(req.headers.accept)) return refuse(req, res, NOT_STREAMABLE, config);
+    const key = keyOf(req);
+    if (key === null || !knownKeys.knows(key)) return admitRequest(req, res);
     admitStream(req, res);
   };
   // An answer its reader does not take within the send timeout ends its connection (delivery.ts).

@@ -2,6 +2,8 @@
 // produced: the request's slot frees up then, whatever its reader does (a body streamed as it is made, an
 // event stream's or @defer's parts, is still work). And a subscription found only now, by its hash or
 // id, leaves its slot for a stream's place (or is refused): every stream is a stream, never a request.
+// A subscription whose key the install has not accepted lately keeps its slot, in the strangers' line,
+// until the live plugin has checked its key (use-live.ts): only a proven key takes a stream's place.
 import type { Plugin } from 'graphql-yoga';
 import { GatewayError } from '../../errors.js';
 
@@ -23,14 +25,19 @@ export interface RequestWork {
    */
   answered(keyAccepted: boolean): void;
   /**
-   * It is a subscription yoga streams (a document found by hash, or by id): it leaves its slot for a
-   * stream's place, bound as every stream is. False when none is free, or the gateway is draining.
+   * It is a subscription yoga streams: it leaves its slot for a stream's place, bound as every stream is.
+   * False when none is free, or the gateway is draining. `keyAccepted`: the install accepted its key (the
+   * live plugin checked it), which counts as known from now on.
    */
-  becomeStream(): boolean;
+  becomeStream(keyAccepted?: boolean): boolean;
 }
 
 /** Why a subscription that cannot be streamed is refused, by the HTTP layer (406) or here. */
 export const NOT_STREAMABLE_MESSAGE = 'A subscription is answered as an event stream: send it with "Accept: text/event-stream".';
+
+/** Why a subscription gets no stream's place. */
+export const STREAMS_FULL_MESSAGE =
+  'This gateway has all the event streams open it may (LIVE_MAX_STREAMS), or is stopping: subscribe again in a moment.';
 
 /**
  * Whether yoga answers a subscription to a request with this Accept as an event stream: a subscription's
@@ -64,7 +71,7 @@ function matches(asked: string, mediaType: string): boolean {
  */
 export const requestWork = new WeakMap<object, RequestWork>();
 
-const workOf = (context: { req?: object }): RequestWork | undefined =>
+export const workOf = (context: { req?: object }): RequestWork | undefined =>
   context.req === undefined ? undefined : requestWork.get(context.req);
 
 /** Whether the HTTP layer knows the request's key (RequestWork.keyKnown); true for work it did not hand over (a live poll). */
@@ -78,10 +85,8 @@ export function useWork(keyAccepted: (request: Request) => boolean): Plugin<{ re
       if (work === undefined || work.stream) return;
       if (!streamsSubscription(request?.headers.get('accept') ?? undefined)) {
         setResultAndStopExecution({ errors: [new GatewayError('NOT_ACCEPTABLE', NOT_STREAMABLE_MESSAGE)] });
-      } else if (!work.becomeStream()) {
-        const message =
-          'This gateway has all the event streams open it may (LIVE_MAX_STREAMS), or is stopping: subscribe again in a moment.';
-        setResultAndStopExecution({ errors: [new GatewayError('OVERLOADED', message)] });
+      } else if (work.keyKnown && !work.becomeStream()) {
+        setResultAndStopExecution({ errors: [new GatewayError('OVERLOADED', STREAMS_FULL_MESSAGE)] });
       }
     },
     onResponse({ serverContext, request, response }) {
