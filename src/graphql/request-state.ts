@@ -27,10 +27,11 @@ export interface RequestWork {
    */
   answered(keyAccepted: boolean): void;
   /**
-   * It is a subscription yoga streams (a document found by hash, or by id): it leaves its slot for a
-   * stream's place, bound as every stream is. False when none is free, or the gateway is draining.
+   * It is a subscription yoga streams: it leaves its slot for a stream's place, bound as every stream is.
+   * False when none is free, or the gateway is draining. `keyAccepted`: the install accepted its key (the
+   * live plugin checked it), which counts as known from now on.
    */
-  becomeStream(): boolean;
+  becomeStream(keyAccepted?: boolean): boolean;
 }
 
 /** Where a request's answer goes in the store, and under which of its key's counters. */

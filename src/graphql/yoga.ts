@@ -37,6 +37,7 @@ import { usePlan, type PlanStep } from './plugins/use-plan.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
+import { useSubscriptionRoot } from './plugins/use-subscription-root.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
@@ -167,6 +168,8 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
+      // A subscription's one top-level field may not be skipped: a stream that selects nothing never asks the install.
+      useSubscriptionRoot(),
       // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
       // subgraph does not print its schema (`_service { sdl }`).
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),

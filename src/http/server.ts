@@ -157,7 +157,8 @@ export async function serveHttp(
             if (keyAccepted && key !== null) knownKeys.remember(key);
             release();
           },
-          becomeStream() {
+          becomeStream(keyAccepted = false) {
+            if (keyAccepted && key !== null) knownKeys.remember(key);
             if (stream) return true;
             if (phase === 'draining' || response.destroyed) return false;
             if (streams.enter(response) === null) {
@@ -188,11 +189,16 @@ export async function serveHttp(
     return state;
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
-  // one yoga would not stream is refused; every other request takes a slot (operation-type.ts).
+  // one yoga would not stream is refused; every other request takes a slot (operation-type.ts). A
+  // subscription proves its key as a request does: one whose key the install has not accepted lately (a
+  // stranger's, or one with no key) waits in its line for a slot like any request, and takes a stream's
+  // place only once the live plugin has checked its key with the install (use-live.ts). Keys nobody
+  // issued hold no stream's place, only the strangers' bounded share of the slots while they are refused.
   const admit = (req: IncomingMessage, res: ServerResponse): void => {
     const state = stateOf(req);
     if (state.operationType !== 'subscription') return admitRequest(req, res, state);
     if (!streamsSubscription(req.headers.accept)) return refuse(req, res, NOT_STREAMABLE, config);
+    if (state.lane !== 'known') return admitRequest(req, res, state);
     admitStream(req, res, state);
   };
   // An answer its reader does not take within the send timeout ends its connection (delivery.ts).

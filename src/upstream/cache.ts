@@ -136,6 +136,12 @@ export interface RequestCache {
   written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
   /** The install answered a write made with this key with a success (reads through the cache count by themselves). */
   answered(): void;
+  /**
+   * Resolves once the install accepted the key: in this request, by its `seen` mark (within KEY_RECHECK_S,
+   * on any gateway on the store), or by `validate` (one call, shared with the requests re-checking it);
+   * throws what the install answered otherwise (UNAUTHENTICATED for a key it refused).
+   */
+  checkKey(): Promise<void>;
   readonly usage: CacheUsage;
   /**
    * True once, in this request, the install answered this key with a success, or the key's `seen`
@@ -347,6 +353,13 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         keyAccepted = true;
         void scopeOf().then((scoped) => scoped && once.seen(scoped.keyId));
       },
+      async checkKey() {
+        if (keyAccepted) return;
+        const scoped = await scopeOf();
+        if (scoped !== null) return ensureAccepted(scoped.keyId);
+        await validate();
+        keyAccepted = true;
+      },
       async written(entry) {
         if (authorization === null) return;
         const scoped = await scopeOf();
@@ -390,7 +403,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
 /** The same interface with nothing kept (CACHE=off): every read is a miss. */
 export const NO_CACHE: ResponseCache = {
-  forRequest: () => {
+  forRequest: (_authorization, validate) => {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     let keyAccepted = false;
     const miss = async <T>(fetch: () => Promise<T>): Promise<T> => {
@@ -407,6 +420,11 @@ export const NO_CACHE: ResponseCache = {
       read: (_entry, fetch) => miss(fetch),
       written: async () => undefined,
       answered() {
+        keyAccepted = true;
+      },
+      async checkKey() {
+        if (keyAccepted) return;
+        await validate();
         keyAccepted = true;
       },
     };

@@ -121,6 +121,12 @@ export interface UpstreamSource {
    * (the install accepted it within KEY_RECHECK_S) was found: the APQ registration asks.
    */
   readonly keyAccepted: boolean;
+  /**
+   * Resolves once the install accepted the key lately (this request, its `seen` mark, or one cheap read
+   * made now); throws what it answered otherwise (UNAUTHENTICATED for a key it refused). A live stream of
+   * a key not known proves it so before it takes a stream's place.
+   */
+  checkKey(): Promise<void>;
 }
 
 // With no batch endpoint there is nothing to gain from waiting a tick to collect keys, so each load
@@ -280,6 +286,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       website.clear(id);
       return deletion;
     },
+    checkKey: () => cache.checkKey(),
     get keyAccepted() {
       return cache.keyAccepted;
     },

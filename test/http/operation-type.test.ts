@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { streamsSubscription } from '../../src/graphql/http-headers.js';
 import { contentTypeIs, handOverParsedBody, operationTypeIn, readOperation } from '../../src/http/operation-type.js';
-import { KEY_1, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
+import { KEY_1, KEY_2, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';
 
 // The gateway a test of this file started, closed when it ends.
@@ -230,6 +230,8 @@ describe('streams by operation', () => {
     });
     const stack = running;
     const auth = { authorization: `Bearer ${KEY_1}` };
+    // The install accepts the key: its subscriptions take a stream's place at once from now on.
+    expect((await stack.gql('{ website(id: "1") { id } }')).status).toBe(200);
     const slow = stack.gql<{ websites: { totalCount: number } }>('{ websites { totalCount } }');
     while (stack.sandbox.log.inFlight < 1) await new Promise((resolve) => setTimeout(resolve, 10));
 
@@ -243,6 +245,10 @@ describe('streams by operation', () => {
     expect(await queryOverSse.json()).toMatchObject({ errors: [{ extensions: { code: 'OVERLOADED' } }] });
     // So is a plain query, of course.
     expect((await postGraphQL(stack.endpoint, { query: '{ website(id: "1") { id } }' }, auth)).status).toBe(503);
+    // A key the install has not accepted yet proves it first, as a request: in line (full, here).
+    const stranger = await openSubscription(stack.endpoint, { query: 'subscription { website(id: "3") { id } }' }, KEY_2);
+    expect(stranger.response.status).toBe(503);
+    expect(await stranger.response.json()).toMatchObject({ errors: [{ extensions: { code: 'OVERLOADED' } }] });
 
     // A subscription takes a stream's place instead: it is answered while the slot is still held.
     const live = await openSubscription<{ website: { id: string } }>(
@@ -278,6 +284,8 @@ describe('streams by operation', () => {
       sandbox: { latencyMs: 300 },
     });
     const stack = running;
+    // The install accepts the key: its subscriptions take a stream's place at once from now on.
+    expect((await stack.gql('{ website(id: "1") { id } }')).status).toBe(200);
     const slow = stack.gql(
       '{ a: websites { totalCount } b: website(id: "1") { c: stats(name: PAGE, period: LAST_30_DAYS) { totalCount } } }',
     );

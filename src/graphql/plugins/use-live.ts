@@ -19,11 +19,13 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { operationPlan } from '../../schema/plan.js';
-import { type ErrorCode, GatewayError } from '../../errors.js';
+import { type ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
 import type { LiveStream } from '../../live/broadcast.js';
 import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
 import type { KeyReading } from '../../api-key.js';
+import type { GatewayContext } from '../../schema/context.js';
 import { type GatewayServerContext, stateOf } from '../request-state.js';
+import { STREAMS_FULL_MESSAGE } from './use-work.js';
 
 /** What a poll sends: the subscription's document, as a query, with its subscriber's key. */
 export interface LiveQuery {
@@ -149,6 +151,9 @@ function revived(stream: LiveStream<PlainResult>, hub: LiveHub): AsyncIterableIt
   return iterator;
 }
 
+/** Why a stream ends when its key could not be checked for a reason the gateway does not name. */
+const KEY_NOT_CHECKED = 'The analytics service could not check the API key: subscribe again in a moment.';
+
 /** What a new topic's streams are told while the key's budget keeps its first poll waiting, as on a 429. */
 const budgetSpent = (retryAfterS: number): PlainResult => ({
   data: null,
@@ -170,6 +175,20 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         const { credentials } = stateOf({ state }, request);
         if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
         const { authorization } = credentials;
+        // A stream proves its key as a request does. One whose key the install has not accepted lately
+        // still holds a request's slot (http/server.ts): its key is checked with the install first, for
+        // its polls may never ask the install (a new topic past the key's budget waits without a poll),
+        // and a key nobody issued must not hold a stream's place for LIVE_MAX_LIFETIME_S.
+        const context = subscribeArgs.contextValue as GatewayContext;
+        const work = state?.work;
+        if (work !== undefined && !work.stream) {
+          const refused = await context.source.checkKey().then(
+            () => null,
+            (error: unknown) => error,
+          );
+          if (refused) return { errors: [isGatewayError(refused) ? refused : new GatewayError('UPSTREAM_ERROR', KEY_NOT_CHECKED)] };
+          if (!work.becomeStream(true)) return { errors: [new GatewayError('OVERLOADED', STREAMS_FULL_MESSAGE)] };
+        }
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
         // A keyed hash, never the key: topics are names in Redis with REDIS_URL.

@@ -1,0 +1,57 @@
+// A subscription selects exactly one top-level field, always: its top-level selection may not carry
+// `@skip` or `@include`, on a field, an inline fragment or a fragment spread (the GraphQL specification's
+// "Single Root Field" rule, as its current edition and graphql-js 17 state it; graphql-js 16 refuses more
+// than one field, not none). A subscription whose only field is skipped would be a stream whose polls
+// answer `{}` with no upstream call: nothing would ever tell the gateway its key is made up, and it would
+// hold a stream's place for its whole lifetime. Queries and mutations keep `@skip` and `@include`
+// everywhere: one that selects nothing is answered `{}` at once and holds nothing afterwards.
+import { type DocumentNode, type FragmentDefinitionNode, GraphQLError, Kind, OperationTypeNode, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../../errors.js';
+
+const CONDITIONS = new Set(['skip', 'include']);
+
+/** Each `@skip` or `@include` in a subscription's top-level selection, its fragments' included (each once). */
+function conditionsIn(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, seen: Set<string>): GraphQLError[] {
+  return selectionSet.selections.flatMap((selection) => {
+    const condition = selection.directives?.find((directive) => CONDITIONS.has(directive.name.value));
+    const found = condition
+      ? [
+          new GraphQLError(
+            `A subscription selects exactly one top-level field: @${condition.name.value} is not allowed in its top-level selection.`,
+            { nodes: condition, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies ErrorCode } },
+          ),
+        ]
+      : [];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return [...found, ...conditionsIn(selection.selectionSet, fragments, seen)];
+    const fragment = selection.kind === Kind.FRAGMENT_SPREAD && !seen.has(selection.name.value) && fragments.get(selection.name.value);
+    if (!fragment) return found;
+    seen.add(fragment.name.value);
+    return [...found, ...conditionsIn(fragment.selectionSet, fragments, seen)];
+  });
+}
+
+/** What is wrong with the document's subscriptions' top-level selections: nothing for other operations. */
+export function subscriptionRootProblems(document: DocumentNode): GraphQLError[] {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  return document.definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION && definition.operation === OperationTypeNode.SUBSCRIPTION
+      ? conditionsIn(definition.selectionSet, fragments, new Set())
+      : [],
+  );
+}
+
+/**
+ * Before the standard rules: graphql-js's own single-field rule reads `@include(if: $variable)` with no
+ * variables, and throws (a message with no code) when the variable is required.
+ */
+export function useSubscriptionRoot(): Plugin {
+  return {
+    onValidate({ params, setResult }) {
+      const problems = subscriptionRootProblems(params.documentAST);
+      if (problems.length > 0) setResult(problems);
+    },
+  };
+}
