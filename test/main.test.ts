@@ -1,13 +1,12 @@
 // `npm start` as a user meets it: the built entry point, with no UPSTREAM_URL, embeds the sandbox.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tuneHeap } from '../src/heap.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { dataOf, postGraphQL } from './fixture.js';
+import { startGatewayProcess, waitFor } from './gateway-process.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 let child: ChildProcess | undefined;
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -17,25 +16,7 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const { stdout, stderr } = proc;
-  if (stdout === null || stderr === null) throw new Error('spawned without piped stdout and stderr');
-  let output = '';
-  stdout.on('data', (chunk) => (output += chunk));
-  stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', resolve));
-  return { child: proc, output: () => output, exited };
-}
-
-async function waitFor(output: () => string, pattern: RegExp): Promise<RegExpExecArray> {
-  for (let i = 0; i < 200; i++) {
-    const match = pattern.exec(output());
-    if (match) return match;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${pattern}; output so far:\n${output()}`);
-}
+const start = startGatewayProcess;
 
 describe('npm start', () => {
   it('embeds the sandbox when no UPSTREAM_URL is set, prints how to use it, and answers', async () => {

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 import type { ErrorCode } from '../errors.js';
 import { NOT_STREAMABLE_MESSAGE } from '../graphql/plugins/use-work.js';
+import { lingerWhileSending } from './linger.js';
 
 export interface Refusal {
   status: number;
@@ -83,9 +84,9 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
     headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ');
   }
   res.writeHead(refusal.status, headers);
+  // Read and drop what the client is still sending, so that it gets to read this answer.
+  lingerWhileSending(req);
   res.end(body);
-  // Read and drop what the client is still sending, so it gets to read this answer.
-  req.resume();
 }
 
 /**
