@@ -114,6 +114,14 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * A value as a problem quotes it: the user and password of anything shaped like a URL
+ * (`scheme://user:password@`) replaced by `***`, so that no refusal prints a credential.
+ */
+function shown(value: string): string {
+  return value.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, '$1***@');
+}
+
 /** Reads variables one by one, collecting problems instead of stopping at the first. */
 class EnvReader {
   readonly problems: string[] = [];
@@ -128,7 +136,7 @@ class EnvReader {
     const value = this.raw(name);
     if (value === undefined) return fallback;
     if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-      this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      this.problems.push(`${name} must be an integer from ${min} to ${max}, got "${shown(value)}"`);
       return fallback;
     }
     return Number(value);
@@ -144,7 +152,7 @@ class EnvReader {
     const value = this.raw(name);
     if (value === undefined) return fallbackMs;
     if (!/^\d+(\.\d{1,3})?$/.test(value) || Number(value) < min || Number(value) > max) {
-      this.problems.push(`${name} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${value}"`);
+      this.problems.push(`${name} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${shown(value)}"`);
       return fallbackMs;
     }
     return Math.round(Number(value) * 1000);
@@ -156,7 +164,7 @@ class EnvReader {
     if (value === undefined) return DEFAULT_WORKERS;
     if (value.toLowerCase() === 'auto') return 'auto';
     if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 256) return Number(value);
-    this.problems.push(`WORKERS must be auto (one per core) or an integer from 1 to 256, got "${value}"`);
+    this.problems.push(`WORKERS must be auto (one per core) or an integer from 1 to 256, got "${shown(value)}"`);
     return DEFAULT_WORKERS;
   }
 
@@ -165,7 +173,7 @@ class EnvReader {
     if (value === undefined) return fallback;
     if (['1', 'true', 'yes', 'on'].includes(value)) return true;
     if (['0', 'false', 'no', 'off'].includes(value)) return false;
-    this.problems.push(`${name} must be true or false, got "${value}"`);
+    this.problems.push(`${name} must be true or false, got "${shown(value)}"`);
     return fallback;
   }
 
@@ -177,7 +185,7 @@ class EnvReader {
     const value = this.raw(name)?.toLowerCase();
     if (value === undefined) return fallback;
     if ((allowed as readonly string[]).includes(value)) return value as T;
-    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+    this.problems.push(`${name} must be one of ${allowed.join(', ')}, got "${shown(value)}"`);
     return fallback;
   }
 
@@ -187,7 +195,7 @@ class EnvReader {
       dayIn(value, Date.now()); // throws for a zone Intl does not know; a name of UTC needs no Intl
       return value;
     } catch {
-      this.problems.push(`${name} must be an IANA time zone such as UTC or Europe/Paris, got "${value}"`);
+      this.problems.push(`${name} must be an IANA time zone such as UTC or Europe/Paris, got "${shown(value)}"`);
       return fallback;
     }
   }
@@ -210,8 +218,9 @@ class EnvReader {
       .map((entry) => entry.trim())
       .filter(Boolean);
     for (const entry of entries) {
-      if (entry !== '*' && !/^https?:\/\/[^/\s]+$/.test(entry)) {
-        this.problems.push(`${name} entries must be origins such as https://app.example.com (or *), got "${entry}"`);
+      // An origin is a scheme, a host and a port: never a user or a password.
+      if (entry !== '*' && !/^https?:\/\/[^/\s@]+$/.test(entry)) {
+        this.problems.push(`${name} entries must be origins such as https://app.example.com (or *), got "${shown(entry)}"`);
       }
     }
     return entries;
@@ -224,7 +233,7 @@ class EnvReader {
     try {
       parsed = new URL(value);
     } catch {
-      this.problems.push(`${name} must be an absolute http(s) URL, got "${value}"`);
+      this.problems.push(`${name} must be an absolute http(s) URL, got "${shown(value)}"`);
       return null;
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {

@@ -148,4 +148,21 @@ describe('loadConfig', () => {
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
   });
+
+  it('never prints a password it refuses: a URL quoted in a problem has its user and password masked', () => {
+    const problems = (env: Record<string, string>, expected: string[]): void =>
+      expect(() => loadConfig(env)).toThrow(expect.objectContaining({ problems: expected }));
+    problems({ UPSTREAM_URL: 'https://admin:hunter2@host:99999/' }, [
+      'UPSTREAM_URL must be an absolute http(s) URL, got "https://***@host:99999/"',
+    ]);
+    // An origin never has a user or a password: refused, and not echoed.
+    problems({ CORS_ORIGINS: 'https://app.example.com,https://u:hunter2@x.example.com' }, [
+      'CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "https://***@x.example.com"',
+    ]);
+    // A URL put in the wrong variable.
+    problems({ PORT: 'redis://:hunter2@cache:6379', LOG_LEVEL: 'https://u:hunter2@x/' }, [
+      'PORT must be an integer from 0 to 65535, got "redis://***@cache:6379"',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "https://***@x/"',
+    ]);
+  });
 });

@@ -62,6 +62,14 @@ describe('npm start', () => {
     expect(run.output()).toContain('PORT must be an integer from 0 to 65535, got "eighty"');
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL');
   });
+
+  it('refuses URLs whose port is out of range without printing their passwords', async () => {
+    const run = start({ UPSTREAM_URL: 'https://admin:hunter2@analytics.example.com:99999/', REDIS_URL: 'redis://:hunter3@cache:99999' });
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL, got "https://***@analytics.example.com:99999/"');
+    expect(run.output()).toContain('REDIS_URL must be redis://host:port, with a host and a port from 1 to 65535');
+    expect(run.output()).not.toMatch(/hunter/);
+  });
 });
 
 /** Polls `check` until it holds (each test's own vitest timeout bounds the wait). */

@@ -34,7 +34,17 @@ const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
  * carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
  */
 export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
-  if (/^rediss?:\/\/\S+$/.test(value)) return { target: { kind: 'single', url: value } };
+  if (/^rediss?:\/\/\S+$/.test(value)) {
+    // ioredis would take a port out of range, or no host, and never connect: refused here instead.
+    let host = '';
+    try {
+      host = new URL(value).hostname;
+    } catch {
+      // not a URL: no host
+    }
+    if (host === '') return { problem: 'must be redis://host:port, with a host and a port from 1 to 65535' };
+    return { target: { kind: 'single', url: value } };
+  }
   const match = MULTI_NODE.exec(value);
   if (!match)
     return { problem: 'must be a redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel:// or rediss-sentinel:// URL' };
