@@ -132,6 +132,11 @@ class EnvReader {
     return value === '' ? undefined : value;
   }
 
+  /** Whether `name` has a value (valid or not). */
+  isSet(name: string): boolean {
+    return this.raw(name) !== undefined;
+  }
+
   int(name: string, fallback: number, min: number, max: number): number {
     const value = this.raw(name);
     if (value === undefined) return fallback;
@@ -264,6 +269,25 @@ function tracingWanted(read: EnvReader): boolean {
   return exporter !== '' || endpoint !== '';
 }
 
+/**
+ * SANDBOX: whether the bundled demo sandbox may stand in for a missing UPSTREAM_URL. `auto` (unset): outside
+ * production only; a production gateway with no UPSTREAM_URL (forgotten, misspelt) refuses to start rather
+ * than serve writable demo data with published keys. `on`: even in production; `off`: never.
+ */
+function readSandbox(read: EnvReader, config: Config): void {
+  const sandbox = read.oneOf('SANDBOX', ['auto', 'on', 'off'], 'auto');
+  if (read.isSet('UPSTREAM_URL')) {
+    if (sandbox === 'on') read.problems.push('SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them');
+    return;
+  }
+  if (sandbox === 'on' || (sandbox === 'auto' && !config.production)) return;
+  read.problems.push(
+    config.production
+      ? "UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)"
+      : "UPSTREAM_URL is not set and SANDBOX=off: set UPSTREAM_URL to the analytics install's URL",
+  );
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
   const transport = UPSTREAM_TRANSPORT_DEFAULTS;
@@ -340,6 +364,7 @@ export function loadConfig(env: Env = process.env): Config {
     tracing: tracingWanted(read),
     federation: read.oneOf('FEDERATION', ['on', 'off'], 'off') === 'on',
   };
+  readSandbox(read, config);
   if (config.persistedQueries.trustedOnly && config.persistedQueries.documentsPath === null) {
     read.problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');
   }

@@ -73,8 +73,33 @@ describe('loadConfig', () => {
   });
 
   it('turns GraphiQL and introspection off in production unless asked', () => {
-    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, graphiql: false, introspection: false });
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+    const production = { NODE_ENV: 'production', UPSTREAM_URL: 'https://stats.example.com' };
+    expect(loadConfig(production)).toMatchObject({ production: true, graphiql: false, introspection: false });
+    expect(loadConfig({ ...production, GRAPHIQL: 'true' }).graphiql).toBe(true);
+  });
+
+  it('embeds the demo sandbox for a missing UPSTREAM_URL outside production, or when SANDBOX=on asks for it', () => {
+    expect(loadConfig({}).upstream.url).toBeNull();
+    expect(loadConfig({ SANDBOX: 'auto' }).upstream.url).toBeNull();
+    expect(loadConfig({ NODE_ENV: 'production', SANDBOX: 'on' }).upstream.url).toBeNull();
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      expect.objectContaining({
+        problems: [
+          "UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)",
+        ],
+      }),
+    );
+    expect(() => loadConfig({ SANDBOX: 'off' })).toThrow(
+      "UPSTREAM_URL is not set and SANDBOX=off: set UPSTREAM_URL to the analytics install's URL",
+    );
+    expect(() => loadConfig({ SANDBOX: 'on', UPSTREAM_URL: 'https://stats.example.com' })).toThrow(
+      'SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them',
+    );
+    // An UPSTREAM_URL that is set but invalid is that problem alone.
+    expect(() => loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'ftp://x' })).toThrow(
+      expect.objectContaining({ problems: ['UPSTREAM_URL must use http or https, got "ftp:"'] }),
+    );
+    expect(() => loadConfig({ SANDBOX: 'yes' })).toThrow('SANDBOX must be one of auto, on, off, got "yes"');
   });
 
   it('reports every bad value at once', () => {

@@ -174,7 +174,14 @@ describe('the Dockerfile', () => {
     const env = dockerfileEnv();
     expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '4000' });
     expect(Object.keys(env).filter((name) => name !== 'NODE_OPTIONS' && !gatewayReads.has(name))).toEqual([]);
-    expect(loadConfig(env)).toMatchObject({ host: '0.0.0.0', port: 4000, production: true });
+    expect(loadConfig({ ...env, UPSTREAM_URL: 'https://analytics.example.com' })).toMatchObject({
+      host: '0.0.0.0',
+      port: 4000,
+      production: true,
+    });
+    // Run with no UPSTREAM_URL, the image refuses to start rather than serve the demo sandbox; unless asked.
+    expect(() => loadConfig(env)).toThrow(/UPSTREAM_URL is not set/);
+    expect(loadConfig({ ...env, SANDBOX: 'on' }).upstream.url).toBeNull();
   });
 
   it('is based on the Node major .nvmrc names, on Debian, by default, and runs bin.js in exec form', () => {

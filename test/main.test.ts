@@ -63,8 +63,34 @@ describe('npm start', () => {
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL');
   });
 
+  it('in production with no UPSTREAM_URL: refuses to start, in one line saying what to set', async () => {
+    const run = start({ NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' });
+    child = run.child;
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toBe(
+      'Invalid configuration:\n' +
+        "  - UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)\n",
+    );
+  });
+
+  it('in production with SANDBOX=on: serves the sandbox, and offers no GraphiQL, which production does not serve', async () => {
+    const run = start({ NODE_ENV: 'production', SANDBOX: 'on', PORT: '0', HOST: '127.0.0.1', DRAIN_DELAY_MS: '0' });
+    child = run.child;
+    const [line = '', base] = await waitFor(run.output, /Gateway on (http:\/\/\S+)\/graphql.*/);
+    await waitFor(run.output, /Browser apps allowed/);
+    expect(line).toMatch(/^Gateway on http:\/\/127\.0\.0\.1:\d+\/graphql, version /);
+    expect(run.output()).toContain('Demo keys: sandbox-key-1');
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
+    const page = await fetch(`${base}/graphql`, { headers: { accept: 'text/html' } });
+    expect(page.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
+    await page.arrayBuffer();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
   it('refuses URLs whose port is out of range without printing their passwords', async () => {
     const run = start({ UPSTREAM_URL: 'https://admin:hunter2@analytics.example.com:99999/', REDIS_URL: 'redis://:hunter3@cache:99999' });
+    child = run.child;
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL, got "https://***@analytics.example.com:99999/"');
     expect(run.output()).toContain('REDIS_URL must be redis://host:port, with a host and a port from 1 to 65535');
