@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -31,6 +32,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1 ConfigMap': ConfigMap,
   'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML, checked field by field below
@@ -77,6 +79,7 @@ describe('deploy/kubernetes, the kustomize base', () => {
       'ConfigMap',
       'Deployment',
       'HorizontalPodAutoscaler',
+      'NetworkPolicy',
       'PodDisruptionBudget',
       'Service',
     ]);
@@ -93,6 +96,9 @@ describe('deploy/kubernetes, the kustomize base', () => {
     const headless = structuredClone(ofKind('Deployment'));
     delete headless.spec.selector;
     expect(validate(headless)).toMatch(/selector/);
+    const policy = structuredClone(ofKind('NetworkPolicy'));
+    policy.spec.ingress[0].ports[0].port = { name: 'http' };
+    expect(validate(policy)).toMatch(/port/);
   });
 
   const deployment = ofKind('Deployment');
@@ -151,6 +157,38 @@ describe('deploy/kubernetes, the kustomize base', () => {
     const names = [...Object.keys(settings), ...container.env.map((variable: Doc) => variable.name)];
     expect(names.filter((name) => !gatewayReads.has(name))).toEqual([]);
     expect(() => loadConfig({ ...settings, REDIS_URL: 'redis://redis:6379' })).not.toThrow();
+  });
+
+  it('keeps /metrics off the Service: the gateway port only, Prometheus scrapes the pods by their annotations', () => {
+    const service = ofKind('Service');
+    expect(service.spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
+    const metricsPort = container.ports.find((port: Doc) => port.name === 'metrics').containerPort;
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(metricsPort),
+      'prometheus.io/path': '/metrics',
+    });
+  });
+
+  it('lets only the ingress namespace reach the gateway port, and only the monitoring namespace the metrics port', () => {
+    const policy = ofKind('NetworkPolicy');
+    expect(deployment.spec.template.metadata.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    // Ingress is restricted (nothing else comes in); egress is not named, so it stays open.
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const rules = policy.spec.ingress.map((rule: Doc) => ({
+      ports: rule.ports.map((port: Doc) => port.port),
+      from: rule.from.map((peer: Doc) => peer.namespaceSelector.matchLabels['kubernetes.io/metadata.name']),
+    }));
+    expect(rules).toEqual([
+      { ports: ['http'], from: ['ingress-nginx'] },
+      { ports: ['metrics'], from: ['monitoring'] },
+    ]);
+    // Each rule names a port of the container; no peer selects pods (kustomize would put the gateway's labels on it).
+    const portNames = container.ports.map((port: Doc) => port.name);
+    for (const rule of policy.spec.ingress) {
+      for (const port of rule.ports) expect(portNames).toContain(port.port);
+      for (const peer of rule.from) expect(Object.keys(peer)).toEqual(['namespaceSelector']);
+    }
   });
 
   it('has its Service, autoscaler and disruption budget pointing at the Deployment', () => {
