@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { parseRedisUrl } from '../src/upstream/redis-connection.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {
@@ -172,6 +173,26 @@ describe('loadConfig', () => {
 
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
+  });
+
+  it("reads a sentinels' own credentials from a redis-sentinel:// URL's query, and refuses any other query", () => {
+    expect(parseRedisUrl('redis-sentinel://:primary@10.0.0.1:26379/mymaster?sentinelUsername=watch&sentinelPassword=a%2Bb+c%40')).toEqual({
+      target: {
+        kind: 'sentinel',
+        sentinels: [{ host: '10.0.0.1', port: 26379 }],
+        name: 'mymaster',
+        tls: false,
+        password: 'primary',
+        sentinelUsername: 'watch',
+        sentinelPassword: 'a+b+c@',
+      },
+    });
+    const refused = "redis-sentinel://'s query takes sentinelUsername and sentinelPassword (each once, URL-encoded), and nothing else";
+    for (const query of ['password=hunter2', 'sentinelPassword=a&sentinelPassword=hunter2', 'sentinelPassword=%zz'])
+      expect(parseRedisUrl(`redis-sentinel://10.0.0.1:26379/mymaster?${query}`)).toEqual({ problem: refused });
+    expect(parseRedisUrl('redis-cluster://10.0.0.1:7000?sentinelPassword=hunter2')).toEqual({
+      problem: 'redis-cluster:// takes no query (every node has the same user and password)',
+    });
   });
 
   it('never prints a password it refuses: a URL quoted in a problem has its user and password masked', () => {

@@ -18,6 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config.js';
 import { DRAIN_DEFAULTS } from '../src/http/drain.js';
+import { evictsKeysWithoutExpiry } from '../src/upstream/redis-connection.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
 import { fencesOf, gatewayReads, readDoc, ROOT, tableRows } from './docs.js';
 
@@ -283,6 +284,15 @@ describe('compose.yaml', () => {
     }
     expect(services.sandbox?.entrypoint).toEqual(['node', 'dist/sandbox/main.js']);
     expect(optionsFromEnv(services.sandbox?.environment ?? {}).host).toBe('0.0.0.0');
+  });
+
+  it('runs Redis with the maxmemory-policy docs/caching.md asks for: one that never evicts keys without an expiry', () => {
+    const command = (services.redis as { command?: string[] } | undefined)?.command ?? [];
+    const policy = command[command.indexOf('--maxmemory-policy') + 1] ?? '';
+    expect(readDoc('docs/caching.md')).toContain(`\`maxmemory-policy ${policy}\``);
+    expect(evictsKeysWithoutExpiry(policy)).toBe(false);
+    expect(evictsKeysWithoutExpiry('allkeys-lru')).toBe(true);
+    expect(command).toContain('--maxmemory');
   });
 
   it("puts HAProxy in front with docs/operations.md's configuration, the gateways by service name", async () => {
