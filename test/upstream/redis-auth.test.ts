@@ -1,12 +1,13 @@
 // What a gateway makes of Redis at start and of its credentials, over real servers: a Sentinel with
 // `requirepass` reached with the sentinels' own password from REDIS_URL's query; NOAUTH and WRONGPASS
-// named in /ready and in the log, saying whose credentials (the sentinels' or the data node's); and a
-// maxmemory-policy that evicts keys without an expiry (allkeys-*) said in the log at start.
+// named in /ready and in the log, saying whose credentials (the sentinels' or the data nodes', on one
+// Redis, under Sentinel and on a cluster); and a maxmemory-policy that evicts keys without an expiry
+// (allkeys-*) said in the log at start.
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { KEY_1, dataOf, startStack, type Stack, until } from '../fixture.js';
 import { describe, startRedis, type RedisServer } from '../redis.js';
-import { type RedisSentinels, startSentinels } from '../redis-topologies.js';
+import { type RedisCluster, type RedisSentinels, startCluster, startSentinels } from '../redis-topologies.js';
 
 interface LogLine {
   level: number;
@@ -49,6 +50,16 @@ async function readUntilCached(stack: Stack): Promise<number> {
 
 const NOT_USABLE = 'Redis not usable at start: reading from the upstream until it is';
 
+const WRONG_DATA_PASSWORD =
+  "Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.): REDIS_URL's user and password";
+
+/** Waits for /ready's store to end with `named`, and for the line at start, which names it too. */
+async function refusalNamed({ stack, lines }: { stack: Stack; lines: LogLine[] }, named: string): Promise<void> {
+  await until('/ready to name the refusal', async () => (await storeState(stack)).endsWith(named));
+  await until('the log line at start', () => lines.some((line) => line.msg === NOT_USABLE));
+  expect(lines.find((line) => line.msg === NOT_USABLE)?.error).toContain(named.replace(/^redis /, ''));
+}
+
 describe('a Sentinel with requirepass', () => {
   const SENTINEL_PASSWORD = 'sentinel s3cret+/@'; // characters a URL must encode
   let sentinels: RedisSentinels;
@@ -69,22 +80,29 @@ describe('a Sentinel with requirepass', () => {
     ['without it', '', 'NOAUTH Authentication required.'],
     ['with a wrong one', '?sentinelPassword=wrong', 'WRONGPASS invalid username-password pair or user is disabled.'],
   ])('%s: /ready and the log name the refusal, and requests are answered from the install', async (_name, query, refusal) => {
-    const { stack, lines } = await gatewayOn(sentinels.url.replace(/\?.*$/, query));
-    const named = `the sentinels refused the credentials (${refusal}): REDIS_URL's sentinelUsername and sentinelPassword`;
-    await until('/ready to name the refusal', async () => (await storeState(stack)) === `redis connecting: ${named}`);
-    const response = await stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }', {}, KEY_1);
+    const gateway = await gatewayOn(sentinels.url.replace(/\?.*$/, query));
+    await refusalNamed(
+      gateway,
+      `redis connecting: the sentinels refused the credentials (${refusal}): REDIS_URL's sentinelUsername and sentinelPassword`,
+    );
+    const response = await gateway.stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }', {}, KEY_1);
     expect(dataOf(response).website.id).toBe('1');
-    await until('the log line at start', () => lines.some((line) => line.msg === NOT_USABLE));
-    expect(lines.find((line) => line.msg === NOT_USABLE)?.error).toContain(named);
   });
 
   it("with the sentinels' password and a wrong user's: names the data node's credentials", async () => {
-    const { stack } = await gatewayOn(sentinels.url.replace('data-s3cret', 'wrong'));
-    await until('/ready to name the refusal', async () =>
-      (await storeState(stack)).endsWith(
-        ": Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.): REDIS_URL's user and password",
-      ),
-    );
+    await refusalNamed(await gatewayOn(sentinels.url.replace('data-s3cret', 'wrong')), WRONG_DATA_PASSWORD);
+  });
+});
+
+describe('a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ user: { name: 'gateway', password: 'data-s3cret' } });
+  }, 60_000);
+  afterAll(() => cluster?.close());
+
+  it("with a wrong password: /ready and the log name the nodes' WRONGPASS", async () => {
+    await refusalNamed(await gatewayOn(cluster.url.replace('data-s3cret', 'wrong')), WRONG_DATA_PASSWORD);
   });
 });
 
@@ -101,12 +119,7 @@ describe('one Redis', () => {
 
   it('with a wrong password: /ready and the log say WRONGPASS and where the password is', async () => {
     const server = await start(['--requirepass', 'right'], 'right');
-    const { stack, lines } = await gatewayOn(server.url.replace('redis://', 'redis://:wrong@'));
-    const named =
-      "Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.): REDIS_URL's user and password";
-    await until('/ready to name the refusal', async () => (await storeState(stack)).endsWith(named));
-    await until('the log line at start', () => lines.some((line) => line.msg === NOT_USABLE));
-    expect(lines.find((line) => line.msg === NOT_USABLE)?.error).toContain(named);
+    await refusalNamed(await gatewayOn(server.url.replace('redis://', 'redis://:wrong@')), WRONG_DATA_PASSWORD);
   });
 
   it('with maxmemory-policy allkeys-lru: a warning at start naming it and the policy to set', async () => {
