@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { integer, seconds } from '../settings.js';
-import { PREFIX, boundedCall, connectRedis } from './redis-connection.js';
+import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } from './redis-connection.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
@@ -331,9 +331,14 @@ export class RedisCacheStore implements CacheStore {
     this.redis.on('ready', () => listener('ready'));
   }
 
-  /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
+  /** ioredis's state of the connection (`ready` when connected), reported by /ready; with why, when its credentials are refused. */
   get connection(): string {
-    return this.redis.status;
+    return connectionState(this.redis);
+  }
+
+  /** Redis's maxmemory-policy on each server holding the store, once connected within `waitMs` (checked at start). */
+  evictionPolicies(waitMs: number): Promise<string[]> {
+    return evictionPolicies(this.redis, waitMs);
   }
 
   private bounded<T>(call: () => Promise<T>): Promise<T> {

@@ -797,6 +797,8 @@ describe('REDIS_URL', () => {
     ['redis-cluster://10.0.0.1:7000,,10.0.0.2:7001', undefined, 'cluster nodes must be host:port'],
     ['redis-cluster://10.0.0.1:70000', undefined, 'cluster nodes must be host:port'],
     ['redis-cluster://10.0.0.1:7000/2', undefined, 'redis-cluster:// takes no path'],
+    ['redis://:hunter2@10.0.0.1:99999', 'hunter2', 'must be redis://host:port, with a host and a port from 1 to 65535'],
+    ['redis://:hunter2@/0', 'hunter2', 'must be redis://host:port, with a host and a port from 1 to 65535'],
     ['redis-sentinel://:hunter2@10.0.0.1:26379', 'hunter2', "redis-sentinel:// needs the primary's name"],
     ['redis-sentinel://:hunter2%zz@10.0.0.1:26379/mymaster', 'hunter2', 'has a user or password that is not URL-encoded'],
     ['redis-sentinel://:hunter2@10.0.0.1:26379/my%zz', 'hunter2', "has a primary's name that is not URL-encoded"],
