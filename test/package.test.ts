@@ -91,6 +91,12 @@ describe('the npm package', () => {
     expect(warnings).toEqual([]);
   });
 
+  it("is the tarball the README's and docs/deploy.md's npx lines run", () => {
+    const name = tarball.slice(work.length + 1);
+    expect(name).toBe(`${manifest.name}-${manifest.version}.tgz`);
+    for (const doc of ['README.md', 'docs/deploy.md']) expect(readFileSync(join(ROOT, doc), 'utf8'), doc).toContain(`npx ./${name}`);
+  });
+
   it('installs no devDependency', () => {
     expect(devOnly.length).toBeGreaterThan(50);
     expect(devOnly.filter((name) => existsSync(join(app, 'node_modules', name)))).toEqual([]);

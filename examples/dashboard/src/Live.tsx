@@ -34,8 +34,8 @@ function describe(before: Today, after: Today): string | null {
     .map((row) => ({ value: row.value, delta: row.count - (counts.get(row.value) ?? 0) }))
     .filter((row) => row.delta !== 0)
     .map((row) => `${row.value} ${signed(row.delta)}`);
-  if (pages.length > 0) parts.push(`(${pages.join(', ')})`);
-  return parts.length === 0 ? null : parts.join(', ');
+  if (parts.length === 0 && pages.length === 0) return null;
+  return `${parts.join(', ')}${pages.length > 0 ? ` (${pages.join(', ')})` : ''}`.trim();
 }
 
 export function Live({ websiteId }: { websiteId: string }) {
