@@ -40,7 +40,8 @@ if (!existsSync(join(root, 'dist', 'bin.js'))) {
  */
 function startGateway() {
   const child = spawn(process.execPath, [join(root, 'dist', 'bin.js')], {
-    env: { ...process.env, PERSISTED_DOCUMENTS: manifest },
+    // No load balancer watches this gateway's /ready: Ctrl-C stops it without the drain's wait.
+    env: { DRAIN_DELAY_MS: '0', ...process.env, PERSISTED_DOCUMENTS: manifest },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
