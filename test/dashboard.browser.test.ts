@@ -5,13 +5,12 @@
 // the sandbox live, says what is wrong with a bad key and a rate limit, sends hashes only, logs no error
 // and fetches nothing from outside. It takes the README's screenshot (written with UPDATE_SCREENSHOTS=1).
 // Skipped outside CI without chromium or the example's packages (test/suite-skip.ts); fails in CI.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type Browser } from './browser.js';
+import { serveExample, stopExample, type ServedExample } from './dashboard-example.js';
 import { ROOT } from './docs.js';
 import {
   BROWSER_INSTALL,
@@ -29,45 +28,12 @@ const PAGE_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 180_000;
 const SCREENSHOT = join(ROOT, 'examples', 'dashboard', 'screenshot.png');
 
-interface Served {
-  child: ChildProcess;
-  /** The gateway's GraphQL endpoint, the sandbox's base URL, the dashboard's page. */
-  endpoint: string;
-  sandbox: string;
-  dashboard: string;
-  demoKey: string;
-  output: string[];
-}
-
-/** `node examples/dashboard/serve.mjs` on free ports, as `npm run example` runs it; answers once it prints the page's address. */
-function serve(): Promise<Served> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', EXAMPLE_PORT: '0', LIVE_INTERVAL_S: '1' };
-  delete env.UPSTREAM_URL;
-  const child = spawn(process.execPath, [join(ROOT, 'examples', 'dashboard', 'serve.mjs')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  createInterface({ input: child.stderr }).on('line', (line) => output.push(line));
-  return new Promise((resolve, reject) => {
-    const found: Partial<Served> = {};
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      output.push(line);
-      found.endpoint ??= /^Gateway on (\S+)/.exec(line)?.[1];
-      found.sandbox ??= /^Upstream: the bundled sandbox at (\S+)/.exec(line)?.[1];
-      found.demoKey ??= /^Demo keys: ([^,\s]+)/.exec(line)?.[1];
-      const dashboard = /^Dashboard on (\S+)/.exec(line)?.[1];
-      if (dashboard && found.endpoint && found.sandbox && found.demoKey) {
-        resolve({ child, endpoint: found.endpoint, sandbox: found.sandbox, demoKey: found.demoKey, dashboard, output });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve.mjs exited (${code}) before the page was served:\n${output.join('\n')}`)));
-  });
-}
-
 /** The text of an element, its spaces as spaces. */
 const textOf = async (page: Page, selector: string): Promise<string> =>
   ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
 
 describe.skipIf(skipDashboardSuite)('the dashboard example in chromium', () => {
-  let served: Served;
+  let served: ServedExample;
   let browser: Browser;
   let page: Page;
   /** Every request the browser made, as `METHOD url`, and the bodies of its POSTs to the gateway. */
@@ -106,7 +72,7 @@ describe.skipIf(skipDashboardSuite)('the dashboard example in chromium', () => {
           : `the dashboard example's packages are not installed, and CI is set: the suite must run here (${DASHBOARD_INSTALL}).`,
       );
     }
-    served = await serve();
+    served = await serveExample(ROOT, { LIVE_INTERVAL_S: '1' });
     browser = await launchChromium(PAGE_TIMEOUT_MS, { viewport: { width: 1200, height: 900 }, locale: 'en-US' });
     browser.context.on('request', (request) => {
       requests.push(`${request.method()} ${request.url()}`);
@@ -122,11 +88,7 @@ describe.skipIf(skipDashboardSuite)('the dashboard example in chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    if (served && served.child.exitCode === null) {
-      const exited = new Promise((resolve) => served.child.once('exit', resolve));
-      served.child.kill('SIGTERM');
-      await exited;
-    }
+    if (served) await stopExample(served);
   });
 
   it(
