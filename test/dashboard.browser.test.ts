@@ -1,10 +1,11 @@
 // The dashboard example (examples/dashboard/) in a real browser, as `npm run example` serves it: its
 // serve.mjs builds it (types and trusted-documents manifest from schema.graphql, then the bundle), starts
 // the built gateway with its sandbox and PERSISTED_DOCUMENTS, and serves the page. The page shows the
-// figures the API gives, draws its chart, follows the period picker and "Load more", shows a change in
-// the sandbox live, says what is wrong with a bad key and a rate limit, sends hashes only, logs no error
-// and fetches nothing from outside. It takes the README's screenshot (written with UPDATE_SCREENSHOTS=1).
-// Skipped outside CI without chromium or the example's packages (test/suite-skip.ts); fails in CI.
+// figures the API gives, draws its chart, follows the period picker, "Load more" and the website search,
+// shows a change in the sandbox live, says what is wrong with a bad key and a rate limit, sends hashes
+// only, logs no error and fetches nothing from outside. It takes the README's screenshot (written with
+// UPDATE_SCREENSHOTS=1). Skipped outside CI without chromium or the example's packages
+// (test/suite-skip.ts); fails in CI.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -190,6 +191,34 @@ describe.skipIf(skipDashboardSuite)('the dashboard example in chromium', () => {
       const screenshot = await page.screenshot({ fullPage: true });
       expect(screenshot.subarray(1, 4).toString()).toBe('PNG');
       if (process.env.UPDATE_SCREENSHOTS === '1') writeFileSync(SCREENSHOT, screenshot);
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'finds a website by its domain, and shows its figures when chosen',
+    async () => {
+      const all = await api<{ websites: { nodes: { id: string; domain: string }[] } }>(
+        '{ websites(perPage: 25) { nodes { id domain } } }',
+        {},
+      );
+      const other = all.websites.nodes.find((website) => website.id !== '1');
+      if (other === undefined) throw new Error('the demo key has one website only');
+      const found = await api<{ websites: { nodes: { domain: string }[] } }>(
+        'query ($search: String) { websites(search: $search, perPage: 25) { nodes { domain } } }',
+        { search: other.domain },
+      );
+      await page.locator('input[type=search]').fill(other.domain);
+      const options = page.locator('select[name=website] option');
+      await expect
+        .poll(async () => (await options.allTextContents()).sort(), { timeout: PAGE_TIMEOUT_MS })
+        .toEqual(found.websites.nodes.map((website) => website.domain).sort());
+      await page.locator('select[name=website]').selectOption(other.id);
+      const { website } = await api<Summary>(SUMMARY, { id: other.id, period: 'LAST_30_DAYS' });
+      await expect
+        .poll(() => textOf(page, '.total[data-metric=visitors] .value'), { timeout: PAGE_TIMEOUT_MS })
+        .toBe(formatted(website.summary.current.visitors));
+      await page.locator('input[type=search]').fill('');
     },
     2 * PAGE_TIMEOUT_MS,
   );
