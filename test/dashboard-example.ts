@@ -44,10 +44,21 @@ export function serveExample(root: string, env: Record<string, string> = {}): Pr
   });
 }
 
-/** Stops serve.mjs (SIGTERM), which stops its gateway; answers once it has exited. */
+/** Stops serve.mjs (SIGTERM), which stops its gateway; answers once both are gone (the gateway's port refuses). */
 export async function stopExample(served: ServedExample): Promise<void> {
-  if (served.child.exitCode !== null || served.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => served.child.once('exit', resolve));
-  served.child.kill('SIGTERM');
-  await exited;
+  if (served.child.exitCode === null && served.child.signalCode === null) {
+    const exited = new Promise((resolve) => served.child.once('exit', resolve));
+    served.child.kill('SIGTERM');
+    await exited;
+  }
+  const origin = new URL(served.endpoint).origin;
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const answered = await fetch(`${origin}/health`).then(
+      () => true,
+      () => false,
+    );
+    if (!answered) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the gateway at ${origin} was still answering 30 s after serve.mjs stopped`);
 }

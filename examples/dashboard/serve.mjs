@@ -96,3 +96,7 @@ async function stop(code) {
 process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
 gateway.child.once('exit', (code) => void stop(code ?? 1));
+// Vite's server exits the process on SIGTERM by itself: the gateway is stopped whichever way this ends.
+process.once('exit', () => {
+  if (gateway.child.exitCode === null) gateway.child.kill('SIGTERM');
+});
