@@ -2,7 +2,7 @@
 // that several gateways share them. Both hold the same records; the cache (cache.ts) decides what
 // goes in and what a record means.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { PREFIX, boundedCall, connectRedis } from './redis-connection.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
@@ -28,12 +28,21 @@ export interface CacheStore {
    */
   set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean>;
   delete(key: string): Promise<void>;
-  /** A counter (0 when unset); `bump` increments it: generations that make old records unreachable. */
+  /**
+   * A counter (0 when unset); `bump` increments it: generations that make old records unreachable. A
+   * counter lives at least `lifetimeMs` after its last bump and as long as any record stored under its
+   * guard (then it is unset again: 0, with nothing left that an older value could reach).
+   */
   counter(name: string): Promise<number>;
-  bump(name: string): Promise<number>;
+  bump(name: string, lifetimeMs: number): Promise<number>;
   /** Marks a name for `ttlMs`; `marked` says whether it still is. */
   mark(name: string, ttlMs: number): Promise<void>;
   marked(name: string): Promise<boolean>;
+  /**
+   * The names that start with `prefix` (without the store's own prefix), a batch at a time: every one
+   * that was there from the start to the end of the walk is given at least once.
+   */
+  namesStartingWith(prefix: string): AsyncIterable<string[]>;
   /** The secret that keys the hash of API keys: shared by every gateway on the store. */
   secret(): Promise<string>;
   /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
@@ -150,7 +159,8 @@ export class MemoryCacheStore implements CacheStore {
     return this.counters.get(name) ?? 0;
   }
 
-  async bump(name: string): Promise<number> {
+  /** Counters live as long as this process: it keeps the counters of the keys the install accepted. */
+  async bump(name: string, _lifetimeMs: number): Promise<number> {
     const next = (this.counters.get(name) ?? 0) + 1;
     this.counters.set(name, next);
     return next;
@@ -172,6 +182,13 @@ export class MemoryCacheStore implements CacheStore {
     if (until > this.now()) return true;
     this.marks.delete(name);
     return false;
+  }
+
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const names = new Set<string>();
+    for (const map of [this.records, this.counters, this.marks])
+      for (const name of map.keys()) if (name.startsWith(prefix)) names.add(name);
+    yield [...names];
   }
 
   async secret(): Promise<string> {
@@ -196,6 +213,8 @@ export class MemoryCacheStore implements CacheStore {
 /**
  * SET of a record, unless a counter moved since its read began (CacheStore.set's guard), in one step:
  * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
+ * Each counter that is set then lives at least as long as the record: a counter that expired before a
+ * record stored under it would start again from 0 and could make an old record reachable again.
  * KEYS: the record, then the counters; ARGV: the record's JSON, its expiry (ms), the counters' values.
  */
 const SET_UNLESS_MOVED = `
@@ -203,16 +222,26 @@ for i = 2, #KEYS do
   if tonumber(redis.call('GET', KEYS[i]) or '0') ~= tonumber(ARGV[i + 1]) then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 2, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left >= 0 and left < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+end
 return 1`;
 
 /**
- * INCR of a counter, taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter
- * that a write or a revocation must move on is a few bytes, and an entry from before it must not be served
- * after it. Script flags are Redis 7's: a Redis 6 cannot compile the script, and gets a plain INCR
- * (refused while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ * INCR of a counter, which then lives at least ARGV[1] ms (as long as any record can: CacheStore.bump).
+ * Taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter that a write or a
+ * revocation must move on is a few bytes, and an entry from before it must not be served after it.
  */
-const BUMP = `#!lua flags=allow-oom
-return redis.call('INCR', KEYS[1])`;
+const BUMP_BODY = `
+local value = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return value`;
+/**
+ * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
+ * while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ */
+const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
 /**
  * Keeps a persisted document within a bound shared by every gateway on the store, in one step: the
@@ -245,7 +274,8 @@ return 1`;
 interface RedisWithScripts extends Redis {
   setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   keepDocument(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
-  bumpCounter(numberOfKeys: number, key: string): Promise<number>;
+  bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
+  bumpCounterWithoutFlags(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
 }
 
 /**
@@ -279,8 +309,8 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
-  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved with INCR. */
-  private plainIncr = false;
+  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
+  private withoutFlags = false;
 
   constructor(
     url: string,
@@ -292,6 +322,7 @@ export class RedisCacheStore implements CacheStore {
     redis.defineCommand('setUnlessMoved', { lua: SET_UNLESS_MOVED });
     redis.defineCommand('keepDocument', { lua: KEEP_DOCUMENT });
     redis.defineCommand('bumpCounter', { lua: BUMP });
+    redis.defineCommand('bumpCounterWithoutFlags', { lua: BUMP_BODY });
     this.redis = redis as RedisWithScripts;
     // The Redis found again may have lost its data (restarted without persistence): check the secret.
     this.redis.on('close', () => {
@@ -396,18 +427,33 @@ export class RedisCacheStore implements CacheStore {
     return kept === 1;
   }
 
+  /** SCAN on each master of a cluster (each holds its own slots), or on the one Redis; each step bounded. */
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const pattern = `${PREFIX + prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+    const nodes: Redis[] = this.redis.isCluster ? (this.redis as unknown as Cluster).nodes('master') : [this.redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, names] = await boundedCall(node, this.timeoutMs, () => node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000));
+        cursor = next;
+        yield names.map((name) => name.slice(PREFIX.length));
+      } while (cursor !== '0');
+    }
+  }
+
   async counter(name: string): Promise<number> {
     return Number((await this.bounded(() => this.redis.get(PREFIX + name))) ?? 0);
   }
 
-  async bump(name: string): Promise<number> {
-    if (this.plainIncr) return this.bounded(() => this.redis.incr(PREFIX + name));
+  async bump(name: string, lifetimeMs: number): Promise<number> {
+    const lifetime = Math.max(1, Math.ceil(lifetimeMs));
+    if (this.withoutFlags) return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
     try {
-      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name));
+      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name, lifetime));
     } catch (error) {
       if (!(error instanceof Error) || !/Error compiling script/i.test(error.message)) throw error;
-      this.plainIncr = true; // a Redis before 7
-      return this.bounded(() => this.redis.incr(PREFIX + name));
+      this.withoutFlags = true; // a Redis before 7
+      return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
     }
   }
 
