@@ -338,6 +338,15 @@ export class RedisCacheStore implements CacheStore {
   onConnection(listener: (event: 'lost' | 'ready') => void): void {
     this.redis.on('close', () => listener('lost'));
     this.redis.on('ready', () => listener('ready'));
+    // On a cluster, the connection as a whole stays up when a master dies: a node leaving (its replica
+    // took its slots) is a connection lost and found again, for the slots it held. A write's drop sent
+    // meanwhile, through this gateway or another, reached no master, and lands when its gateway finds
+    // the new one: until then what the new master holds is from before the write.
+    if (this.redis.isCluster)
+      this.redis.on('-node', () => {
+        listener('lost');
+        listener('ready');
+      });
   }
 
   /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
