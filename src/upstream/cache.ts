@@ -61,8 +61,9 @@ export interface CacheOptions extends CacheLifetimes {
   /** Called at each read with what it was (the figures of usage, for all requests: metrics). */
   onRead?: (result: 'hit' | 'miss' | 'stale') => void;
   /**
-   * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS): past it, the rest of
-   * its reads go to the upstream. Writes to the store happen after the answer and are not counted.
+   * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS), counting only the time
+   * its store calls are unanswered (cache-waiting.ts): past it, the rest of its reads go to the upstream.
+   * What is stored after the answer is not counted (each call is bounded by the store itself).
    */
   storeBudgetMs?: number;
   /**
