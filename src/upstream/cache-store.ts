@@ -311,6 +311,8 @@ export class RedisCacheStore implements CacheStore {
   private secretCheckedAt = 0;
   /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
   private withoutFlags = false;
+  /** Told when the connection is lost and ready again (onConnection). */
+  private readonly connectionListeners: ((event: 'lost' | 'ready') => void)[] = [];
 
   constructor(
     url: string,
@@ -324,6 +326,7 @@ export class RedisCacheStore implements CacheStore {
     redis.defineCommand('bumpCounter', { lua: BUMP });
     redis.defineCommand('bumpCounterWithoutFlags', { lua: BUMP_BODY });
     this.redis = redis as RedisWithScripts;
+    if (redis.isCluster) this.watchNodes();
     // The Redis found again may have lost its data (restarted without persistence): check the secret.
     this.redis.on('close', () => {
       this.sharedSecret = undefined;
@@ -338,15 +341,41 @@ export class RedisCacheStore implements CacheStore {
   onConnection(listener: (event: 'lost' | 'ready') => void): void {
     this.redis.on('close', () => listener('lost'));
     this.redis.on('ready', () => listener('ready'));
-    // On a cluster, the connection as a whole stays up when a master dies: a node leaving (its replica
-    // took its slots) is a connection lost and found again, for the slots it held. A write's drop sent
-    // meanwhile, through this gateway or another, reached no master, and lands when its gateway finds
-    // the new one: until then what the new master holds is from before the write.
-    if (this.redis.isCluster)
-      this.redis.on('-node', () => {
-        listener('lost');
-        listener('ready');
+    this.connectionListeners.push(listener);
+  }
+
+  /**
+   * On a cluster, the connection as a whole stays up when a master dies. The connection to one node
+   * closed while the cluster still counts on it is a connection lost; that node answering again, or
+   * dropped by the cluster (its replica took its slots: the slots read again no longer name it), one
+   * ready again. A write's drop sent meanwhile, through this gateway or another, reached no master, and
+   * lands when its gateway finds the new one: until then what the new master holds is from before the
+   * write. (Nodes the cluster closes itself, once it learnt it does not need them, are out of it by then.)
+   * Registered before any node is added: the cluster adds them once it is connected.
+   */
+  private watchNodes(): void {
+    const cluster = this.redis as unknown as Cluster;
+    const nameOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
+    /** The nodes (host:port) whose connection was lost, neither back nor dropped by the cluster yet. */
+    const lost = new Set<string>();
+    const tell = (event: 'lost' | 'ready'): void => {
+      for (const listener of this.connectionListeners) listener(event);
+    };
+    const found = (name: string): void => {
+      if (lost.delete(name)) tell('ready');
+    };
+    cluster.on('+node', (node: Redis) => {
+      node.on('close', () => {
+        if (!cluster.nodes('all').includes(node)) return;
+        lost.add(nameOf(node));
+        tell('lost');
       });
+      node.on('ready', () => found(nameOf(node)));
+    });
+    cluster.on('refresh', () => {
+      const known = new Set(cluster.nodes('all').map(nameOf));
+      for (const name of lost) if (!known.has(name)) found(name);
+    });
   }
 
   /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
