@@ -361,8 +361,11 @@ export class RedisCacheStore implements CacheStore {
     const tell = (event: 'lost' | 'ready'): void => {
       for (const listener of this.connectionListeners) listener(event);
     };
+    // Lost again just before: a connection lost elsewhere and found meanwhile must not have used it up.
     const found = (name: string): void => {
-      if (lost.delete(name)) tell('ready');
+      if (!lost.delete(name)) return;
+      tell('lost');
+      tell('ready');
     };
     cluster.on('+node', (node: Redis) => {
       node.on('close', () => {
