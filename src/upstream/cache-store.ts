@@ -295,6 +295,9 @@ export interface DocumentBound {
   lifetimeMs: number;
 }
 
+/** How often a cluster's slots are read while one of its nodes is lost (a master dead, its replica soon its successor). */
+const SLOTS_READ_WHILE_LOST_MS = 200;
+
 /** How often a gateway checks that Redis still holds the secret it uses (Redis may have lost it). */
 const SECRET_RECHECK_MS = 60_000;
 
@@ -311,6 +314,8 @@ export class RedisCacheStore implements CacheStore {
   private secretCheckedAt = 0;
   /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
   private withoutFlags = false;
+  /** Reads a cluster's slots again while one of its nodes is lost. */
+  private slotsReading: NodeJS.Timeout | undefined;
   /** Told when the connection is lost and ready again (onConnection). */
   private readonly connectionListeners: ((event: 'lost' | 'ready') => void)[] = [];
 
@@ -366,12 +371,18 @@ export class RedisCacheStore implements CacheStore {
       if (!lost.delete(name)) return;
       tell('lost');
       tell('ready');
+      if (lost.size === 0) clearInterval(this.slotsReading);
     };
     cluster.on('+node', (node: Redis) => {
       node.on('close', () => {
         if (!cluster.nodes('all').includes(node)) return;
         lost.add(nameOf(node));
         tell('lost');
+        // The slots read again often while a node is lost (the gateway's reads go past the store meanwhile,
+        // and send none that would tell): the new master is known as soon as the cluster has one.
+        clearInterval(this.slotsReading);
+        this.slotsReading = setInterval(() => cluster.refreshSlotsCache(), SLOTS_READ_WHILE_LOST_MS);
+        this.slotsReading.unref();
       });
       node.on('ready', () => found(nameOf(node)));
     });
@@ -534,6 +545,7 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.slotsReading);
     this.redis.disconnect();
   }
 }

@@ -44,7 +44,12 @@ export class UnsettledWrites {
   /** Asked to settle while a settle was under way: it goes again at once. */
   private again = false;
   private closed = false;
-  /** The connection was lost since it was last ready. */
+  /**
+   * The connection was lost since it was last ready: no key reads through the store meanwhile. One
+   * Redis then fails every call at once anyway; a cluster whose master died still answers from the
+   * others, and may answer for the dead one's slots from its replica (a redirection followed) before
+   * the gateway that wrote there found it.
+   */
   private lost = false;
   /** Until then, no key reads through the store (the connection came back, other gateways may not have yet). */
   private distrustedUntil = 0;
@@ -74,9 +79,9 @@ export class UnsettledWrites {
     this.settleSoon(0);
   }
 
-  /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is just back). */
+  /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is lost or just back). */
   owes(authorization: string): boolean {
-    return this.overflowed || this.owed.has(authorization) || Date.now() < this.distrustedUntil;
+    return this.overflowed || this.owed.has(authorization) || this.lost || Date.now() < this.distrustedUntil;
   }
 
   /** Keys were forgotten past the bound, and not every key with entries was dropped since. */
