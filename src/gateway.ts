@@ -309,7 +309,7 @@ function createCache(
   }
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
   // The memory store always takes a write's drop; Redis may not (cut, paused, slow, full).
-  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError)) : undefined;
+  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError), cache.settledMs + cache.maxStaleMs) : undefined;
   const responseCache = createResponseCache({
     store,
     settledMs: cache.settledMs,

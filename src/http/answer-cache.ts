@@ -43,8 +43,8 @@ export interface AnswerCacheOptions {
   /** Told when the store fails (the request then goes through GraphQL). */
   onStoreError?: (operation: string, error: unknown) => void;
   /**
-   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound):
-   * the lookup spends some, and the read cache of the request what is left.
+   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound),
+   * counting only the time it waits on it: the lookup spends some, and the read cache of the request what is left.
    */
   storeBudgetMs?: number;
   /** Each answer stored (metrics). */
