@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
 import { uniqueDocument } from './attacks.js';
-import { MemoryCacheStore } from '../src/upstream/cache-store.js';
+import { MemoryCacheStore } from '../src/cache/memory-store.js';
 import { settledMemory } from './live.js';
 import { type ChildServer, freePort, memoryMb, spawnServer } from './processes.js';
 

@@ -44,7 +44,7 @@
 // The stored pass, with the floor pass in every run without --passes, or alone:
 //   npm run bench -- --passes floor,stored --repeat 3 --duration 6 --warmup 2 [--redis-server redis-server]
 //   stored   the repeated dashboard through a CACHE=on gateway, answered with its stored answer
-//            (src/http/answer-cache.ts), and through dist-bench/bench/static-server.js (node:http answering the
+//            (src/cache/stored-answers.ts), and through dist-bench/bench/static-server.js (node:http answering the
 //            same bytes, a yardstick), and through a second gateway on one Redis with the first (when
 //            redis-server starts), 0 ms sandbox, 20 connections, max(3, --repeat) runs each, alternately:
 //            medians of req/s and CPU ms/req, stored ÷ static (targets: CPU ratio <= 4, req/s ratio >= 0.25).
@@ -211,7 +211,7 @@ if (values.help) {
       '            its ratios to the floor, and gateway ÷ previous (this build against the previous one, same run);\n' +
       '            without --floor-previous, --previous if given\n' +
       'The stored pass, with the floor pass in every run without --passes, or named:\n' +
-      '  stored    the repeated dashboard through a CACHE=on gateway (its stored answer: src/http/answer-cache.ts) and\n' +
+      '  stored    the repeated dashboard through a CACHE=on gateway (its stored answer: src/cache/stored-answers.ts) and\n' +
       '            through dist-bench/bench/static-server.js (node:http sending the same bytes, a yardstick), and with\n' +
       '            --redis-server (default redis-server) through a second gateway on one Redis with the one that stored\n' +
       '            it; 0 ms sandbox, 20 connections, max(3, --repeat) runs each, alternately: medians of req/s and CPU\n' +

@@ -1,5 +1,5 @@
 // The `stored` pass: a repeated dashboard, answered by the gateway with its stored answer
-// (src/http/answer-cache.ts), against a static node:http server sending the same bytes
+// (src/cache/stored-answers.ts), against a static node:http server sending the same bytes
 // (bench/static-server.ts, a yardstick), alternately, round after round: CPU per request from /proc
 // and requests per second. With a redis-server, also a second gateway on one Redis with the first,
 // sending what the first stored.

@@ -26,11 +26,11 @@ import { WORKER_SETTINGS } from './http/workers.js';
 import { LIVE_SETTINGS } from './live/hub.js';
 import { choice, custom, type Declarations, type Setting, type SettingDoc, type SettingsOf, settingsIn, valuesOf } from './settings.js';
 import { TRACING_SETTINGS, tracingWanted } from './tracing.js';
-import { CACHE_SETTINGS } from './upstream/cache.js';
-import { CACHE_STORE_SETTINGS } from './upstream/cache-store.js';
+import { CACHE_SETTINGS } from './cache/read-cache.js';
+import { CACHE_STORE_SETTINGS } from './cache/store.js';
 import { UPSTREAM_TRANSPORT_SETTINGS } from './upstream/client.js';
 import { DIALECT_SETTINGS } from './upstream/dialect.js';
-import { REDIS_SETTINGS } from './upstream/redis-connection.js';
+import { REDIS_SETTINGS } from './cache/redis-connection.js';
 import { REQUEST_BOUNDS_SETTINGS } from './upstream/source.js';
 
 /** The settings of the process as a whole. */

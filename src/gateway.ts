@@ -9,19 +9,21 @@ import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
 import type { RequestState } from './graphql/request-state.js';
-import { createAnswerCache, type AnswerCache } from './http/answer-cache.js';
+import { createAnswerCache, type AnswerCache } from './cache/stored-answers.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
 import { handOverParsedBody } from './http/operation-type.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
-import { NO_CACHE, createResponseCache, type ResponseCache } from './upstream/cache.js';
-import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/cache-store.js';
-import { UnsettledWrites } from './upstream/cache-unsettled.js';
-import { safeStore } from './upstream/cache-waiting.js';
+import { NO_CACHE, createResponseCache, type ResponseCache } from './cache/read-cache.js';
+import type { CacheStore } from './cache/store.js';
+import { MemoryCacheStore } from './cache/memory-store.js';
+import { RedisCacheStore } from './cache/redis-store.js';
+import { UnsettledWrites } from './cache/unsettled.js';
+import { safeStore } from './cache/waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
-import { evictsKeysWithoutExpiry } from './upstream/redis-connection.js';
+import { evictsKeysWithoutExpiry } from './cache/redis-connection.js';
 import { createStatNames } from './upstream/dialect.js';
 
 export interface GatewayOptions {
@@ -80,7 +82,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     metrics,
   );
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
-  // A repeated query answered before GraphQL runs, from the read cache's store (http/answer-cache.ts).
+  // A repeated query answered before GraphQL runs, from the read cache's store (cache/stored-answers.ts).
   const answers: AnswerCache | undefined = store
     ? createAnswerCache({
         store,
@@ -256,7 +258,7 @@ function createCache(
   onStoreError: (operation: string, error: unknown) => void;
   /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
-  /** With Redis: the keys owed a drop after a write Redis did not take (upstream/cache-unsettled.ts). */
+  /** With Redis: the keys owed a drop after a write Redis did not take (cache/unsettled.ts). */
   unsettled?: UnsettledWrites;
   /**
    * With Redis: the ETags' secret, Redis's (the gateways on it agree) once read, never waited for

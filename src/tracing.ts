@@ -80,7 +80,7 @@ export function recordCacheRead(result: 'hit' | 'miss' | 'stale'): void {
 }
 
 /**
- * The SERVER span of a request answered with a stored answer (http/answer-cache.ts), which continues
+ * The SERVER span of a request answered with a stored answer (cache/stored-answers.ts), which continues
  * the client's `traceparent` as use-tracing.ts's do; nothing of GraphQL ran, so it is alone. Its trace id.
  */
 export function traceStoredAnswer(req: IncomingMessage, status: number, startedAt: number): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { parseRedisUrl } from '../src/upstream/redis-connection.js';
+import { parseRedisUrl } from '../src/cache/redis-connection.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {

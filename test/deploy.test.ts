@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config.js';
 import { DRAIN_DEFAULTS } from '../src/http/drain.js';
-import { evictsKeysWithoutExpiry } from '../src/upstream/redis-connection.js';
+import { evictsKeysWithoutExpiry } from '../src/cache/redis-connection.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
 import { fencesOf, gatewayReads, readDoc, ROOT, tableRows } from './docs.js';
 

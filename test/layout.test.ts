@@ -105,12 +105,24 @@ describe('src/ layout', () => {
     expect(crossings('src/graphql/', under('src/http', ...top))).toEqual([]);
     expect(crossings('src/schema/', under('src/graphql', 'src/http', ...top))).toEqual([]);
     expect(crossings('src/upstream/', under('src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
-    for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts', 'src/settings.ts', 'src/api-key.ts']) {
-      expect(crossings(below, under('src/upstream', 'src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
+    // The cache's room is beside the upstream side: it reads the upstream's errors, nothing above.
+    expect(crossings('src/cache/', under('src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
+    for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts', 'src/settings.ts', 'src/api-key.ts', 'src/http-headers.ts']) {
+      expect(crossings(below, under('src/upstream', 'src/cache', 'src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
     }
     // The declarations' kit and the key's reading need nothing of the project.
     expect(crossings('src/settings.ts', () => true)).toEqual([]);
     expect(crossings('src/api-key.ts', () => true)).toEqual([]);
+    expect(crossings('src/http-headers.ts', () => true)).toEqual([]);
+    // Nothing of the cache lives outside its room: no store, key names or Redis connection elsewhere.
+    const cacheLike = /\/(?:cache[\w-]*|[\w-]*-store|keys|redis-[\w-]+|answer-cache)\.ts$/;
+    expect(sources.filter((file) => (file.startsWith('src/upstream/') || file.startsWith('src/http/')) && cacheLike.test(file))).toEqual(
+      [],
+    );
+    // Only the cache's room and the live share (its own Redis channel) use ioredis.
+    expect(
+      [...graph].filter(([file, { bare }]) => bare.includes('ioredis') && !file.startsWith('src/cache/')).map(([file]) => file),
+    ).toEqual(['src/live/redis-share.ts']);
     // The HTTP layer hands yoga the request's state; it builds on no yoga plugin.
     expect(crossings('src/http/', under('src/graphql/plugins'))).toEqual([]);
   });

@@ -3,7 +3,7 @@
 // what keeps one key's data away from another key.
 import type { ServerResponse } from 'node:http';
 import type { GatewayContext, Usage } from '../schema/context.js';
-import type { Freshness } from '../upstream/cache.js';
+import type { Freshness } from '../cache/read-cache.js';
 import { createSource, type RequestBounds, type Upstream } from '../upstream/source.js';
 import type { RequestState } from './request-state.js';
 

@@ -6,8 +6,8 @@
 // yoga made it, the GraphQL context. A live poll runs with a state derived from its subscription's.
 import { type KeyReading, readAuthorization } from '../api-key.js';
 import type { GatewayContext } from '../schema/context.js';
-import type { AnswerSlot } from '../cache/stored-answer.js';
-import type { LookedUp } from '../upstream/cache-scope.js';
+import type { AnswerSlot } from '../cache/stored-answers.js';
+import type { LookedUp } from '../cache/scope.js';
 
 /** Which line a request waits in (http/admission.ts): a key the install accepted lately, another key, or none. */
 export type Lane = 'known' | 'stranger' | 'keyless';
@@ -54,7 +54,7 @@ export interface RequestState {
   parsedBody?: object;
   /** What the stored-answer lookup spent of the store's budget, and the key's counters it read. */
   lookup?: LookedUp;
-  /** Where its answer is stored if it can be, looked up and not found (http/answer-cache.ts). */
+  /** Where its answer is stored if it can be, looked up and not found (cache/stored-answers.ts). */
   answerSlot?: AnswerSlot;
   /** The HTTP layer's side of the request's slot; none for a live poll. */
   work?: RequestWork;

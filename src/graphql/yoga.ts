@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import type { AnswerKeeper } from '../cache/stored-answer.js';
+import type { AnswerKeeper } from '../cache/stored-answers.js';
 import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
 import { flag, onOff, type SettingsOf } from '../settings.js';
 import type { GatewayContext } from '../schema/context.js';
@@ -88,13 +88,13 @@ export interface GatewayYogaOptions {
   metrics?: Omit<MetricsOptions, 'plan'>;
   /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
   live?: LiveHub;
-  /** Stored answers (http/answer-cache.ts), which this yoga fills; none with CACHE=off. */
+  /** Stored answers (cache/stored-answers.ts), which this yoga fills; none with CACHE=off. */
   answers?: StoredAnswers;
   /** The ETags' secret: the cache's (shared by the gateways on a Redis); default one of this process's. */
   etagSecret?: () => string;
 }
 
-/** What yoga sees of the stored answers (http/answer-cache.ts): where they are kept, and each one sent. */
+/** What yoga sees of the stored answers (cache/stored-answers.ts): where they are kept, and each one sent. */
 export interface StoredAnswers extends AnswerKeeper {
   whenSent(listener: (sent: { operation: string | null; durationMs: number }) => void): void;
 }

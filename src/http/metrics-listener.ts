@@ -40,7 +40,7 @@ export interface GatewayMetrics {
   /** One upstream attempt: its method, route template (never an id), and status or `error` (no answer). */
   upstreamAttempt(method: string, route: string, status: number | 'error', seconds: number): void;
   cacheRead(result: 'hit' | 'miss' | 'stale'): void;
-  /** A stored answer sent before GraphQL ran, or an answer stored (http/answer-cache.ts). */
+  /** A stored answer sent before GraphQL ran, or an answer stored (cache/stored-answers.ts). */
   storedAnswer(result: 'sent' | 'stored'): void;
   breakerOpen(open: boolean): void;
   refused(reason: RefusalReason): void;

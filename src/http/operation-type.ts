@@ -106,7 +106,7 @@ export function contentTypeIs(contentType: string | undefined, expected: string)
  * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
  * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
  * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before.
- * Call it last before yoga: whatever reads the bytes (http/answer-cache.ts) comes before.
+ * Call it last before yoga: whatever reads the bytes (cache/stored-answers.ts) comes before.
  */
 export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
   if (parsedBody !== undefined) req.body = parsedBody;

@@ -2,10 +2,10 @@
 // yoga's answers carry: the security headers, and CORS for an allowed origin, so that a browser app
 // can read the error (and Retry-After) instead of seeing a network failure.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { SECURITY_HEADERS } from '../graphql/http-headers.js';
+import { SECURITY_HEADERS } from '../http-headers.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 import type { ErrorCode } from '../errors.js';
-import { NOT_STREAMABLE_MESSAGE } from '../graphql/http-headers.js';
+import { NOT_STREAMABLE_MESSAGE } from '../http-headers.js';
 import { lingerWhileSending } from './linger.js';
 
 export interface Refusal {

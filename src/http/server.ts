@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
-import { SECURITY_HEADERS, streamsSubscription, wantsGraphiQLPage } from '../graphql/http-headers.js';
+import { SECURITY_HEADERS, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
 import { type RequestState, type RequestWork, newRequestState } from '../graphql/request-state.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';

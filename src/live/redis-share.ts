@@ -18,7 +18,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
-import { PREFIX, boundedCall, connectRedis } from '../upstream/redis-connection.js';
+import { PREFIX, boundedCall, connectRedis } from '../cache/redis-connection.js';
 import { WINDOW_MS, type Spent } from './key-budget.js';
 import type { LiveShare, SharedResult, Topic } from './share.js';
 

@@ -7,7 +7,7 @@
 //
 // Reads are deduplicated per request with DataLoader. The upstream has no batch endpoints, so
 // "batching" means deduplication: every distinct read happens once per request and concurrent loads of
-// the same key share one promise. Then they go through the read cache (cache.ts), which may answer
+// the same key share one promise. Then they go through the read cache (read-cache.ts), which may answer
 // without the upstream. Nothing here outlives the request, so nothing read with one key can answer
 // another.
 import DataLoader from 'dataloader';
@@ -16,13 +16,13 @@ import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQ
 import { GatewayError } from '../errors.js';
 import { integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
-import type { CacheUsage, Freshness, ResponseCache } from './cache.js';
-import type { LookedUp } from './cache-scope.js';
+import type { CacheUsage, Freshness, ResponseCache } from '../cache/read-cache.js';
+import type { LookedUp } from '../cache/scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
 import { isKeyRevoked, wasWriteRefused } from './errors.js';
 import type { StatNames } from './dialect.js';
-import { ENTRY_KINDS, statsQueryKey, websiteListKey } from './keys.js';
+import { ENTRY_KINDS, statsQueryKey, websiteListKey } from '../cache/keys.js';
 
 /** What outlives a request: the client, what the gateway has learnt of the install, the read cache, the clock. */
 export interface Upstream {

@@ -1,4 +1,4 @@
-// Stored answers (src/http/answer-cache.ts) over real HTTP: the gateway and the sandbox on ephemeral
+// Stored answers (src/cache/stored-answers.ts) over real HTTP: the gateway and the sandbox on ephemeral
 // ports, the gateway's clock pinned so that time passes without sleeping. Whether an answer was sent
 // before GraphQL ran is read from the request log (`storedAnswer: true`) and the sandbox's log (no call).
 import { Writable } from 'node:stream';

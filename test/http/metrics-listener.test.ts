@@ -115,7 +115,7 @@ describe('metrics scraped by Prometheus', () => {
     const all = stack.sandbox.log.entries.filter((e) => e.path.startsWith('/api/v1/')).length;
     expect(await settled(route(''), all)).toBe(all);
 
-    // Dashboard: a miss, then sent twice as a stored answer (http/answer-cache.ts), no read; the three
+    // Dashboard: a miss, then sent twice as a stored answer (cache/stored-answers.ts), no read; the three
     // list reads: a miss then two hits (three documents); website 2: a miss.
     expect(await settled('sum(gateway_cache_reads_total{result="miss"})', 3)).toBe(3);
     expect(await settled('sum(gateway_cache_reads_total{result="hit"})', 2)).toBe(2);

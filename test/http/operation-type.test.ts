@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streamsSubscription } from '../../src/graphql/http-headers.js';
+import { streamsSubscription } from '../../src/http-headers.js';
 import { contentTypeIs, handOverParsedBody, operationTypeIn, readOperation } from '../../src/http/operation-type.js';
 import { KEY_1, KEY_2, dataOf, postGraphQL, startStack, type Stack } from '../fixture.js';
 import { openSubscription } from '../live/sse.js';

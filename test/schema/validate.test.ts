@@ -4,7 +4,7 @@ import { websiteListQuery } from '../../src/schema/website.js';
 import { rangeProblems, resolveRange } from '../../src/schema/ranges.js';
 import { listArgumentsProblems, normalizeDomain, parseCalendarDate, shown, websiteWriteProblems } from '../../src/schema/validate.js';
 import { toWebsiteForm } from '../../src/upstream/api.js';
-import { statsQueryKey, websiteListKey } from '../../src/upstream/keys.js';
+import { statsQueryKey, websiteListKey } from '../../src/cache/keys.js';
 
 /** Ranges here are given as from/to; the clock would only resolve periods. */
 const CLOCK = { now: () => Date.parse('2026-03-15T12:00:00Z'), timeZone: 'UTC' };

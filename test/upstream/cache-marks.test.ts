@@ -1,11 +1,11 @@
-// The key's marks in the read cache (upstream/cache-marks.ts), on a real memory store: `seen` for its
+// The key's marks in the read cache (cache/marks.ts), on a real memory store: `seen` for its
 // lifetime, and a revocation that moves the generation on only for a key that may have entries.
 import { describe, expect, it } from 'vitest';
-import { KeyMarks } from '../../src/upstream/cache-marks.js';
-import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
-import { createResponseCache } from '../../src/upstream/cache.js';
-import { safeStore } from '../../src/upstream/cache-waiting.js';
-import { storeNames } from '../../src/upstream/keys.js';
+import { KeyMarks } from '../../src/cache/marks.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
+import { createResponseCache } from '../../src/cache/read-cache.js';
+import { safeStore } from '../../src/cache/waiting.js';
+import { storeNames } from '../../src/cache/keys.js';
 
 describe('KeyMarks', () => {
   it('holds a `seen` mark for KEY_RECHECK_S', async () => {

@@ -1,11 +1,11 @@
-// A request's scope in the read cache (upstream/cache-scope.ts), on a real memory store: the key's
+// A request's scope in the read cache (cache/scope.ts), on a real memory store: the key's
 // counters read once, entry names that move with them, and no scope without a key or a store.
 import { describe, expect, it } from 'vitest';
-import { readScope, scopeWith } from '../../src/upstream/cache-scope.js';
-import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
-import { safeStore } from '../../src/upstream/cache-waiting.js';
+import { readScope, scopeWith } from '../../src/cache/scope.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
+import { safeStore } from '../../src/cache/waiting.js';
 import { keyIdOf } from '../../src/api-key.js';
-import { storeNames } from '../../src/upstream/keys.js';
+import { storeNames } from '../../src/cache/keys.js';
 
 const ask = safeStore(undefined);
 

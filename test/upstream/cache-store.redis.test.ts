@@ -10,8 +10,9 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { sha256Hex } from '../../src/graphql/plugins/use-persisted-queries.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { RedisCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
-import { parseRedisUrl } from '../../src/upstream/redis-connection.js';
+import type { CacheRecord } from '../../src/cache/store.js';
+import { RedisCacheStore } from '../../src/cache/redis-store.js';
+import { parseRedisUrl } from '../../src/cache/redis-connection.js';
 import {
   CREATE_WEBSITE,
   KEY_1,

@@ -5,7 +5,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { MemoryCacheStore, type CacheRecord } from '../../src/upstream/cache-store.js';
+import type { CacheRecord } from '../../src/cache/store.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
 
 /** A clock the test moves by hand. */
 function manualClock(start = Date.parse('2026-03-15T12:00:00Z')): { now: () => number; advance(ms: number): void } {

@@ -1,11 +1,11 @@
-// What the read cache stores and when a record answers (upstream/cache-storing.ts), on a real memory
+// What the read cache stores and when a record answers (cache/storing.ts), on a real memory
 // store: freshness, a live poll's limit on `recent` records, the owner check, and the counters' guard.
 import { describe, expect, it } from 'vitest';
-import { KeyMarks } from '../../src/upstream/cache-marks.js';
-import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
-import { freshEnough, keep, recordOf } from '../../src/upstream/cache-storing.js';
-import { safeStore } from '../../src/upstream/cache-waiting.js';
-import { storeNames } from '../../src/upstream/keys.js';
+import { KeyMarks } from '../../src/cache/marks.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
+import { freshEnough, keep, recordOf } from '../../src/cache/storing.js';
+import { safeStore } from '../../src/cache/waiting.js';
+import { storeNames } from '../../src/cache/keys.js';
 
 describe('freshEnough', () => {
   const record = recordOf('v', 1_000, 60_000, 600_000);

@@ -6,10 +6,11 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { RedisCacheStore } from '../../src/upstream/cache-store.js';
-import { UnsettledWrites } from '../../src/upstream/cache-unsettled.js';
-import { safeStore } from '../../src/upstream/cache-waiting.js';
-import { keyIdOf, storeNames } from '../../src/upstream/keys.js';
+import { RedisCacheStore } from '../../src/cache/redis-store.js';
+import { UnsettledWrites } from '../../src/cache/unsettled.js';
+import { safeStore } from '../../src/cache/waiting.js';
+import { keyIdOf } from '../../src/api-key.js';
+import { storeNames } from '../../src/cache/keys.js';
 import { KEY_1, TODAY, UPDATE_WEBSITE, dataOf, postGraphQL, testConfig, until as waitUntil, type WebsitePayloadData } from '../fixture.js';
 import { describe, redisProxy, startRedis, type RedisProxy, type RedisServer } from '../redis.js';
 

@@ -1,9 +1,9 @@
-// How the read cache waits (upstream/cache-waiting.ts): a failing store is a miss, a slow one is given up
+// How the read cache waits (cache/waiting.ts): a failing store is a miss, a slow one is given up
 // at the request's budget, and concurrent requests join one call in flight.
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { Abandoned, joinOrMake, safeStore, withinBudget } from '../../src/upstream/cache-waiting.js';
+import { Abandoned, joinOrMake, safeStore, withinBudget } from '../../src/cache/waiting.js';
 
 describe('safeStore and withinBudget', () => {
   it('answers a failing store call as undefined, telling what failed', async () => {

@@ -3,8 +3,9 @@
 // must not outlive it. The write moves the key's writes counter before it deletes the entry, so a record
 // stored after the counter moved is refused by its guard, and one stored before is deleted.
 import { describe, expect, it } from 'vitest';
-import { type CacheRecord, type CounterGuard, MemoryCacheStore } from '../../src/upstream/cache-store.js';
-import { createResponseCache } from '../../src/upstream/cache.js';
+import type { CacheRecord, CounterGuard } from '../../src/cache/store.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
+import { createResponseCache } from '../../src/cache/read-cache.js';
 
 const KEY = 'Bearer race-key';
 

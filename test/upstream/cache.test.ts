@@ -1,4 +1,4 @@
-// The read cache (src/upstream/cache.ts) over real HTTP: the gateway and the sandbox on ephemeral
+// The read cache (src/cache/read-cache.ts) over real HTTP: the gateway and the sandbox on ephemeral
 // ports, the gateway's cache clock pinned (GatewayOptions.now) so that "today" is the sandbox's
 // 2026-03-15 and time passes without sleeping. Each test starts its own stack: what one test cached
 // must not answer another.
@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ScriptedFault, SandboxOptions } from '../../src/sandbox/types.js';
-import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
 import {
   CREATE_WEBSITE,
   KEY_1,
@@ -792,7 +792,7 @@ describe('bounded memory', () => {
     const held = present(store, 'the store').size;
     expect(held.entries).toBeLessThan(2 * ids.length); // some were evicted
     expect(held.entries).toBeGreaterThan(0);
-    // The last request's reads or its stored answer (http/answer-cache.ts: in the same store) are held; the first was evicted.
+    // The last request's reads or its stored answer (cache/stored-answers.ts: in the same store) are held; the first was evicted.
     expect((await ask(stack, query('10'))).calls).toEqual([]);
     expect((await ask(stack, '{ website(id: "1") { id } }')).calls).toEqual([WEBSITE_CALL('1')]);
   });

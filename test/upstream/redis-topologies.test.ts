@@ -10,8 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { sha256Hex } from '../../src/graphql/plugins/use-persisted-queries.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { RedisCacheStore } from '../../src/upstream/cache-store.js';
-import { storeNames } from '../../src/upstream/keys.js';
+import { RedisCacheStore } from '../../src/cache/redis-store.js';
+import { storeNames } from '../../src/cache/keys.js';
 import {
   FIXED_DASHBOARD,
   type FixedDashboardData,

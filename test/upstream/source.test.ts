@@ -4,8 +4,8 @@
 // it, with the real upstream client against the sandbox and a real MemoryCacheStore.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { NO_CACHE, createResponseCache, type ResponseCache } from '../../src/upstream/cache.js';
-import { MemoryCacheStore } from '../../src/upstream/cache-store.js';
+import { NO_CACHE, createResponseCache, type ResponseCache } from '../../src/cache/read-cache.js';
+import { MemoryCacheStore } from '../../src/cache/memory-store.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.js';
 import { createStatNames } from '../../src/upstream/dialect.js';
 import { createSource, type Upstream, type UpstreamSource } from '../../src/upstream/source.js';

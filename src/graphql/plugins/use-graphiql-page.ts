@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Plugin } from 'graphql-yoga';
-import { ifNoneMatchHas, wantsGraphiQLPage } from '../http-headers.js';
+import { ifNoneMatchHas, wantsGraphiQLPage } from '../../http-headers.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);

@@ -9,7 +9,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
-import { appendVary, ifNoneMatchHas } from '../http-headers.js';
+import { appendVary, ifNoneMatchHas } from '../../http-headers.js';
 import type { GatewayServerContext } from '../request-state.js';
 import type { PlanStep } from './use-plan.js';
 

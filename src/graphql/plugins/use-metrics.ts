@@ -35,7 +35,7 @@ export interface MetricsOptions {
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 export interface MetricsStep extends Plugin {
-  /** A query answered with a stored answer, before GraphQL ran (http/answer-cache.ts): counted as the others. */
+  /** A query answered with a stored answer, before GraphQL ran (cache/stored-answers.ts): counted as the others. */
   observeStored(operation: string | null, seconds: number): void;
 }
 

@@ -1,7 +1,7 @@
 // Headers for every response (and `Vary: Origin`), and a strict policy for the GraphiQL page: it runs
 // only its own inline code and talks only to this origin.
 import type { Plugin } from 'graphql-yoga';
-import { SECURITY_HEADERS, appendVary } from '../http-headers.js';
+import { SECURITY_HEADERS, appendVary } from '../../http-headers.js';
 
 const GRAPHIQL_POLICY =
   "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; " +

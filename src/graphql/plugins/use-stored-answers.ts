@@ -1,4 +1,4 @@
-// The yoga step that stores answers for http/answer-cache.ts, which sends them again in front of yoga.
+// The yoga step that stores answers for cache/stored-answers.ts, which sends them again in front of yoga.
 // It runs after use-http-caching.ts, which sets Cache-Control and the ETag. An answer is stored only when
 // its request was looked up and not found (its state has an answer slot), and only a query's answer,
 // 200, without errors, from fresh reads (no stale one: those come from an upstream failure), as JSON:
@@ -6,7 +6,7 @@
 // query answers when all its reads hit the cache, so that a stored answer says what a repeat would say.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext, Usage } from '../../schema/context.js';
-import type { AnswerKeeper, StoredAnswer } from '../../cache/stored-answer.js';
+import type { AnswerKeeper, StoredAnswer } from '../../cache/stored-answers.js';
 import type { GatewayServerContext } from '../request-state.js';
 import type { PlanStep } from './use-plan.js';
 

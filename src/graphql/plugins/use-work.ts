@@ -6,7 +6,7 @@
 // until the live plugin has checked its key (use-live.ts): only a proven key takes a stream's place.
 import type { Plugin } from 'graphql-yoga';
 import { GatewayError } from '../../errors.js';
-import { NOT_STREAMABLE_MESSAGE, streamsSubscription } from '../http-headers.js';
+import { NOT_STREAMABLE_MESSAGE, streamsSubscription } from '../../http-headers.js';
 import type { GatewayServerContext } from '../request-state.js';
 
 /** Why a subscription gets no stream's place. */

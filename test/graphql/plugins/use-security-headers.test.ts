@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SECURITY_HEADERS } from '../../../src/graphql/http-headers.js';
+import { SECURITY_HEADERS } from '../../../src/http-headers.js';
 import { useSecurityHeaders } from '../../../src/graphql/plugins/use-security-headers.js';
 import { post, tinyYoga } from './yoga.js';
 

@@ -3,8 +3,8 @@
 //   (and stale ones on an outage);
 // - `has entries`: the key may have entries; only then does a 401 move its generation on (a stream of
 //   unknown keys answered 401 leaves nothing in the store), or a write have anything to drop.
-import type { CacheStore } from './cache-store.js';
-import type { StoreCall } from './cache-waiting.js';
+import type { CacheStore } from './store.js';
+import type { StoreCall } from './waiting.js';
 import { storeNames } from './keys.js';
 
 export class KeyMarks {

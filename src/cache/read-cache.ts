@@ -15,24 +15,24 @@
 // - Coalescing: concurrent identical reads with the same key share one upstream call, whichever
 //   requests they came from.
 // - Nothing read before a write or a revocation is stored after it: the store checks the key's
-//   counters as the request read them, in the same step as the write (cache-store.ts), on any gateway.
+//   counters as the request read them, in the same step as the write (store.ts), on any gateway.
 // - An entry with an owner check (a page of statistics: the same request's read of its website with
 //   the same key) is stored only once that succeeded.
 // - A store that fails or is slow never fails a request: the read goes to the upstream.
 // The cache knows nothing of what it holds: a read comes with its kind, its key (keys.ts), its
 // lifetime and what drops it (source.ts says which, for each read).
 //
-// The parts: a request's scope, its key's generation and writes counter (cache-scope.ts); the key's
-// marks (cache-marks.ts); records, their freshness and their storing (cache-storing.ts); waiting on the
-// store and on shared calls (cache-waiting.ts). This module reads, re-checks keys and drops with them.
+// The parts: a request's scope, its key's generation and writes counter (scope.ts); the key's
+// marks (marks.ts); records, their freshness and their storing (storing.ts); waiting on the
+// store and on shared calls (waiting.ts). This module reads, re-checks keys and drops with them.
 import { onOff, seconds } from '../settings.js';
-import { KeyMarks, RequestMarks } from './cache-marks.js';
-import { type LookedUp, type Scope, readScope, scopeWith } from './cache-scope.js';
-import type { CacheRecord, CacheStore } from './cache-store.js';
-import { freshEnough, keep, recordOf } from './cache-storing.js';
-import type { UnsettledWrites } from './cache-unsettled.js';
-import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './cache-waiting.js';
-import { isKeyRevoked, mayAnswerStale } from './errors.js';
+import { KeyMarks, RequestMarks } from './marks.js';
+import { type LookedUp, type Scope, readScope, scopeWith } from './scope.js';
+import type { CacheRecord, CacheStore } from './store.js';
+import { freshEnough, keep, recordOf } from './storing.js';
+import type { UnsettledWrites } from './unsettled.js';
+import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './waiting.js';
+import { isKeyRevoked, mayAnswerStale } from '../upstream/errors.js';
 import { storeNames } from './keys.js';
 
 /** The lifetimes and bounds of cached answers; config.ts reads them from the environment in seconds. */
@@ -85,13 +85,13 @@ export interface CacheOptions extends CacheLifetimes {
   onRead?: (result: 'hit' | 'miss' | 'stale') => void;
   /**
    * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS), counting only the time
-   * its store calls are unanswered (cache-waiting.ts): past it, the rest of its reads go to the upstream.
+   * its store calls are unanswered (waiting.ts): past it, the rest of its reads go to the upstream.
    * What is stored after the answer is not counted (each call is bounded by the store itself).
    */
   storeBudgetMs?: number;
   /**
-   * The keys owed a drop after a write the store could not take (cache-unsettled.ts): their reads go
-   * past the store until it lands. Shared with the stored answers (http/answer-cache.ts).
+   * The keys owed a drop after a write the store could not take (unsettled.ts): their reads go
+   * past the store until it lands. Shared with the stored answers (cache/stored-answers.ts).
    */
   unsettled?: UnsettledWrites;
 }
@@ -293,7 +293,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       const name = scoped.entryName(entry.kind, entry.key, entry.droppedByWrites);
       const cached = await ask('get', () => store.get(name));
       // A call sent while the connection was being made again is answered once it is ready: not to be
-      // trusted then (cache-unsettled.ts).
+      // trusted then (unsettled.ts).
       if (owed()) return straight();
       if (cached !== undefined && freshEnough(cached, now(), { lifetime: entry.lifetime, lifetimeMs }, freshness?.recentMaxAgeMs)) {
         await ensureAccepted(scoped.keyId);
@@ -387,7 +387,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // The counter first, then the delete: a read from before the write that stores its record after the
         // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
         // stored between the delete and the bump would outlive the write.) Within the request's budget:
-        // what the store does not take in time is owed, and lands later (cache-unsettled.ts).
+        // what the store does not take in time is owed, and lands later (unsettled.ts).
         const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId), entryLifeMs));
         const deleted = written === null || (await ask('delete', () => store.delete(written).then(() => true))) === true;
         if (lists === undefined || !deleted) return owe();

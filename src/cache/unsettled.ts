@@ -1,5 +1,5 @@
 // Writes the store has not heard of yet. A write drops what it touched by moving the key's writes counter
-// on in the store (cache.ts's `written`); when the store cannot be reached then (Redis cut, paused, slow,
+// on in the store (read-cache.ts's `written`); when the store cannot be reached then (Redis cut, paused, slow,
 // full), the key is owed a drop: this process sends none of the key's reads or stored answers through
 // the store, and moves the key's generation on (every entry and stored answer of the key out of reach)
 // as soon as the store takes it. So no entry from before the write is served after it: here at once,
@@ -13,8 +13,8 @@
 //  - Past MAX_OWED keys this process cannot name them all: every key reads past the store, and once
 //    the keys it knows landed, it moves on the generation of every key that may have entries (their
 //    `has` marks, walked in the store), then uses the store again.
-import type { CacheStore } from './cache-store.js';
-import type { StoreCall } from './cache-waiting.js';
+import type { CacheStore } from './store.js';
+import type { StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
 import { storeNames } from './keys.js';
 import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';

@@ -1,7 +1,7 @@
 // Stored answers: a repeated query (a dashboard reloaded, polled, open in many tabs) is answered in
 // front of yoga, before anything of GraphQL runs (no request adaptation, parsing, validation, plan or
 // execution), with the bytes and headers the first answer had. Only while that answer is as true as
-// the read cache's entries behind it (upstream/cache.ts), under the same rules:
+// the read cache's entries behind it (cache/read-cache.ts), under the same rules:
 // - Per key: its name holds the keyed hash of the key (keys.ts), never the key, and a hash of all else
 //   that shapes the answer: method, URL, body, Accept, Content-Type, Origin, and "today" in the
 //   install's time zone (periods such as "the last 30 days" resolve against it).
@@ -11,7 +11,7 @@
 //   on, through any gateway on the store); it is stored only if neither moved meanwhile, in one step
 //   in the store (the guard of CacheStore.set).
 // - A write the store did not take (Redis cut, paused, slow, full): the key's requests go through
-//   GraphQL, and store nothing, until its drop lands (upstream/cache-unsettled.ts).
+//   GraphQL, and store nothing, until its drop lands (cache/unsettled.ts).
 // - Revocation: sent only while the key's `seen` mark says the install accepted it within
 //   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
@@ -23,12 +23,50 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import { keyIdOf } from '../api-key.js';
-import type { AnswerKeeper, AnswerSlot, StoredAnswer } from '../cache/stored-answer.js';
-import { ifNoneMatchHas } from '../graphql/http-headers.js';
-import type { RequestState } from '../graphql/request-state.js';
-import type { CacheStore } from '../upstream/cache-store.js';
-import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
-import { storeNames } from '../upstream/keys.js';
+import { ifNoneMatchHas } from '../http-headers.js';
+import type { LookedUp } from './scope.js';
+import type { CacheStore } from './store.js';
+import { type StoreCall, safeStore, withinBudget } from './waiting.js';
+import { storeNames } from './keys.js';
+
+/** Where a request's answer goes in the store, and under which of its key's counters. */
+export interface AnswerSlot {
+  name: string;
+  keyId: string;
+  generation: number;
+  writes: number;
+  /** The operation that ran, once it runs. */
+  operation?: { name: string | null; type: string };
+}
+
+/** What a stored answer holds (JSON in the store). */
+export interface StoredAnswer {
+  /** The key's generation and writes counters when the request that made it began. */
+  generation: number;
+  writes: number;
+  /** Its headers, name then value, but Content-Length and Cache-Control (made when it is sent). */
+  headers: string[];
+  body: string;
+  operation: string | null;
+  cost: number | null;
+  reads: number;
+}
+
+/** Where answers are kept. */
+export interface AnswerKeeper {
+  /** Stores `answer` in `slot` for `freshForMs`, unless the key's counters moved since the request began. */
+  keep(slot: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void>;
+}
+
+/** What the stored answers read and write of a request's state (graphql/request-state.ts). */
+export interface AnswerRequest {
+  /** The canonical key, or null without one. */
+  readonly key: string | null;
+  /** Set when the request was looked up and not answered: where its answer goes. */
+  answerSlot?: AnswerSlot;
+  /** What the lookup spent of the store's budget, and the key's counters it read. */
+  lookup?: LookedUp;
+}
 
 export interface AnswerCacheOptions {
   /** The read cache's store (memory or Redis): the answers live and are bounded with its entries. */
@@ -50,7 +88,7 @@ export interface AnswerCacheOptions {
   /** Each answer stored (metrics). */
   onStored?: () => void;
   /**
-   * Whether the key is owed a drop after a write the store did not take (upstream/cache-unsettled.ts):
+   * Whether the key is owed a drop after a write the store did not take (cache/unsettled.ts):
    * its requests go through GraphQL, past the store, until it lands.
    */
   owes?: (authorization: string) => boolean;
@@ -75,7 +113,7 @@ export interface AnswerCache extends AnswerKeeper {
    * its state says what the lookup spent and found. What `next` answers is stored by `plugin` when it
    * can be; `sent` is called once a stored answer is.
    */
-  serve(req: IncomingMessage, res: ServerResponse, state: RequestState, next: () => void, sent?: () => void): void;
+  serve(req: IncomingMessage, res: ServerResponse, state: AnswerRequest, next: () => void, sent?: () => void): void;
   /** Calls `listener` with each stored answer sent (what GraphQL's steps would have logged, counted, traced). */
   whenSent(listener: (sent: SentAnswer) => void): void;
 }
@@ -109,7 +147,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   async function lookUp(
     req: IncomingMessage,
     res: ServerResponse,
-    state: RequestState,
+    state: AnswerRequest,
     startedAt: number,
     ask: StoreCall,
   ): Promise<boolean> {
@@ -187,7 +225,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     whenSent: (listener) => void listeners.push(listener),
     serve(req, res, state, next, sent) {
       const startedAt = performance.now();
-      // One budget for the store, this lookup's and then the read cache's (upstream/cache.ts).
+      // One budget for the store, this lookup's and then the read cache's (cache/read-cache.ts).
       const ask = withinBudget(safely, options.storeBudgetMs);
       const toGraphQL = (): void => {
         const found = state.answerSlot;

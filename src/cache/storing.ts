@@ -2,9 +2,9 @@
 // lifetime, then may answer an outage for `maxStale` more; a request that asks for fresher (a live poll)
 // takes a `recent` record only if it was read from the install recently enough. A record is stored after
 // the answer, once its owner check (if any) succeeded, and only while the counters its request read stand.
-import type { CacheRecord, CacheStore, CounterGuard } from './cache-store.js';
-import type { KeyMarks } from './cache-marks.js';
-import type { StoreCall } from './cache-waiting.js';
+import type { CacheRecord, CacheStore, CounterGuard } from './store.js';
+import type { KeyMarks } from './marks.js';
+import type { StoreCall } from './waiting.js';
 
 /** A record of `value`, read from the install at `at`. */
 export function recordOf(value: unknown, at: number, lifetimeMs: number, maxStaleMs: number): CacheRecord {

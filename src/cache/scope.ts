@@ -2,8 +2,8 @@
 // An entry's name holds the key's generation (a 401 moves it on: every older entry is out of reach) and,
 // for an entry every write drops (a list), the key's writes counter. What a request read stays storable
 // only while the counters it read stand, checked in the store in the same step as the write.
-import type { CacheStore, CounterGuard } from './cache-store.js';
-import type { BudgetUse, StoreCall } from './cache-waiting.js';
+import type { CacheStore, CounterGuard } from './store.js';
+import type { BudgetUse, StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
 import { storeNames } from './keys.js';
 
@@ -49,7 +49,7 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
 }
 
 /**
- * What a request's stored-answer lookup (http/answer-cache.ts, in front of GraphQL) spent of its store
+ * What a request's stored-answer lookup (cache/stored-answers.ts, in front of GraphQL) spent of its store
  * budget, and the key's counters it read in the same round trip: its read cache goes on from there.
  */
 export interface LookedUp {

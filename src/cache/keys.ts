@@ -46,6 +46,6 @@ export const storeNames = {
   entries: (keyId: string, generation: number): string => `c:{${keyId}}:${generation}`,
   /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */
   entry: (entries: string, kind: string, key: string): string => `${entries}:${kind}:${key}`,
-  /** A stored answer (http/answer-cache.ts): `request` hashes all of the request but its key. */
+  /** A stored answer (cache/stored-answers.ts): `request` hashes all of the request but its key. */
   answer: (keyId: string, request: string): string => `a:{${keyId}}:${request}`,
 };

@@ -1,0 +1,143 @@
+// The memory store: a gateway's own cache when it has no Redis. Records are kept in an LRU bounded by
+// what they cost in V8's heap (lru-cache, with each record's size), and expire at their stale lifetime.
+//
+// Records are held as JSON text and parsed again on each hit: a decoded page is hundreds of small
+// objects, which take more heap than their JSON, live on through the young generation and are traced
+// by every full collection; its text is one string (two bytes a character when it has characters
+// beyond Latin-1), of which a collection sees one object. A hit pays one JSON.parse and gets a value of
+// its own, as a Redis hit does (docs/performance.md#memory has the figures).
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
+
+/** Characters a one-byte V8 string cannot hold: a text with any of them takes two bytes a character. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is Latin-1 from its first character, U+0000.
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+/** A record's own objects, its entry in the LRU and its key's header. */
+const RECORD_OVERHEAD_BYTES = 200;
+
+/** What a record held as `text` under `key` costs in V8's heap, in bytes. */
+function heldBytes(key: string, text: string): number {
+  const perCharacter = BEYOND_LATIN1.test(text) ? 2 : 1;
+  return key.length + perCharacter * text.length + RECORD_OVERHEAD_BYTES;
+}
+
+interface HeldRecord {
+  /** The value as JSON: one string, not the thousands of objects a decoded page is made of. */
+  text: string;
+  freshUntil: number;
+  staleUntil: number;
+}
+
+export class MemoryCacheStore implements CacheStore {
+  private readonly records: LRUCache<string, HeldRecord>;
+  private readonly counters = new Map<string, number>();
+  private readonly marks = new Map<string, number>();
+  private marksSwept = 0;
+  private readonly processSecret = randomBytes(32).toString('hex');
+
+  constructor(
+    readonly maxBytes: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.records = new LRUCache<string, HeldRecord>({
+      maxSize: Math.max(1, maxBytes),
+      sizeCalculation: (held, key) => heldBytes(key, held.text),
+      // A record's lifetime is counted on the gateway's clock (tests pin it), up to its stale lifetime.
+      perf: { now: () => this.now() },
+      ttlResolution: 0,
+    });
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.records.size, bytes: this.records.calculatedSize };
+  }
+
+  async get(key: string): Promise<CacheRecord | undefined> {
+    const held = this.records.get(key);
+    if (held === undefined) return undefined;
+    // lru-cache counts a record stale only past its ttl: at staleUntil itself it is gone already.
+    if (held.staleUntil <= this.now()) {
+      this.records.delete(key);
+      return undefined;
+    }
+    return { value: JSON.parse(held.text) as unknown, freshUntil: held.freshUntil, staleUntil: held.staleUntil };
+  }
+
+  async set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean> {
+    // Checked and done without an await, so nothing can fall between (a bump, say).
+    if (guard !== undefined && !this.holds(guard)) return false;
+    this.records.delete(key);
+    const text = JSON.stringify(record.value) as string | undefined;
+    const ttl = record.staleUntil - this.now();
+    if (text === undefined || ttl <= 0) return false;
+    const held = { text, freshUntil: record.freshUntil, staleUntil: record.staleUntil };
+    // A record larger than the whole bound is not kept (lru-cache's maxEntrySize is the bound).
+    if (heldBytes(key, text) > this.records.maxSize) return false;
+    this.records.set(key, held, { ttl });
+    return true;
+  }
+
+  /** Whether every counter of the guard still has its value. */
+  private holds(guard: CounterGuard): boolean {
+    for (const name in guard) if ((this.counters.get(name) ?? 0) !== guard[name]) return false;
+    return true;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.records.delete(key);
+  }
+
+  async counter(name: string): Promise<number> {
+    return this.counters.get(name) ?? 0;
+  }
+
+  /** Counters live as long as this process: it keeps the counters of the keys the install accepted. */
+  async bump(name: string, _lifetimeMs: number): Promise<number> {
+    const next = (this.counters.get(name) ?? 0) + 1;
+    this.counters.set(name, next);
+    return next;
+  }
+
+  async mark(name: string, ttlMs: number): Promise<void> {
+    this.marks.set(name, this.now() + ttlMs);
+    // Marks outlive the keys that made them: sweep the expired ones now and then, so they stay few.
+    if (this.marks.size > this.marksSwept * 2 + 1_000) {
+      const at = this.now();
+      for (const [mark, until] of this.marks) if (until <= at) this.marks.delete(mark);
+      this.marksSwept = this.marks.size;
+    }
+  }
+
+  async marked(name: string): Promise<boolean> {
+    const until = this.marks.get(name);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.marks.delete(name);
+    return false;
+  }
+
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const names = new Set<string>();
+    for (const name of this.records.keys()) if (name.startsWith(prefix)) names.add(name);
+    for (const map of [this.counters, this.marks]) for (const name of map.keys()) if (name.startsWith(prefix)) names.add(name);
+    yield [...names];
+  }
+
+  async secret(): Promise<string> {
+    return this.processSecret;
+  }
+
+  async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
+    const [record, values, marked] = await Promise.all([
+      this.get(key),
+      Promise.all(counters.map((name) => this.counter(name))),
+      Promise.all(marks.map((name) => this.marked(name))),
+    ]);
+    return { record, counters: values, marks: marked };
+  }
+
+  async close(): Promise<void> {
+    this.records.clear();
+  }
+}

@@ -1,0 +1,283 @@
+// The Redis store: cached answers shared by every gateway on one Redis (a single server, a cluster or a
+// primary under Sentinel), with the scripts that check a key's counters and write in one step, and the
+// secret that keys the hash of API keys, shared by the gateways. Persisted documents: documents.ts.
+import { randomBytes } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import { type DocumentBound, KEEP_DOCUMENT, type RedisWithDocuments, keepDocument, readDocument } from './documents.js';
+import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } from './redis-connection.js';
+import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
+
+/**
+ * SET of a record, unless a counter moved since its read began (CacheStore.set's guard), in one step:
+ * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
+ * Each counter that is set then lives at least as long as the record: a counter that expired before a
+ * record stored under it would start again from 0 and could make an old record reachable again.
+ * KEYS: the record, then the counters; ARGV: the record's JSON, its expiry (ms), the counters' values.
+ */
+const SET_UNLESS_MOVED = `
+for i = 2, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') ~= tonumber(ARGV[i + 1]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 2, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left >= 0 and left < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+end
+return 1`;
+
+/**
+ * INCR of a counter, which then lives at least ARGV[1] ms (as long as any record can: CacheStore.bump).
+ * Taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter that a write or a
+ * revocation must move on is a few bytes, and an entry from before it must not be served after it.
+ */
+const BUMP_BODY = `
+local value = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return value`;
+/**
+ * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
+ * while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ */
+const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
+
+/** ioredis with the scripts above as commands (defineCommand adds them at run time; EVALSHA, loaded once). */
+interface RedisWithScripts extends RedisWithDocuments {
+  setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
+  bumpCounterWithoutFlags(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
+}
+
+/** How often a cluster's slots are read while one of its nodes is lost (a master dead, its replica soon its successor). */
+const SLOTS_READ_WHILE_LOST_MS = 200;
+
+/** How often a gateway checks that Redis still holds the secret it uses (Redis may have lost it). */
+const SECRET_RECHECK_MS = 60_000;
+
+/**
+ * Redis, with every call bounded by `timeoutMs`: a store that fails or is slow makes the cache miss,
+ * never the request fail (read-cache.ts goes to the upstream and says so in the log). Records expire in
+ * Redis at their stale lifetime; memory is Redis's to bound (maxmemory with an LRU policy).
+ */
+export class RedisCacheStore implements CacheStore {
+  private readonly redis: RedisWithScripts;
+  private sharedSecret: Promise<string> | undefined;
+  /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
+  private knownSecret: string | undefined;
+  private secretCheckedAt = 0;
+  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
+  private withoutFlags = false;
+  /** Reads a cluster's slots again while one of its nodes is lost. */
+  private slotsReading: NodeJS.Timeout | undefined;
+  /** Told when the connection is lost and ready again (onConnection). */
+  private readonly connectionListeners: ((event: 'lost' | 'ready') => void)[] = [];
+
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly secretRecheckMs = SECRET_RECHECK_MS,
+  ) {
+    const redis = connectRedis(url, timeoutMs);
+    redis.defineCommand('setUnlessMoved', { lua: SET_UNLESS_MOVED });
+    redis.defineCommand('keepDocument', { lua: KEEP_DOCUMENT });
+    redis.defineCommand('bumpCounter', { lua: BUMP });
+    redis.defineCommand('bumpCounterWithoutFlags', { lua: BUMP_BODY });
+    this.redis = redis as RedisWithScripts;
+    if (redis.isCluster) this.watchNodes();
+    // The Redis found again may have lost its data (restarted without persistence): check the secret.
+    this.redis.on('close', () => {
+      this.sharedSecret = undefined;
+    });
+  }
+
+  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (use-http-caching.ts). */
+  get known(): string | undefined {
+    return this.knownSecret;
+  }
+
+  onConnection(listener: (event: 'lost' | 'ready') => void): void {
+    this.redis.on('close', () => listener('lost'));
+    this.redis.on('ready', () => listener('ready'));
+    this.connectionListeners.push(listener);
+  }
+
+  /**
+   * On a cluster, the connection as a whole stays up when a master dies. The connection to one node
+   * closed while the cluster still counts on it is a connection lost; that node answering again, or
+   * dropped by the cluster (its replica took its slots: the slots read again no longer name it), one
+   * ready again. A write's drop sent meanwhile, through this gateway or another, reached no master, and
+   * lands when its gateway finds the new one: until then what the new master holds is from before the
+   * write. (Nodes the cluster closes itself, once it learnt it does not need them, are out of it by then.)
+   * Registered before any node is added: the cluster adds them once it is connected.
+   */
+  private watchNodes(): void {
+    const cluster = this.redis as unknown as Cluster;
+    const nameOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
+    /** The nodes (host:port) whose connection was lost, neither back nor dropped by the cluster yet. */
+    const lost = new Set<string>();
+    const tell = (event: 'lost' | 'ready'): void => {
+      for (const listener of this.connectionListeners) listener(event);
+    };
+    // Lost again just before: a connection lost elsewhere and found meanwhile must not have used it up.
+    const found = (name: string): void => {
+      if (!lost.delete(name)) return;
+      tell('lost');
+      tell('ready');
+      if (lost.size === 0) clearInterval(this.slotsReading);
+    };
+    cluster.on('+node', (node: Redis) => {
+      node.on('close', () => {
+        if (!cluster.nodes('all').includes(node)) return;
+        lost.add(nameOf(node));
+        tell('lost');
+        // The slots read again often while a node is lost (the gateway's reads go past the store meanwhile,
+        // and send none that would tell): the new master is known as soon as the cluster has one.
+        clearInterval(this.slotsReading);
+        this.slotsReading = setInterval(() => cluster.refreshSlotsCache(), SLOTS_READ_WHILE_LOST_MS);
+        this.slotsReading.unref();
+      });
+      node.on('ready', () => found(nameOf(node)));
+    });
+    cluster.on('refresh', () => {
+      const known = new Set(cluster.nodes('all').map(nameOf));
+      for (const name of lost) if (!known.has(name)) found(name);
+    });
+  }
+
+  /** ioredis's state of the connection (`ready` when connected), reported by /ready; with why, when its credentials are refused. */
+  get connection(): string {
+    return connectionState(this.redis);
+  }
+
+  /** Redis's maxmemory-policy on each server holding the store, once connected within `waitMs` (checked at start). */
+  evictionPolicies(waitMs: number): Promise<string[]> {
+    return evictionPolicies(this.redis, waitMs);
+  }
+
+  private bounded<T>(call: () => Promise<T>): Promise<T> {
+    return boundedCall(this.redis, this.timeoutMs, call);
+  }
+
+  async get(key: string): Promise<CacheRecord | undefined> {
+    const text = await this.bounded(() => this.redis.get(PREFIX + key));
+    if (text === null) return undefined;
+    const record = JSON.parse(text) as CacheRecord;
+    // As the memory store: nothing past its stale lifetime by the cache's clock (Redis expires by its own).
+    return record.staleUntil > this.now() ? record : undefined;
+  }
+
+  async set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean> {
+    // PX takes an integer: a clock with fractions of a millisecond would make every write an error.
+    const ttl = Math.max(1, Math.ceil(record.staleUntil - this.now()));
+    const text = JSON.stringify(record);
+    if (guard === undefined) {
+      await this.bounded(() => this.redis.set(PREFIX + key, text, 'PX', ttl));
+      return true;
+    }
+    const names = Object.keys(guard);
+    const counters = names.map((name) => PREFIX + name);
+    const expected = names.map((name) => guard[name] as number);
+    const stored = await this.bounded(() => this.redis.setUnlessMoved(1 + names.length, PREFIX + key, ...counters, text, ttl, ...expected));
+    return stored === 1;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.bounded(() => this.redis.del(PREFIX + key));
+  }
+
+  /** One MGET: the record, the counters, and the marks (a mark's value is `1` while it lives). */
+  async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
+    const names = [key, ...counters, ...marks].map((name) => PREFIX + name);
+    const [text, ...rest] = await this.bounded(() => this.redis.mget(names));
+    let record: CacheRecord | undefined;
+    if (typeof text === 'string') {
+      const parsed = JSON.parse(text) as CacheRecord;
+      if (parsed.staleUntil > this.now()) record = parsed;
+    }
+    return {
+      record,
+      counters: rest.slice(0, counters.length).map((value) => Number(value ?? 0)),
+      marks: rest.slice(counters.length).map((value) => value !== null && value !== undefined),
+    };
+  }
+
+  /** A persisted document by its hash (documents.ts). */
+  document(hash: string, bound: DocumentBound): Promise<string | undefined> {
+    return readDocument(this.redis, (call) => this.bounded(call), hash, bound);
+  }
+
+  /** Keeps a persisted document within the bound all gateways on this Redis share (documents.ts). */
+  keepDocument(hash: string, document: string, bound: DocumentBound): Promise<boolean> {
+    return keepDocument(this.redis, (call) => this.bounded(call), hash, document, bound);
+  }
+
+  /** SCAN on each master of a cluster (each holds its own slots), or on the one Redis; each step bounded. */
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const pattern = `${PREFIX + prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+    const nodes: Redis[] = this.redis.isCluster ? (this.redis as unknown as Cluster).nodes('master') : [this.redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, names] = await boundedCall(node, this.timeoutMs, () => node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000));
+        cursor = next;
+        yield names.map((name) => name.slice(PREFIX.length));
+      } while (cursor !== '0');
+    }
+  }
+
+  async counter(name: string): Promise<number> {
+    return Number((await this.bounded(() => this.redis.get(PREFIX + name))) ?? 0);
+  }
+
+  async bump(name: string, lifetimeMs: number): Promise<number> {
+    const lifetime = Math.max(1, Math.ceil(lifetimeMs));
+    if (this.withoutFlags) return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
+    try {
+      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name, lifetime));
+    } catch (error) {
+      if (!(error instanceof Error) || !/Error compiling script/i.test(error.message)) throw error;
+      this.withoutFlags = true; // a Redis before 7
+      return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
+    }
+  }
+
+  async mark(name: string, ttlMs: number): Promise<void> {
+    await this.bounded(() => this.redis.set(PREFIX + name, '1', 'PX', Math.max(1, Math.ceil(ttlMs))));
+  }
+
+  async marked(name: string): Promise<boolean> {
+    return (await this.bounded(() => this.redis.exists(PREFIX + name))) === 1;
+  }
+
+  /**
+   * The first gateway on the store sets the secret; every other one reads it. One round trip (SET NX
+   * and GET in a transaction), so one bounded wait. Checked again after a lost connection and every
+   * `secretRecheckMs` (a minute): a Redis that lost it gets this gateway's again (the key ids stay), and a
+   * gateway whose secret was replaced takes the new one (the gateways share entries again).
+   */
+  secret(): Promise<string> {
+    if (this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs) return this.sharedSecret;
+    this.secretCheckedAt = Date.now();
+    const key = `${PREFIX}secret`;
+    const proposed = this.knownSecret ?? randomBytes(32).toString('hex');
+    const check = this.bounded(() => this.redis.multi().set(key, proposed, 'NX').get(key).exec()).then((replies) => {
+      const [setReply, getReply] = replies ?? [];
+      const error = setReply?.[0] ?? getReply?.[0];
+      if (error) throw error;
+      const secret = getReply?.[1];
+      if (typeof secret !== 'string' || secret === '') throw new Error('Redis lost the cache secret');
+      this.knownSecret = secret;
+      return secret;
+    });
+    this.sharedSecret = check;
+    check.catch(() => {
+      if (this.sharedSecret === check) this.sharedSecret = undefined; // try again on the next request
+    });
+    return check;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.slotsReading);
+    this.redis.disconnect();
+  }
+}

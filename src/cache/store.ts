@@ -1,0 +1,82 @@
+// The store that cached answers live in, behind one interface: this process's memory (memory-store.ts),
+// or Redis (redis-store.ts), so that several gateways share them. Both hold the same records; the read
+// cache (read-cache.ts) decides what goes in and what a record means.
+import { integer, seconds } from '../settings.js';
+
+/** A decoded upstream answer and its lifetimes (epoch milliseconds). */
+export interface CacheRecord {
+  value: unknown;
+  /** Until then the record answers as it is. */
+  freshUntil: number;
+  /** Until then it may answer when the upstream cannot (flagged stale). */
+  staleUntil: number;
+}
+
+/**
+ * Counters (by name) and the values they had when the read behind a record began. A write or a
+ * revocation moves one of them on; a record read before that must not be stored after it.
+ */
+export type CounterGuard = Readonly<Record<string, number>>;
+
+export interface CacheStore {
+  get(key: string): Promise<CacheRecord | undefined>;
+  /**
+   * Stores the record, unless a counter of `guard` no longer has its value: the check and the write
+   * are one step in the store, so no write through any gateway falls between them. Says whether it stored.
+   */
+  set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  /**
+   * A counter (0 when unset); `bump` increments it: generations that make old records unreachable. A
+   * counter lives at least `lifetimeMs` after its last bump and as long as any record stored under its
+   * guard (then it is unset again: 0, with nothing left that an older value could reach).
+   */
+  counter(name: string): Promise<number>;
+  bump(name: string, lifetimeMs: number): Promise<number>;
+  /** Marks a name for `ttlMs`; `marked` says whether it still is. */
+  mark(name: string, ttlMs: number): Promise<void>;
+  marked(name: string): Promise<boolean>;
+  /**
+   * The names that start with `prefix` (without the store's own prefix), a batch at a time: every one
+   * that was there from the start to the end of the walk is given at least once.
+   */
+  namesStartingWith(prefix: string): AsyncIterable<string[]>;
+  /** The secret that keys the hash of API keys: shared by every gateway on the store. */
+  secret(): Promise<string>;
+  /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
+  look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
+  /** Told when the connection to a store over the network is lost and when it is ready again (none for memory). */
+  onConnection?(listener: (event: 'lost' | 'ready') => void): void;
+  close(): Promise<void>;
+}
+
+/** What `look` found: the record (if any), each counter's value and each mark's, in the order asked. */
+export interface StoreLook {
+  record: CacheRecord | undefined;
+  counters: number[];
+  marks: boolean[];
+}
+
+/** The stores: the memory store's bound, the wait for Redis, and how long Redis keeps a persisted query. */
+export const CACHE_STORE_SETTINGS = {
+  maxBytes: integer('CACHE_MAX_BYTES', {
+    fallback: 64 * 1024 * 1024,
+    min: 0,
+    max: 16 * 1024 ** 3,
+    unit: 'bytes',
+    doc: "what the in-memory cache's records may take in V8's heap",
+  }),
+  storeTimeoutMs: integer('CACHE_STORE_TIMEOUT_MS', {
+    fallback: 100,
+    min: 1,
+    max: 60_000,
+    unit: 'ms',
+    doc: "longest wait for the store before a request's reads go to the install",
+  }),
+  redisTtlMs: seconds('APQ_REDIS_TTL_S', {
+    fallbackMs: 86_400_000,
+    min: 60,
+    max: 604_800,
+    doc: 'with REDIS_URL: how long Redis keeps a persisted query after its last use',
+  }),
+};
