@@ -568,7 +568,8 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       notes.push("the sandbox's clock could not be read: no wait/after-poll split");
     const timed: {
       posted: number;
-      answered: number;
+      /** When the sandbox counted the change, on its clock. */
+      addedAt: number;
       delays: number[];
       missing: number;
       gatewayCpuMs: number | null;
@@ -597,8 +598,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       const gatewayCpu = cpuTimeMs(gateway.pid);
       const harnessCpu = process.cpuUsage();
       const posted = performance.now();
-      await control.traffic(WEBSITE_ID, options.visitorsPerChange);
-      const answered = performance.now();
+      const addedAt = await control.traffic(WEBSITE_ID, options.visitorsPerChange);
       await until(
         () => {
           live.forEach((stream, i) => {
@@ -624,7 +624,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       const got = delays.filter((delay) => !Number.isNaN(delay));
       timed.push({
         posted,
-        answered,
+        addedAt,
         delays: got,
         missing: n - got.length,
         gatewayCpuMs,
@@ -634,21 +634,27 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
         `    change ${change}: p50 ${percentiles(got).p50.toFixed(0)} ms, max ${Math.max(...got).toFixed(0)} ms, ${got.length}/${n} streams`,
       );
     }
-    // The poll that read each change: the first whose visitors call reached the sandbox after the change was made.
+    // The poll that read each change: the first whose visitors call reached the sandbox after the change
+    // counted, both on the sandbox's clock. (Not after the harness had the POST's answer: a poll can read
+    // the change between the two, and the next poll, an interval later, would be taken for it.)
     const visitorCalls = (await control.entries())
       .filter((entry) => entry.path === `/api/v1/stats/${WEBSITE_ID}` && entry.query.name === 'visitor')
-      .map((entry) => (entry.startedAt ?? Number.NaN) - (clockOffsetMs ?? Number.NaN))
+      .map((entry) => entry.startedAt ?? Number.NaN)
       .filter(Number.isFinite)
       .sort((a, b) => a - b);
     const maxOf = (values: readonly number[]): number => (values.length > 0 ? Math.max(...values) : Number.NaN);
     const allDelays: number[] = [];
     const allAfterPoll: number[] = [];
-    const changes: LiveChange[] = timed.map(({ posted, answered, delays: got, missing, gatewayCpuMs, harnessCpuMs }) => {
+    const changes: LiveChange[] = timed.map(({ posted, addedAt, delays: got, missing, gatewayCpuMs, harnessCpuMs }) => {
       const { p50, p99 } = percentiles(got);
       const first = got.length > 0 ? Math.min(...got) : Number.NaN;
       const max = maxOf(got);
-      const readAt = visitorCalls.find((at) => at > answered);
-      const waitMs = readAt === undefined || got.length === 0 ? null : readAt - posted;
+      const readAt = visitorCalls.find((at) => at > addedAt);
+      // That poll's start on this process's clock, from the POST.
+      const waitMs =
+        readAt === undefined || got.length === 0 || clockOffsetMs === null || !Number.isFinite(clockOffsetMs)
+          ? null
+          : readAt - clockOffsetMs - posted;
       const after = waitMs === null ? [] : got.map((delay) => delay - waitMs);
       allDelays.push(...got);
       allAfterPoll.push(...after);

@@ -114,9 +114,20 @@ export class SandboxControl {
     await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: { limit: perMinute, windowMs: 60_000 } });
   }
 
-  /** Adds visits to a website's today (POST /__sandbox/traffic): its VISITOR, PAGEVIEW and PAGE statistics of today grow. */
-  async traffic(websiteId: number, visitors: number): Promise<void> {
-    await this.send('POST', '/__sandbox/traffic', { websiteId, visitors });
+  /**
+   * Adds visits to a website's today (POST /__sandbox/traffic): its VISITOR, PAGEVIEW and PAGE statistics of
+   * today grow. Resolves to when they counted, on the sandbox's clock (that of the log's startedAt).
+   */
+  async traffic(websiteId: number, visitors: number): Promise<number> {
+    const { statusCode, headers, body } = await this.pool.request({
+      method: 'POST',
+      path: '/__sandbox/traffic',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ websiteId, visitors }),
+    });
+    const text = await body.text();
+    if (statusCode !== 204) throw new Error(`sandbox POST /__sandbox/traffic answered ${statusCode}: ${text}`);
+    return Number(headers['x-sandbox-added-at']);
   }
 
   async resetLog(): Promise<void> {
