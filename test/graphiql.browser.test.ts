@@ -1,16 +1,17 @@
-// GraphiQL in a real browser: Debian's chromium, driven by playwright-core (no browser is downloaded),
+// GraphiQL in a real browser: Debian's chromium (on PATH, or where CHROMIUM_PATH says), driven by
+// playwright-core (no browser is downloaded),
 // against a gateway in sandbox mode, as `npm start` serves it. The page loads with no request outside
 // the gateway (every request is recorded), the demo key is in its headers, and running the dashboard,
 // a subscription and a refused query shows what a user would see. Without chromium the suite is
-// skipped outside CI (the run says so: test/suite-skip.ts) and fails at once in CI.
+// skipped outside CI (the run says so: test/needs.ts, test/suite-skip.ts) and fails at once in CI.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
 import { KEY_1, dataOf, startStack, type Stack } from './fixture.js';
-import { BROWSER_INSTALL, CHROMIUM_PATH, chromiumMissing, inCi, skipBrowserSuite } from './suite-skip.js';
+import { describeNeeding, pathOf } from './needs.js';
 
 /** The flags of a quiet, throw-away chromium: no sandbox (containers), no GPU, nothing fetched from Google. */
 const CHROMIUM_FLAGS = [
@@ -32,7 +33,7 @@ const PAGE_TIMEOUT_MS = 60_000;
 const SUBSCRIPTION = 'subscription Today { website(id: "1") { id today: stats(name: VISITOR, period: TODAY) { totalCount sum } } }';
 const REFUSED = 'query Refused { websites(perPage: 7) { totalCount } }';
 
-describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
+describeNeeding('chromium')('GraphiQL in chromium', () => {
   let stack: Stack;
   let profile: string;
   let context: BrowserContext;
@@ -43,16 +44,11 @@ describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
   const graphqlHeaders: Record<string, string>[] = [];
 
   beforeAll(async () => {
-    if (chromiumMissing && inCi) {
-      throw new Error(
-        `chromium is not at ${CHROMIUM_PATH}, and CI is set: the browser suite must run here (install it: ${BROWSER_INSTALL}).`,
-      );
-    }
     // Today as the sandbox's clock has it (not pinned), as under `npm start`: the live view has data.
     stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1' } });
     profile = await mkdtemp(join(tmpdir(), 'graphiql-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
+      executablePath: pathOf('chromium'),
       headless: true,
       args: CHROMIUM_FLAGS,
       timeout: PAGE_TIMEOUT_MS,

@@ -25,7 +25,8 @@ import {
   until,
 } from '../fixture.js';
 import { openSubscription, type SseStream } from '../live/sse.js';
-import { type RedisServer, describe } from '../redis.js';
+import { describeNeeding } from '../needs.js';
+import type { RedisServer } from '../redis.js';
 import { type RedisCluster, type RedisSentinels, onNode, startCluster, startSentinels } from '../redis-topologies.js';
 
 interface Usage {
@@ -111,168 +112,174 @@ interface Client {
   gql<T>(query: string, variables?: Record<string, unknown>, key?: string): Promise<GraphQLResponse<T>>;
 }
 
-describe.each([
-  ['a Redis Cluster (3 masters, 3 replicas)', clusterTopology],
-  ['a primary and a replica under three sentinels', sentinelTopology],
-] as const)('two gateways on %s', (_name, start) => {
-  let topology: Topology;
-  let sandbox: Sandbox;
-  let a: Client;
-  let b: Client;
-  const gateways: Gateway[] = [];
-  const streams: SseStream<unknown>[] = [];
+// A cluster is joined by redis-cli; sentinels are redis-server alone. Skipped without them outside CI (test/needs.ts).
+for (const [name, start, needs] of [
+  ['a Redis Cluster (3 masters, 3 replicas)', clusterTopology, describeNeeding('redis-server', 'redis-cli')],
+  ['a primary and a replica under three sentinels', sentinelTopology, describeNeeding('redis-server')],
+] as const) {
+  needs(`two gateways on ${name}`, () => {
+    let topology: Topology;
+    let sandbox: Sandbox;
+    let a: Client;
+    let b: Client;
+    const gateways: Gateway[] = [];
+    const streams: SseStream<unknown>[] = [];
 
-  const startGateway = async (env: Record<string, string> = {}): Promise<Client> => {
-    // A budget of 2 s, not 100 ms: these tests are about what is shared, on a machine that may be busy.
-    const gateway = await createGateway(
-      testConfig(sandbox.url, { CACHE: 'on', REDIS_URL: topology.url, CACHE_STORE_TIMEOUT_MS: '2000', LIVE_INTERVAL_S: '1', ...env }),
-    );
-    gateways.push(gateway);
-    return {
-      gateway,
-      gql: <T>(query: string, variables?: Record<string, unknown>, key = KEY_1) =>
-        postGraphQL<T>(`${gateway.url}/graphql`, { query, variables }, { authorization: `Bearer ${key}` }),
+    const startGateway = async (env: Record<string, string> = {}): Promise<Client> => {
+      // A budget of 2 s, not 100 ms: these tests are about what is shared, on a machine that may be busy.
+      const gateway = await createGateway(
+        testConfig(sandbox.url, { CACHE: 'on', REDIS_URL: topology.url, CACHE_STORE_TIMEOUT_MS: '2000', LIVE_INTERVAL_S: '1', ...env }),
+      );
+      gateways.push(gateway);
+      return {
+        gateway,
+        gql: <T>(query: string, variables?: Record<string, unknown>, key = KEY_1) =>
+          postGraphQL<T>(`${gateway.url}/graphql`, { query, variables }, { authorization: `Bearer ${key}` }),
+      };
     };
-  };
 
-  beforeAll(async () => {
-    topology = await start();
-    // Today is the real one, as the gateways' clock; its figures stay at the full day's (liveToday: false).
-    sandbox = await startSandbox({ port: 0, liveToday: false });
-    [a, b] = [await startGateway(), await startGateway()];
-  }, 60_000);
-  afterAll(async () => {
-    for (const stream of streams) stream.close();
-    await Promise.all(gateways.map((gateway) => gateway.close()));
-    await sandbox?.close();
-    await topology?.close();
-  });
-
-  /** Until the background writes of the answers just read are in the store (an answer does not wait for them). */
-  const cached = (pattern: string, count: number): Promise<void> =>
-    until(`${count} entries ${pattern} in the store`, async () => (await topology.keys(pattern)).length >= count);
-
-  it('a read through one is a hit through the other; a key keeps its names in one slot, another key elsewhere', async () => {
-    sandbox.log.reset();
-    const first = await a.gql<FixedDashboardData>(FIXED_DASHBOARD);
-    const data = dataOf(first);
-    expect(restCalls(sandbox)).toHaveLength(DASHBOARD_READS);
-    await cached('agw:c:*', DASHBOARD_READS);
-
-    sandbox.log.reset();
-    const second = await b.gql<FixedDashboardData>(FIXED_DASHBOARD);
-    expect(dataOf(second)).toEqual(data);
-    expect(restCalls(sandbox)).toEqual([]);
-    expect(usageOf(second)).toMatchObject({ upstreamCalls: 0, cache: { hits: DASHBOARD_READS, misses: 0 } });
-
-    // Every name of KEY_1's (entries, counters, marks) carries one hash tag; KEY_2's another.
-    await b.gql('{ websites { totalCount } }', {}, KEY_2);
-    await until('both keys with entries', async () => new Set(tagsOf(await topology.keys('agw:c:*'))).size === 2);
-    const names = await topology.keys('agw:*');
-    const tagged = names.filter((name) => !name.startsWith('agw:{apq}:') && name !== 'agw:secret');
-    expect(tagged.length).toBeGreaterThan(2 * DASHBOARD_READS);
-    for (const name of tagged) expect(name).toMatch(/^agw:[a-z]+:\{[\w-]{32}\}/);
-    expect(new Set(tagsOf(tagged)).size).toBe(2);
-  });
-
-  it('a write through one is seen at once through the other', async () => {
-    const READ = '{ website(id: "2") { id emailReports } }';
-    type ReadData = { website: { id: string; emailReports: boolean } };
-    const before = dataOf(await a.gql<ReadData>(READ)).website.emailReports;
-    await until('the website cached', async () => {
-      sandbox.log.reset();
-      await a.gql(READ);
-      return restCalls(sandbox).length === 0;
+    beforeAll(async () => {
+      topology = await start();
+      // Today is the real one, as the gateways' clock; its figures stay at the full day's (liveToday: false).
+      sandbox = await startSandbox({ port: 0, liveToday: false });
+      [a, b] = [await startGateway(), await startGateway()];
+    }, 60_000);
+    afterAll(async () => {
+      for (const stream of streams) stream.close();
+      await Promise.all(gateways.map((gateway) => gateway.close()));
+      await sandbox?.close();
+      await topology?.close();
     });
-    const update = await b.gql<{ updateWebsite: WebsitePayloadData }>(UPDATE_WEBSITE, { id: '2', input: { emailReports: !before } });
-    expect(dataOf(update).updateWebsite.userErrors).toEqual([]);
-    expect(dataOf(await a.gql<ReadData>(READ)).website.emailReports).toBe(!before);
-    expect(dataOf(await b.gql<ReadData>(READ)).website.emailReports).toBe(!before);
-  });
 
-  it('an APQ document registered on one runs on the other by its hash', async () => {
-    const query = `query Shared${Date.now()} { website(id: "1") { id domain } }`;
-    const persistedQuery = { version: 1, sha256Hash: sha256Hex(query) };
-    const post = (client: Client, body: unknown) =>
-      postGraphQL<{ website: { id: string } }>(`${client.gateway.url}/graphql`, body, { authorization: `Bearer ${KEY_1}` });
-    expect(dataOf(await post(a, { query, extensions: { persistedQuery } })).website.id).toBe('1');
-    await until('the document kept', async () => (await topology.keys(`agw:{apq}:${persistedQuery.sha256Hash}`)).length === 1);
-    expect(dataOf(await post(b, { extensions: { persistedQuery } })).website.id).toBe('1');
-  });
+    /** Until the background writes of the answers just read are in the store (an answer does not wait for them). */
+    const cached = (pattern: string, count: number): Promise<void> =>
+      until(`${count} entries ${pattern} in the store`, async () => (await topology.keys(pattern)).length >= count);
 
-  it('a live topic watched on both has one poller: the second stream is answered from the store, a change reaches both', async () => {
-    type Live = { website: { id: string; today: { nodes: { count: number }[] } } };
-    const LIVE = 'subscription Live { website(id: "2") { id today: stats(name: VISITOR, period: TODAY) { nodes { count } } } }';
-    const open = async (client: Client): Promise<SseStream<Live>> => {
-      const stream = await openSubscription<Live>(`${client.gateway.url}/graphql`, { query: LIVE }, KEY_1);
-      streams.push(stream as SseStream<unknown>);
-      return stream;
-    };
-    const visitors = (event: Awaited<ReturnType<SseStream<Live>['next']>>): number => event?.data?.website.today.nodes[0]?.count ?? -1;
-    const onA = await open(a);
-    const first = visitors(await onA.next());
-    expect(first).toBeGreaterThanOrEqual(0);
-    await until('the result kept in the store', async () => (await topology.keys('agw:live:last:*')).length === 1);
-    sandbox.log.reset();
-    const onB = await open(b);
-    expect(visitors(await onB.next())).toBe(first);
-    expect(restCalls(sandbox).filter((call) => call.includes('/websites/2'))).toEqual([]); // from the store, not polled
-    const locks = await topology.keys('agw:live:lock:*');
-    expect(locks).toHaveLength(1);
+    it('a read through one is a hit through the other; a key keeps its names in one slot, another key elsewhere', async () => {
+      sandbox.log.reset();
+      const first = await a.gql<FixedDashboardData>(FIXED_DASHBOARD);
+      const data = dataOf(first);
+      expect(restCalls(sandbox)).toHaveLength(DASHBOARD_READS);
+      await cached('agw:c:*', DASHBOARD_READS);
 
-    const added = await fetch(`${sandbox.url}/__sandbox/traffic`, { method: 'POST', body: JSON.stringify({ websiteId: 2, visitors: 4 }) });
-    expect(added.status).toBe(204);
-    for (const stream of [onA, onB]) {
-      await until('the change on each stream', async () => visitors(await stream.next(5_000)) === first + 4, 15_000);
-    }
-  });
+      sandbox.log.reset();
+      const second = await b.gql<FixedDashboardData>(FIXED_DASHBOARD);
+      expect(dataOf(second)).toEqual(data);
+      expect(restCalls(sandbox)).toEqual([]);
+      expect(usageOf(second)).toMatchObject({ upstreamCalls: 0, cache: { hits: DASHBOARD_READS, misses: 0 } });
 
-  it('the master holding the key killed under load: no failed or wrong answer, the cache used again', { timeout: 90_000 }, async () => {
-    // Two gateways with the store's budget as deployed (CACHE_STORE_TIMEOUT_MS=100): a read the store
-    // cannot answer within it goes to the install.
-    const budget = { CACHE_STORE_TIMEOUT_MS: '100' };
-    const [one, two] = [await startGateway(budget), await startGateway(budget)];
-    const reference = dataOf(await one.gql<FixedDashboardData>(FIXED_DASHBOARD));
-    await until('the dashboard from the store', async () => usageOf(await two.gql(FIXED_DASHBOARD)).upstreamCalls === 0);
-    // KEY_1's names: the tag of its statistics' entries (KEY_2 read only its list of websites).
-    const [stats] = tagsOf(await topology.keys('agw:c:*:s:*'));
-    const seen = `agw:seen:{${stats}}`;
-    expect(await topology.keys(seen)).toEqual([seen]);
-    const counts = { requests: 0, failed: 0, wrong: 0, fromUpstream: 0 };
-    /** When the holder had exited; when a request sent after that was first answered from the store. */
-    let killedAt = 0;
-    let usedAgainAt = 0;
-    let stop = false;
-    const load = async (client: Client): Promise<void> => {
-      while (!stop) {
-        const sentAfterKill = killedAt > 0;
-        const response = await client.gql<FixedDashboardData>(FIXED_DASHBOARD).catch(() => null);
-        counts.requests++;
-        if (response === null || response.status !== 200 || response.errors?.length) counts.failed++;
-        else if (JSON.stringify(response.data) !== JSON.stringify(reference)) counts.wrong++;
-        else if (sentAfterKill && usageOf(response).upstreamCalls > 0) counts.fromUpstream++;
-        else if (sentAfterKill && usageOf(response).cache.hits === DASHBOARD_READS && usedAgainAt === 0) usedAgainAt = performance.now();
+      // Every name of KEY_1's (entries, counters, marks) carries one hash tag; KEY_2's another.
+      await b.gql('{ websites { totalCount } }', {}, KEY_2);
+      await until('both keys with entries', async () => new Set(tagsOf(await topology.keys('agw:c:*'))).size === 2);
+      const names = await topology.keys('agw:*');
+      const tagged = names.filter((name) => !name.startsWith('agw:{apq}:') && name !== 'agw:secret');
+      expect(tagged.length).toBeGreaterThan(2 * DASHBOARD_READS);
+      for (const name of tagged) expect(name).toMatch(/^agw:[a-z]+:\{[\w-]{32}\}/);
+      expect(new Set(tagsOf(tagged)).size).toBe(2);
+    });
+
+    it('a write through one is seen at once through the other', async () => {
+      const READ = '{ website(id: "2") { id emailReports } }';
+      type ReadData = { website: { id: string; emailReports: boolean } };
+      const before = dataOf(await a.gql<ReadData>(READ)).website.emailReports;
+      await until('the website cached', async () => {
+        sandbox.log.reset();
+        await a.gql(READ);
+        return restCalls(sandbox).length === 0;
+      });
+      const update = await b.gql<{ updateWebsite: WebsitePayloadData }>(UPDATE_WEBSITE, { id: '2', input: { emailReports: !before } });
+      expect(dataOf(update).updateWebsite.userErrors).toEqual([]);
+      expect(dataOf(await a.gql<ReadData>(READ)).website.emailReports).toBe(!before);
+      expect(dataOf(await b.gql<ReadData>(READ)).website.emailReports).toBe(!before);
+    });
+
+    it('an APQ document registered on one runs on the other by its hash', async () => {
+      const query = `query Shared${Date.now()} { website(id: "1") { id domain } }`;
+      const persistedQuery = { version: 1, sha256Hash: sha256Hex(query) };
+      const post = (client: Client, body: unknown) =>
+        postGraphQL<{ website: { id: string } }>(`${client.gateway.url}/graphql`, body, { authorization: `Bearer ${KEY_1}` });
+      expect(dataOf(await post(a, { query, extensions: { persistedQuery } })).website.id).toBe('1');
+      await until('the document kept', async () => (await topology.keys(`agw:{apq}:${persistedQuery.sha256Hash}`)).length === 1);
+      expect(dataOf(await post(b, { extensions: { persistedQuery } })).website.id).toBe('1');
+    });
+
+    it('a live topic watched on both has one poller: the second stream is answered from the store, a change reaches both', async () => {
+      type Live = { website: { id: string; today: { nodes: { count: number }[] } } };
+      const LIVE = 'subscription Live { website(id: "2") { id today: stats(name: VISITOR, period: TODAY) { nodes { count } } } }';
+      const open = async (client: Client): Promise<SseStream<Live>> => {
+        const stream = await openSubscription<Live>(`${client.gateway.url}/graphql`, { query: LIVE }, KEY_1);
+        streams.push(stream as SseStream<unknown>);
+        return stream;
+      };
+      const visitors = (event: Awaited<ReturnType<SseStream<Live>['next']>>): number => event?.data?.website.today.nodes[0]?.count ?? -1;
+      const onA = await open(a);
+      const first = visitors(await onA.next());
+      expect(first).toBeGreaterThanOrEqual(0);
+      await until('the result kept in the store', async () => (await topology.keys('agw:live:last:*')).length === 1);
+      sandbox.log.reset();
+      const onB = await open(b);
+      expect(visitors(await onB.next())).toBe(first);
+      expect(restCalls(sandbox).filter((call) => call.includes('/websites/2'))).toEqual([]); // from the store, not polled
+      const locks = await topology.keys('agw:live:lock:*');
+      expect(locks).toHaveLength(1);
+
+      const added = await fetch(`${sandbox.url}/__sandbox/traffic`, {
+        method: 'POST',
+        body: JSON.stringify({ websiteId: 2, visitors: 4 }),
+      });
+      expect(added.status).toBe(204);
+      for (const stream of [onA, onB]) {
+        await until('the change on each stream', async () => visitors(await stream.next(5_000)) === first + 4, 15_000);
       }
-    };
-    const loads = [load(one), load(two), load(one), load(two)];
-    await until('requests under way', () => counts.requests > 20);
-    await topology.killHolderOf(seen);
-    killedAt = performance.now();
-    await until('the store whole again', () => topology.recovered(), 30_000);
-    await until('the cache used again', () => usedAgainAt > 0, 30_000);
-    stop = true;
-    await Promise.all(loads);
-    console.log(
-      `failover (${_name}): ${counts.requests} requests, ${counts.failed} failed, ${counts.wrong} wrong, ` +
-        `${counts.fromUpstream} read from the install after the kill; the cache used again ` +
-        `${Math.round(usedAgainAt - killedAt)} ms after it`,
-    );
-    expect(counts.failed).toBe(0);
-    expect(counts.wrong).toBe(0);
-  });
-});
+    });
 
-describe('gateways on a Redis Cluster while a slot moves to another master', () => {
+    it('the master holding the key killed under load: no failed or wrong answer, the cache used again', { timeout: 90_000 }, async () => {
+      // Two gateways with the store's budget as deployed (CACHE_STORE_TIMEOUT_MS=100): a read the store
+      // cannot answer within it goes to the install.
+      const budget = { CACHE_STORE_TIMEOUT_MS: '100' };
+      const [one, two] = [await startGateway(budget), await startGateway(budget)];
+      const reference = dataOf(await one.gql<FixedDashboardData>(FIXED_DASHBOARD));
+      await until('the dashboard from the store', async () => usageOf(await two.gql(FIXED_DASHBOARD)).upstreamCalls === 0);
+      // KEY_1's names: the tag of its statistics' entries (KEY_2 read only its list of websites).
+      const [stats] = tagsOf(await topology.keys('agw:c:*:s:*'));
+      const seen = `agw:seen:{${stats}}`;
+      expect(await topology.keys(seen)).toEqual([seen]);
+      const counts = { requests: 0, failed: 0, wrong: 0, fromUpstream: 0 };
+      /** When the holder had exited; when a request sent after that was first answered from the store. */
+      let killedAt = 0;
+      let usedAgainAt = 0;
+      let stop = false;
+      const load = async (client: Client): Promise<void> => {
+        while (!stop) {
+          const sentAfterKill = killedAt > 0;
+          const response = await client.gql<FixedDashboardData>(FIXED_DASHBOARD).catch(() => null);
+          counts.requests++;
+          if (response === null || response.status !== 200 || response.errors?.length) counts.failed++;
+          else if (JSON.stringify(response.data) !== JSON.stringify(reference)) counts.wrong++;
+          else if (sentAfterKill && usageOf(response).upstreamCalls > 0) counts.fromUpstream++;
+          else if (sentAfterKill && usageOf(response).cache.hits === DASHBOARD_READS && usedAgainAt === 0) usedAgainAt = performance.now();
+        }
+      };
+      const loads = [load(one), load(two), load(one), load(two)];
+      await until('requests under way', () => counts.requests > 20);
+      await topology.killHolderOf(seen);
+      killedAt = performance.now();
+      await until('the store whole again', () => topology.recovered(), 30_000);
+      await until('the cache used again', () => usedAgainAt > 0, 30_000);
+      stop = true;
+      await Promise.all(loads);
+      console.log(
+        `failover (${name}): ${counts.requests} requests, ${counts.failed} failed, ${counts.wrong} wrong, ` +
+          `${counts.fromUpstream} read from the install after the kill; the cache used again ` +
+          `${Math.round(usedAgainAt - killedAt)} ms after it`,
+      );
+      expect(counts.failed).toBe(0);
+      expect(counts.wrong).toBe(0);
+    });
+  });
+}
+
+describeNeeding('redis-server', 'redis-cli')('gateways on a Redis Cluster while a slot moves to another master', () => {
   let cluster: RedisCluster;
   let sandbox: Sandbox;
   const gateways: Gateway[] = [];
