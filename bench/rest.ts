@@ -65,6 +65,15 @@ export interface LogEntry {
   endedAt?: number | null;
 }
 
+/** "METHOD /path?sorted=query" of a call: a read tried again has the same. */
+export function callSignature(entry: LogEntry): string {
+  const query = Object.entries(entry.query)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => `${name}=${value}`)
+    .join('&');
+  return `${entry.method} ${entry.path}${query ? `?${query}` : ''}`;
+}
+
 /** Not an attempt a gateway retries: answered, and not with a 502/503/504 (what it retries a read on). */
 export const isAnswered = (entry: LogEntry): boolean => entry.status !== 0 && !RETRIED_STATUS.has(entry.status ?? 200);
 const RETRIED_STATUS = new Set([502, 503, 504]);
@@ -171,6 +180,14 @@ export class SandboxControl {
    */
   async answered(): Promise<LogEntry[]> {
     return (await this.entries()).filter(isAnswered);
+  }
+
+  /**
+   * The distinct reads among them (for the one-request checks, which read each URL once): a read the
+   * gateway tried again after the sandbox had answered it (its socket broke, on a busy machine) is one.
+   */
+  async reads(): Promise<number> {
+    return new Set((await this.answered()).map(callSignature)).size;
   }
 
   /**

@@ -1,14 +1,11 @@
 // A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=0.25, two changes, 0.2-second dashboard runs), so
 // that it never rots. It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIVE, formatReport, livePass, runBench } from '../../bench/index.js';
-import { childProcesses } from './children.js';
+import { expectEveryProcessEnded } from './short.js';
 
 describe('benchmark harness: the live pass', () => {
-  // Every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended.
-  afterEach(() => {
-    expect(childProcesses()).toEqual([]);
-  });
+  expectEveryProcessEnded();
 
   it('shares one poller among the streams, times a change at each, reads the memory per stream and the dashboard beside them', async () => {
     // Only when named; the run's latency and connections, and its own figures.
