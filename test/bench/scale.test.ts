@@ -38,12 +38,13 @@ describe('benchmark harness: the scale pass', () => {
       ]);
       for (const row of scale?.rows ?? []) {
         const { first, repeat } = row;
-        // Each key's first dashboard: a website and six statistics read upstream (the sandbox counts a read
-        // tried again too) and written to the store.
+        // Each key's first dashboard: a website and six statistics read upstream and written to the store.
+        // How many calls that takes is the pass's figure (fewer when another of the user's keys stored an
+        // entry first, more when a read is tried again), not checked here.
         expect(first.dashboards).toBe(24);
         expect(first.errors).toBe(0);
-        expect(first.upstreamCalls).toBeGreaterThanOrEqual(7);
-        expect(first.commands.evalsha).toBeGreaterThanOrEqual(7);
+        expect(first.upstreamCalls).toBeGreaterThan(0);
+        expect(first.commands.evalsha).toBeGreaterThan(0);
         // Then the stored answers, read with MGET. How many MGETs a dashboard costs, and how many reads still
         // go upstream (a key whose writes had not landed when the repeat began, on a busy machine), are the
         // figures the pass measures, not checked here.

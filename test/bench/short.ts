@@ -1,6 +1,10 @@
-// What the benchmark harness's smoke tests share: their short runs, and the check that every process a
-// pass started has ended.
+// What the benchmark harness's smoke tests share: their short runs, the check that every process a pass
+// started has ended, and the check of a run's upstream calls. The sandbox counts every attempt, and under
+// load a read may be tried again (a connection that broke, a 502/503/504), so its count per request is at
+// least the reads; the answers count one call per read (extensions.upstreamCalls), and the difference is
+// the report's retriedCalls.
 import { afterEach, expect } from 'vitest';
+import type { Measurement } from '../../bench/index.js';
 import { childProcesses } from './children.js';
 
 /**
@@ -21,4 +25,20 @@ export function expectEveryProcessEnded(): void {
   afterEach(() => {
     expect(childProcesses()).toEqual([]);
   });
+}
+
+/**
+ * A gateway's upstream calls: every answer says it made at least `reads` calls, most of them exactly
+ * that; the sandbox saw at least as many, and the retried attempts are counted (0 or more). (Not checked
+ * against each other: per request, they are averages of runs of different lengths.)
+ */
+export function expectCalls(m: Measurement | null | undefined, reads: number): void {
+  const requests = m?.requests ?? 0;
+  const byCalls = Object.entries(m?.answersByCalls ?? {});
+  expect(byCalls.reduce((sum, [, count]) => sum + count, 0)).toBe(requests);
+  for (const [calls] of byCalls) expect(Number(calls)).toBeGreaterThanOrEqual(reads);
+  expect(m?.answersByCalls?.[reads]).toBeGreaterThan(requests / 2);
+  expect(m?.reportedCallsPerRequest).toBeGreaterThanOrEqual(reads);
+  expect(m?.upstreamCallsPerRequest).toBeGreaterThanOrEqual(reads);
+  expect(m?.retriedCalls).toBeGreaterThanOrEqual(0);
 }
