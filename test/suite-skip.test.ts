@@ -159,16 +159,16 @@ describe('every test file that spawns a program outside npm', () => {
       const programs = ALL.filter((name) => named.includes(name) || through.includes(name));
       if (programs.length === 0) continue;
       spawns.set(file, programs);
-      // Each goes through describeNeeding/itNeeding (test/redis.ts's describe is describeNeeding('redis-server')).
+      // Each goes through describeNeeding, itNeeding or pathIfPresent (test/redis.ts's describe is describeNeeding('redis-server')).
       const skipped = new Set<string>(
         through.includes('redis-server') && /\bdescribe\b[^;]*from '(\.\.?\/)+redis\.js'/.test(source) ? ['redis-server'] : [],
       );
-      for (const call of source.matchAll(/\b(?:describe|it)Needing\(([^)]*)\)/g)) {
+      for (const call of source.matchAll(/\b(?:describeNeeding|itNeeding|pathIfPresent)\(([^)]*)\)/g)) {
         for (const quoted of (call[1] ?? '').matchAll(/'([^']+)'/g)) skipped.add(quoted[1] ?? '');
       }
       expect(
         programs.filter((name) => !skipped.has(name)),
-        `${file}: spawned without describeNeeding/itNeeding`,
+        `${file}: spawned without describeNeeding, itNeeding or pathIfPresent`,
       ).toEqual([]);
     }
     const listed = new Map<string, ProgramName[]>();

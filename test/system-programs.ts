@@ -20,14 +20,15 @@ export interface SystemProgram {
   readonly debianPackage: string;
   /** What the tests that need it show, in a few words. */
   readonly enables: string;
-  /** The test files that need it (some only for a part of their tests), from the repository's root. */
+  /** The test files that need it (some only for a part of their tests, or to do all they do), from the repository's root. */
   readonly files: readonly string[];
   /** A variable naming it instead of PATH: an absolute path, or a command looked up in PATH. */
   readonly variable?: string;
 }
 
 const REDIS_FILES = [
-  'test/bench/bench.test.ts',
+  'test/bench/scale.test.ts',
+  'test/bench/stored.test.ts',
   'test/http/answer-cache.test.ts',
   'test/live/redis-share.test.ts',
   'test/live/replicas.test.ts',
@@ -48,7 +49,7 @@ export const SYSTEM_PROGRAMS = [
     command: 'redis-cli',
     debianPackage: 'redis-tools',
     enables: 'a Redis Cluster (joined by redis-cli --cluster create), in the topology tests and the scale benchmark',
-    files: ['test/bench/bench.test.ts', 'test/upstream/redis-tls.test.ts', 'test/upstream/redis-topologies.test.ts'],
+    files: ['test/bench/scale.test.ts', 'test/upstream/redis-tls.test.ts', 'test/upstream/redis-topologies.test.ts'],
   },
   {
     command: 'openssl',
