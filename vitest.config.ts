@@ -9,7 +9,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    // The second says when the Redis or the browser suite is skipped (no redis-server, no chromium, outside CI), and why.
+    // The second says which tests are skipped for want of a program outside npm (test/system-programs.ts), and why.
     reporters: ['default', './test/suite-skip.ts'],
     // Two files at a time, whatever the machine (vitest's default is one fewer than the cores: one on
     // CI's two). Most of a file's time is spent waiting on sockets and child processes, and every test

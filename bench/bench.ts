@@ -20,7 +20,7 @@ import {
 import { DEFAULT_LIVE, runLivePass, type LivePassOptions, type LivePassResult } from './live.js';
 import { runScalePass, type ScalePassOptions, type ScalePassResult } from './scale.js';
 import { STATIC_SCRIPT, runStoredPass, type StoredPassOptions, type StoredPassResult } from './stored.js';
-import { runGatewayLoad, runRestLoad, type LoadResult } from './load.js';
+import { runGatewayLoad, runRestLoad, sizedAmount, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
 import {
@@ -740,7 +740,7 @@ async function runCachePass(
   log(`pass "cache": ${cachePass.latencyMs} ms sandbox, dashboard ${context.from}..${context.to}, CACHE=off and CACHE=on`);
   /** Upstream calls since the last settle (attempts to be retried aside); settles again. */
   const calls = async (): Promise<number> => {
-    const count = (await control.answered()).length;
+    const count = await control.reads();
     await control.settle();
     return count;
   };
@@ -861,7 +861,7 @@ async function runFloorPass(
       await control.settle();
       const answer = await fetchDashboard(url, steps);
       if (answer.problem) notes.push(`check (${label}): ${answer.problem}`);
-      const count = (await control.answered()).length;
+      const count = await control.reads();
       await control.resetLog();
       if (count !== scenario.expectedCalls)
         notes.push(`one dashboard through the ${label} made ${count} REST calls, expected ${scenario.expectedCalls}`);
@@ -1130,19 +1130,14 @@ async function measureGateway(
   const base = { url: gateway.url, authorization: `Bearer ${DEMO_KEY}`, connections: pass.connections, steps, ok: scenario.ok };
   const warmup = await runGatewayLoad({ ...base, seconds: options.warmupSeconds });
   // Sized from the warm-up's rate so the run lasts about durationSeconds and ends with nothing in
-  // flight: every request counted by the sandbox then belongs to a completed GraphQL request.
-  // A short warm-up on a busy machine may have seen few answers, or none in its second half: its whole rate
-  // then, and at least MIN_MEASURED requests, whose CPU time /proc can tell apart from 0 (10 ms ticks).
-  const chain = steps.length;
-  const rate = Math.max(warmup.lateRate, warmup.completed / warmup.seconds);
-  const perConnection =
-    Math.max(Math.ceil(MIN_MEASURED / pass.connections / chain), Math.ceil((rate * options.durationSeconds) / pass.connections / chain)) *
-    chain;
+  // flight: every request counted by the sandbox then belongs to a completed GraphQL request. At least
+  // MIN_MEASURED requests, whose CPU time /proc can tell apart from 0 (10 ms ticks).
+  const amount = sizedAmount(warmup, pass.connections, steps.length, options.durationSeconds, MIN_MEASURED);
   await control.settle();
   const cpu0 = cpuTimeMs(gateway.pid);
   const sandbox0 = cpuTimeMs(sandboxPid);
   const rss = sampleRss(gateway.pid);
-  const load = await runGatewayLoad({ ...base, amount: perConnection * pass.connections });
+  const load = await runGatewayLoad({ ...base, amount });
   const peakRssMb = rss.stop();
   const cpuMs = difference(cpu0, cpuTimeMs(gateway.pid));
   const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));

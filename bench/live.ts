@@ -13,10 +13,10 @@
 //   figures then stay at the full day's) and with all of them open while a change lands every interval (each poll pushes to every
 //   stream).
 import { Client, type Dispatcher } from 'undici';
-import { runGatewayLoad, type LoadResult } from './load.js';
+import { runGatewayLoad, sizedAmount, type LoadResult } from './load.js';
 import { median, percentiles } from './percentiles.js';
 import { cpuTimeMs, freePort, inspect, memoryMb, type ChildServer } from './processes.js';
-import type { LogEntry, RestClient, SandboxControl } from './rest.js';
+import { type LogEntry, type RestClient, type SandboxControl, callSignature } from './rest.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
 export interface LivePassOptions {
@@ -186,6 +186,9 @@ export interface LivePassResult extends LivePassOptions {
   gatewayPeakRssMb: number | null;
   notes: string[];
 }
+
+/** The fewest requests of a measured dashboard run (its p50 and p99 come from them). */
+const MIN_DASHBOARDS = 20;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -365,33 +368,32 @@ export async function settledMemory(pid: number, inspectorPort: number | null, n
   return { rssMb: memoryMb(pid, 'VmRSS'), heapUsedMb: null, heapTotalMb: null, externalMb: null, gc: false };
 }
 
-/** "METHOD /path?sorted=query" of each entry, sorted: comparable between a poll and the query. */
+/** Each entry's signature, once each, sorted: a read tried again is one. */
 function signatures(entries: readonly LogEntry[]): string[] {
-  return entries
-    .map((entry) => {
-      const query = Object.entries(entry.query)
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([name, value]) => `${name}=${value}`)
-        .join('&');
-      return `${entry.method} ${entry.path}${query ? `?${query}` : ''}`;
-    })
-    .sort();
+  return [...new Set(entries.map(callSignature))].sort();
 }
 
-/** The log's entries grouped into polls: a poll's calls start together, polls an interval apart. */
-function pollsOf(entries: readonly LogEntry[], intervalMs: number): LogEntry[][] {
+/**
+ * The log's entries grouped into polls, in order of arrival: a poll makes each of the query's `calls`
+ * once, so a call the current poll has made starts the next one once it has made them all (before, it
+ * is a read tried again). Not by the time between arrivals: on a busy machine a late poll and the next
+ * one on time arrive close together, and a poll's own calls apart.
+ */
+function pollsOf(entries: readonly LogEntry[], calls: number): LogEntry[][] {
   const sorted = entries.filter((entry) => typeof entry.startedAt === 'number').sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0));
-  const polls: LogEntry[][] = [];
-  let start = Number.NEGATIVE_INFINITY;
+  const polls: { entries: LogEntry[]; made: Set<string> }[] = [];
   for (const entry of sorted) {
-    const at = entry.startedAt ?? 0;
-    if (at - start > intervalMs / 2) {
-      polls.push([]);
-      start = at;
+    const signature = callSignature(entry);
+    let current = polls.at(-1);
+    if (current?.made.has(signature) && current.made.size < calls) continue;
+    if (current === undefined || current.made.has(signature)) {
+      current = { entries: [], made: new Set() };
+      polls.push(current);
     }
-    polls[polls.length - 1]?.push(entry);
+    current.entries.push(entry);
+    current.made.add(signature);
   }
-  return polls;
+  return polls.map((poll) => poll.entries);
 }
 
 /** Waits until the sandbox has nothing in flight (a poll under way finishes), up to `ms`. */
@@ -465,24 +467,23 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
         notes.push(`the query answered HTTP ${response.status}: ${text.slice(0, 300)}`);
       await quiet(control);
       // Answered calls: an attempt the gateway tries again (its socket broke under load) is not a call more.
-      const entries = await control.answered();
-      queryCalls.push(entries.length);
-      querySignatures = signatures(entries);
+      querySignatures = signatures(await control.answered());
+      queryCalls.push(querySignatures.length);
     }
 
     // Warm-up: the dashboard, and a few streams opened and closed (their code paths compiled before the memory is read).
     log('  warm-up: the dashboard, and a few streams');
     const steps = SCENARIOS.dashboard.steps(harness.context);
-    const load = (seconds: number): Promise<LoadResult> =>
+    const load = (size: { seconds: number } | { amount: number }): Promise<LoadResult> =>
       runGatewayLoad({
         url: gateway.url,
         authorization: `Bearer ${harness.key}`,
         connections: options.connections,
         steps,
         ok: SCENARIOS.dashboard.ok,
-        seconds,
+        ...size,
       });
-    await load(harness.warmupSeconds);
+    await load({ seconds: harness.warmupSeconds });
     await streams.open(Math.min(20, n), openTimeoutMs);
     await streams.closeAll();
     await control.settle();
@@ -516,7 +517,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
     await quiet(control);
     const windowCpuMs = windowCpu === null ? null : (cpuTimeMs(gateway.pid) ?? Number.NaN) - windowCpu;
     const windowSeconds = (performance.now() - windowStarted) / 1000;
-    const polls = pollsOf(await control.answered(), intervalMs);
+    const polls = pollsOf(await control.answered(), querySignatures.length);
     const starts = polls.map((poll) => poll[0]?.startedAt ?? Number.NaN);
     const pollFigures = {
       calls: polls.map((poll) => poll.length),
@@ -568,7 +569,8 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       notes.push("the sandbox's clock could not be read: no wait/after-poll split");
     const timed: {
       posted: number;
-      answered: number;
+      /** When the sandbox counted the change, on its clock. */
+      addedAt: number;
       delays: number[];
       missing: number;
       gatewayCpuMs: number | null;
@@ -597,8 +599,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       const gatewayCpu = cpuTimeMs(gateway.pid);
       const harnessCpu = process.cpuUsage();
       const posted = performance.now();
-      await control.traffic(WEBSITE_ID, options.visitorsPerChange);
-      const answered = performance.now();
+      const addedAt = await control.traffic(WEBSITE_ID, options.visitorsPerChange);
       await until(
         () => {
           live.forEach((stream, i) => {
@@ -624,7 +625,7 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       const got = delays.filter((delay) => !Number.isNaN(delay));
       timed.push({
         posted,
-        answered,
+        addedAt,
         delays: got,
         missing: n - got.length,
         gatewayCpuMs,
@@ -634,21 +635,27 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
         `    change ${change}: p50 ${percentiles(got).p50.toFixed(0)} ms, max ${Math.max(...got).toFixed(0)} ms, ${got.length}/${n} streams`,
       );
     }
-    // The poll that read each change: the first whose visitors call reached the sandbox after the change was made.
+    // The poll that read each change: the first whose visitors call reached the sandbox after the change
+    // counted, both on the sandbox's clock. (Not after the harness had the POST's answer: a poll can read
+    // the change between the two, and the next poll, an interval later, would be taken for it.)
     const visitorCalls = (await control.entries())
       .filter((entry) => entry.path === `/api/v1/stats/${WEBSITE_ID}` && entry.query.name === 'visitor')
-      .map((entry) => (entry.startedAt ?? Number.NaN) - (clockOffsetMs ?? Number.NaN))
+      .map((entry) => entry.startedAt ?? Number.NaN)
       .filter(Number.isFinite)
       .sort((a, b) => a - b);
     const maxOf = (values: readonly number[]): number => (values.length > 0 ? Math.max(...values) : Number.NaN);
     const allDelays: number[] = [];
     const allAfterPoll: number[] = [];
-    const changes: LiveChange[] = timed.map(({ posted, answered, delays: got, missing, gatewayCpuMs, harnessCpuMs }) => {
+    const changes: LiveChange[] = timed.map(({ posted, addedAt, delays: got, missing, gatewayCpuMs, harnessCpuMs }) => {
       const { p50, p99 } = percentiles(got);
       const first = got.length > 0 ? Math.min(...got) : Number.NaN;
       const max = maxOf(got);
-      const readAt = visitorCalls.find((at) => at > answered);
-      const waitMs = readAt === undefined || got.length === 0 ? null : readAt - posted;
+      const readAt = visitorCalls.find((at) => at > addedAt);
+      // That poll's start on this process's clock, from the POST.
+      const waitMs =
+        readAt === undefined || got.length === 0 || clockOffsetMs === null || !Number.isFinite(clockOffsetMs)
+          ? null
+          : readAt - clockOffsetMs - posted;
       const after = waitMs === null ? [] : got.map((delay) => delay - waitMs);
       allDelays.push(...got);
       allAfterPoll.push(...after);
@@ -686,14 +693,15 @@ export async function runLivePass(options: LivePassOptions, harness: LiveHarness
       log(
         `  dashboard, ${streamsState === 'none' ? 'no stream open' : `${streams.list.length} streams ${streamsState === 'open' ? 'open, idle' : 'open, a change every interval'}`} (run ${round}/${harness.repeat})`,
       );
-      await load(harness.warmupSeconds);
+      // Sized from its warm-up, as the scenario passes' runs: about the run's duration, and enough requests for a p50.
+      const warmup = await load({ seconds: harness.warmupSeconds });
       const eventsBefore = streams.list.map((stream) => stream.events);
       const change = (): void => void control.traffic(WEBSITE_ID, options.visitorsPerChange).catch(() => undefined);
       const timer = streamsState === 'open+changes' ? setInterval(change, intervalMs) : null;
       if (timer) change();
       let result: LoadResult;
       try {
-        result = await load(harness.durationSeconds);
+        result = await load({ amount: sizedAmount(warmup, options.connections, steps.length, harness.durationSeconds, MIN_DASHBOARDS) });
       } finally {
         if (timer) clearInterval(timer);
       }

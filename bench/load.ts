@@ -39,6 +39,17 @@ export interface GatewayLoadOptions {
   amount?: number;
 }
 
+/**
+ * The size of a run that lasts about `seconds` at the warm-up's rate, in whole chains of `chain` requests
+ * per connection, and of at least `minimum` requests: a short warm-up on a busy machine may have seen few
+ * answers, or none in its second half (its whole rate then), and a run by time might complete none.
+ */
+export function sizedAmount(warmup: LoadResult, connections: number, chain: number, seconds: number, minimum: number): number {
+  const rate = Math.max(warmup.lateRate, warmup.seconds > 0 ? warmup.completed / warmup.seconds : 0);
+  const perConnection = Math.max(Math.ceil(minimum / connections / chain), Math.ceil((rate * seconds) / connections / chain)) * chain;
+  return perConnection * connections;
+}
+
 /** autocannon's sample interval (ms): how late after its end a run is noticed as over. */
 const SAMPLE_MS = 100;
 

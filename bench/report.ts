@@ -629,8 +629,9 @@ export function liveSection(live: LivePassResult): string[] {
       "sandbox's today grows by itself; the figure it is compared with is read from the sandbox just before): its delay is the " +
       'wait for the next poll to start (0 to one interval: polls are timed from start to start), ' +
       "then that poll's upstream round trip, the " +
-      "gateway's work and the push to every stream. The wait is read from the sandbox's log (the arrival of the poll's visitors " +
-      `call, on the harness's clock: offset ${fixed(live.clockOffsetMs, 2)} ms from 5 calls). Spread: the last subscriber's delay − the first's.`,
+      "gateway's work and the push to every stream. The wait is read from the sandbox's log (the arrival of the first visitors " +
+      "call after the sandbox counted the change, on the harness's clock: offset " +
+      `${fixed(live.clockOffsetMs, 2)} ms from 5 calls). Spread: the last subscriber's delay − the first's.`,
     '',
     "CPU: from the POST to the last arrival, the gateway's (/proc, 10 ms ticks: the poll and the push) and the harness's (receiving " +
       `the ${live.subscribers} events on one thread, on the same cores).`,

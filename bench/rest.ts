@@ -57,12 +57,23 @@ export interface LogEntry {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** Lower-case names. */
+  headers?: Record<string, string>;
   body: string;
   /** The status answered (0 while in flight, or when the socket went away). */
   status?: number;
   /** The sandbox's performance.now() at arrival, and when its answer ended (null while in flight). */
   startedAt?: number;
   endedAt?: number | null;
+}
+
+/** "METHOD /path?sorted=query" of a call: a read tried again has the same. */
+export function callSignature(entry: LogEntry): string {
+  const query = Object.entries(entry.query)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => `${name}=${value}`)
+    .join('&');
+  return `${entry.method} ${entry.path}${query ? `?${query}` : ''}`;
 }
 
 /** Not an attempt a gateway retries: answered, and not with a 502/503/504 (what it retries a read on). */
@@ -114,9 +125,20 @@ export class SandboxControl {
     await this.send('PUT', '/__sandbox/knobs', { latencyMs, jitterMs: 0, faultRate: 0, rateLimit: { limit: perMinute, windowMs: 60_000 } });
   }
 
-  /** Adds visits to a website's today (POST /__sandbox/traffic): its VISITOR, PAGEVIEW and PAGE statistics of today grow. */
-  async traffic(websiteId: number, visitors: number): Promise<void> {
-    await this.send('POST', '/__sandbox/traffic', { websiteId, visitors });
+  /**
+   * Adds visits to a website's today (POST /__sandbox/traffic): its VISITOR, PAGEVIEW and PAGE statistics of
+   * today grow. Resolves to when they counted, on the sandbox's clock (that of the log's startedAt).
+   */
+  async traffic(websiteId: number, visitors: number): Promise<number> {
+    const { statusCode, headers, body } = await this.pool.request({
+      method: 'POST',
+      path: '/__sandbox/traffic',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ websiteId, visitors }),
+    });
+    const text = await body.text();
+    if (statusCode !== 204) throw new Error(`sandbox POST /__sandbox/traffic answered ${statusCode}: ${text}`);
+    return Number(headers['x-sandbox-added-at']);
   }
 
   async resetLog(): Promise<void> {
@@ -160,6 +182,16 @@ export class SandboxControl {
    */
   async answered(): Promise<LogEntry[]> {
     return (await this.entries()).filter(isAnswered);
+  }
+
+  /**
+   * The distinct reads with a key among them (for the one-request checks, which read each URL once): a
+   * read the gateway tried again after the sandbox had answered it (its socket broke, on a busy machine)
+   * is one, and the probe a gateway sends without a key as it starts (late, on a busy machine) is none.
+   */
+  async reads(): Promise<number> {
+    const withKey = (await this.answered()).filter((entry) => entry.headers?.authorization !== undefined);
+    return new Set(withKey.map(callSignature)).size;
   }
 
   /**

@@ -109,7 +109,7 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
       while ((await storedAnswers(gateway)) <= before && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
       if ((await storedAnswers(gateway)) <= before) notes.push('check: the answer was not stored within 10 s');
     }
-    const count = (await control.answered()).length;
+    const count = await control.reads();
     return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
   };
 

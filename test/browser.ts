@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
-import { CHROMIUM_PATH } from './suite-skip.js';
+import { pathOf } from './needs.js';
 
 /** The flags of a quiet, throw-away chromium: no sandbox (containers), no GPU, nothing fetched from Google. */
 const CHROMIUM_FLAGS = [
@@ -28,7 +28,7 @@ export async function launchChromium(timeout: number, options: BrowserContextOpt
   const profile = await mkdtemp(join(tmpdir(), 'chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     ...options,
-    executablePath: CHROMIUM_PATH,
+    executablePath: pathOf('chromium'),
     headless: true,
     args: CHROMIUM_FLAGS,
     timeout,

@@ -2,13 +2,13 @@
 // against a gateway in sandbox mode, as `npm start` serves it. The page loads with no request outside
 // the gateway (every request is recorded), the demo key is in its headers, and running the dashboard,
 // a subscription and a refused query shows what a user would see. Without chromium the suite is
-// skipped outside CI (the run says so: test/suite-skip.ts) and fails at once in CI.
+// skipped outside CI (the run says so: test/needs.ts, test/suite-skip.ts) and fails at once in CI.
 import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
 import { launchChromium, type Browser } from './browser.js';
 import { KEY_1, dataOf, startStack, type Stack } from './fixture.js';
-import { BROWSER_INSTALL, CHROMIUM_PATH, chromiumMissing, inCi, skipBrowserSuite } from './suite-skip.js';
+import { describeNeeding } from './needs.js';
 
 /** What an editor shows, its spaces as spaces (the editor renders no-break spaces). */
 const textOf = (text: string | null): string => (text ?? '').replace(/\s+/g, ' ');
@@ -19,7 +19,7 @@ const PAGE_TIMEOUT_MS = 60_000;
 const SUBSCRIPTION = 'subscription Today { website(id: "1") { id today: stats(name: VISITOR, period: TODAY) { totalCount sum } } }';
 const REFUSED = 'query Refused { websites(perPage: 7) { totalCount } }';
 
-describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
+describeNeeding('chromium')('GraphiQL in chromium', () => {
   let stack: Stack;
   let browser: Browser;
   let context: BrowserContext;
@@ -30,11 +30,6 @@ describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
   const graphqlHeaders: Record<string, string>[] = [];
 
   beforeAll(async () => {
-    if (chromiumMissing && inCi) {
-      throw new Error(
-        `chromium is not at ${CHROMIUM_PATH}, and CI is set: the browser suite must run here (install it: ${BROWSER_INSTALL}).`,
-      );
-    }
     // Today as the sandbox's clock has it (not pinned), as under `npm start`: the live view has data.
     stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1' } });
     browser = await launchChromium(PAGE_TIMEOUT_MS);

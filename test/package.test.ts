@@ -5,7 +5,7 @@
 // builds dist/ first; the pack skips prepack's build for that reason (the build it would run is checked).
 // `npm publish --dry-run` packs it again as a publish would, and says what it would correct.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   if (report === undefined) throw new Error(`npm pack reported nothing: ${packed.stdout}`);
   tarball = join(work, report.filename);
   files = report.files.map((file) => file.path);
-  await run('mkdir', ['-p', app]);
+  mkdirSync(app, { recursive: true });
   writeFileSync(join(app, 'package.json'), '{ "private": true }\n');
   await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: app });
 }, 240_000);

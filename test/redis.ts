@@ -1,16 +1,17 @@
 // A real redis-server for the suites that test the Redis store: started on an ephemeral port of
 // 127.0.0.1, with no persistence, and stopped when the file ends. CI installs Debian's redis-server
 // (.ci/run). Without one on PATH, suites written with this file's `describe` are skipped outside CI
-// (the run says so: test/suite-skip.ts) and fail at once in CI, saying what is missing.
+// (the run says so: test/suite-skip.ts) and fail at once in CI, saying what is missing (test/needs.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { afterAll, beforeAll, describe as describeAlways } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { describeNeeding } from './needs.js';
 import { freePort } from './ports.js';
-import { REDIS_INSTALL, inCi, redisServerMissing, skipRedisSuite } from './suite-skip.js';
+import { installLine } from './system-programs.js';
 
 /** vitest's `describe`, skipped on a machine without redis-server outside CI (all of a file's, so its hooks do not run either). */
-export const describe = describeAlways.skipIf(skipRedisSuite);
+export const describe = describeNeeding('redis-server');
 
 export interface RedisServer {
   /** redis://127.0.0.1:<port> */
@@ -118,7 +119,7 @@ async function startOn(port: number, args: string[], configFile?: string, passwo
       const missing = (failed as NodeJS.ErrnoException).code === 'ENOENT';
       throw new NotStarted(
         missing
-          ? `redis-server is not on PATH: the Redis suite needs a real Redis (Debian: ${REDIS_INSTALL}; .ci/run installs it)`
+          ? `redis-server is not on PATH: the Redis suite needs a real Redis (Debian: ${installLine(['redis-server'])}; .ci/run installs it)`
           : `redis-server could not be started: ${failed.message}`,
         false,
       );
@@ -170,11 +171,6 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
 
 /** One Redis for the whole file: started before its tests, stopped after them. */
 export function useRedis(options: StartRedisOptions = {}): RedisServer {
-  // In CI only (elsewhere the suite is skipped and its hooks never run): the file fails as it
-  // loads, with this error alone, rather than its hooks failing one after the other.
-  if (redisServerMissing && inCi) {
-    throw new Error(`redis-server is not on PATH, and CI is set: the Redis suite must run here (install it: ${REDIS_INSTALL}).`);
-  }
   let started: RedisServer | undefined;
   beforeAll(async () => {
     started = await startRedis(options);

@@ -168,7 +168,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           const website = store.findAny(visits.websiteId);
           if (!website) return reply(404, { message: `No website with id ${visits.websiteId}.`, status: 404 });
           store.addTraffic(website, visits);
-          reply(204);
+          // When the visits counted, on the clock of the log's startedAt: an /api/v1 request logged
+          // after this moment reads them, one logged before does not.
+          send(res, 204, { 'x-sandbox-added-at': String(performance.now()) }, '');
         },
       },
       '/__sandbox/faults': {

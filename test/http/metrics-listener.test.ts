@@ -1,10 +1,12 @@
 // The metrics as an operator sees them: a real Prometheus (Debian's `prometheus`) scrapes the
 // gateway's metrics listener every second, and its HTTP API must answer exact counts after known requests.
+// Without prometheus those tests are skipped outside CI (test/needs.ts); the configuration's are not.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pathOf, describeNeeding } from '../needs.js';
 import { freePort } from '../ports.js';
 import { loadConfig } from '../../src/config.js';
 import { KEY_1, type Stack, postGraphQL, startStack } from '../fixture.js';
@@ -42,53 +44,53 @@ async function settled(expression: string, expected: number): Promise<number | n
 const gql = (query: string, key: string | null = KEY_1) =>
   postGraphQL<unknown>(stack.endpoint, { query }, key === null ? {} : { authorization: `Bearer ${key}` });
 
-beforeAll(async () => {
-  stack = await startStack({
-    env: { METRICS_PORT: '0', CACHE: 'on', METRICS_MAX_OPERATIONS: '2', MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' },
-  });
-  const metricsUrl = stack.gateway.metricsUrl;
-  if (metricsUrl === null) throw new Error('METRICS_PORT=0 must start the metrics listener');
-  dir = mkdtempSync(join(tmpdir(), 'gateway-prometheus-'));
-  const config = [
-    'global:',
-    '  scrape_interval: 1s',
-    'scrape_configs:',
-    '  - job_name: gateway',
-    '    static_configs:',
-    `      - targets: ['${new URL(metricsUrl).host}']`,
-    '',
-  ].join('\n');
-  writeFileSync(join(dir, 'prometheus.yml'), config);
-  const port = await freePort();
-  prometheusUrl = `http://127.0.0.1:${port}`;
-  prometheus = spawn(
-    'prometheus',
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  for (const until = Date.now() + 20_000; ; ) {
-    const ready = await fetch(`${prometheusUrl}/-/ready`).then(
-      (r) => r.ok,
-      () => false,
+describeNeeding('prometheus')('metrics scraped by Prometheus', () => {
+  beforeAll(async () => {
+    stack = await startStack({
+      env: { METRICS_PORT: '0', CACHE: 'on', METRICS_MAX_OPERATIONS: '2', MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' },
+    });
+    const metricsUrl = stack.gateway.metricsUrl;
+    if (metricsUrl === null) throw new Error('METRICS_PORT=0 must start the metrics listener');
+    dir = mkdtempSync(join(tmpdir(), 'gateway-prometheus-'));
+    const config = [
+      'global:',
+      '  scrape_interval: 1s',
+      'scrape_configs:',
+      '  - job_name: gateway',
+      '    static_configs:',
+      `      - targets: ['${new URL(metricsUrl).host}']`,
+      '',
+    ].join('\n');
+    writeFileSync(join(dir, 'prometheus.yml'), config);
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    prometheus = spawn(
+      pathOf('prometheus'),
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
     );
-    if (ready) break;
-    if (Date.now() > until) throw new Error('prometheus did not start');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}, 30_000);
+    for (const until = Date.now() + 20_000; ; ) {
+      const ready = await fetch(`${prometheusUrl}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ready) break;
+      if (Date.now() > until) throw new Error('prometheus did not start');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }, 30_000);
 
-afterAll(async () => {
-  prometheus?.kill('SIGTERM');
-  await stack?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+  afterAll(async () => {
+    prometheus?.kill('SIGTERM');
+    await stack?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
-describe('metrics scraped by Prometheus', () => {
   it('counts requests by operation (bounded: other, anonymous), errors by code, upstream calls by route template, cache reads', async () => {
     for (let i = 0; i < 3; i++) await gql('query Dashboard { website(id: "1") { id domain } }');
     await gql('query Second { websites { totalCount } }');

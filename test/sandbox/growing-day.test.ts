@@ -256,6 +256,27 @@ describe("today's figures on the sandbox's clock", () => {
     }
   });
 
+  it('say when traffic added through the control path counted, on the clock of the log (what the live benchmark times from)', async () => {
+    const added = await startSandbox({ port: 0, today: TODAY });
+    try {
+      const visitors = async (): Promise<number> =>
+        sum(new Map((await allRows(added, 5, KEY_1, 'visitor')).map((r) => [r.value, r.count])));
+      const before = await visitors();
+      const answer = await fetch(`${added.url}/__sandbox/traffic`, { method: 'POST', body: JSON.stringify({ websiteId: 5, visitors: 4 }) });
+      expect(answer.status).toBe(204);
+      const addedAt = Number(answer.headers.get('x-sandbox-added-at'));
+      expect(Number.isFinite(addedAt)).toBe(true);
+      expect(await visitors()).toBe(before + 4);
+      // The read before the addition was logged before that moment, the one that saw the visits after it.
+      const starts = added.log.entries.map((entry) => entry.startedAt);
+      expect(starts.length).toBeGreaterThanOrEqual(2);
+      expect(starts[0]).toBeLessThan(addedAt);
+      expect(starts.at(-1)).toBeGreaterThan(addedAt);
+    } finally {
+      await added.close();
+    }
+  });
+
   it("are the whole day's with a pinned today and no clock, or with liveToday off", async () => {
     clock = at('08:00:00');
     const off = await startSandbox({ port: 0, today: TODAY, now, liveToday: false });

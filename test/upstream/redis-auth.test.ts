@@ -6,6 +6,7 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { KEY_1, dataOf, startStack, type Stack, until } from '../fixture.js';
+import { describeNeeding } from '../needs.js';
 import { describe, startRedis, type RedisServer } from '../redis.js';
 import { type RedisCluster, type RedisSentinels, startCluster, startSentinels } from '../redis-topologies.js';
 
@@ -94,7 +95,8 @@ describe('a Sentinel with requirepass', () => {
   });
 });
 
-describe('a Redis Cluster', () => {
+// A cluster is joined by redis-cli (test/needs.ts).
+describeNeeding('redis-server', 'redis-cli')('a Redis Cluster', () => {
   let cluster: RedisCluster;
   beforeAll(async () => {
     cluster = await startCluster({ user: { name: 'gateway', password: 'data-s3cret' } });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { KEY_1, dataOf, postGraphQL } from '../fixture.js';
-import { describe } from '../redis.js';
+import { describeNeeding } from '../needs.js';
 import { type TlsFiles, type TopologyOptions, makeCertificates, onNode, startCluster, startSentinels } from '../redis-topologies.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -81,39 +81,50 @@ async function storeState(base: string): Promise<string> {
   return ready.store ?? '';
 }
 
-describe.each([
-  ['rediss-cluster:// (3 masters, 3 replicas)', (options: TopologyOptions) => startCluster(options)],
-  ['rediss-sentinel:// (a primary, a replica, three sentinels)', (options: TopologyOptions) => startSentinels(options)],
-] as const)('%s with a user and a password', (_name, start) => {
-  let topology: { url: string; close(): Promise<void> };
-  /** The plain ports of the servers that hold data, for the test's own look at who is connected. */
-  let dataPorts: number[];
-  beforeAll(async () => {
-    const started = await start({ tls, user: USER });
-    topology = started;
-    dataPorts = 'nodes' in started ? started.nodes.map((node) => node.port) : [started.primary.port];
-  }, 60_000);
-  afterAll(() => topology?.close());
+// The certificates are made by openssl, a cluster joined by redis-cli. Skipped without them outside CI (test/needs.ts).
+for (const [name, start, needs] of [
+  [
+    'rediss-cluster:// (3 masters, 3 replicas)',
+    (options: TopologyOptions) => startCluster(options),
+    describeNeeding('redis-server', 'redis-cli', 'openssl'),
+  ],
+  [
+    'rediss-sentinel:// (a primary, a replica, three sentinels)',
+    (options: TopologyOptions) => startSentinels(options),
+    describeNeeding('redis-server', 'openssl'),
+  ],
+] as const) {
+  needs(`${name} with a user and a password`, () => {
+    let topology: { url: string; close(): Promise<void> };
+    /** The plain ports of the servers that hold data, for the test's own look at who is connected. */
+    let dataPorts: number[];
+    beforeAll(async () => {
+      const started = await start({ tls, user: USER });
+      topology = started;
+      dataPorts = 'nodes' in started ? started.nodes.map((node) => node.port) : [started.primary.port];
+    }, 60_000);
+    afterAll(() => topology?.close());
 
-  it('is reached over TLS as that user: a read stored through it is a hit', { timeout: 30_000 }, async () => {
-    expect(topology.url).toMatch(/^rediss-(cluster|sentinel):\/\/gateway:s3cret%3A%2F%40@/);
-    const base = await gatewayProcess(topology.url, true);
-    expect(await read(base)).toBe(1);
-    let calls = 1;
-    for (let tries = 0; calls > 0 && tries < 50; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the entry is stored after the answer
-      calls = await read(base);
-    }
-    expect(calls).toBe(0);
-    expect(await storeState(base)).toBe('redis ready');
-    // The gateway's connections are the user's.
-    const users = await Promise.all(dataPorts.map((port) => onNode(port, async (admin) => String(await admin.client('LIST')))));
-    expect(users.join('\n')).toMatch(/ user=gateway /);
-  });
+    it('is reached over TLS as that user: a read stored through it is a hit', { timeout: 30_000 }, async () => {
+      expect(topology.url).toMatch(/^rediss-(cluster|sentinel):\/\/gateway:s3cret%3A%2F%40@/);
+      const base = await gatewayProcess(topology.url, true);
+      expect(await read(base)).toBe(1);
+      let calls = 1;
+      for (let tries = 0; calls > 0 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the entry is stored after the answer
+        calls = await read(base);
+      }
+      expect(calls).toBe(0);
+      expect(await storeState(base)).toBe('redis ready');
+      // The gateway's connections are the user's.
+      const users = await Promise.all(dataPorts.map((port) => onNode(port, async (admin) => String(await admin.client('LIST')))));
+      expect(users.join('\n')).toMatch(/ user=gateway /);
+    });
 
-  it('is refused without the CA: the gateway answers from the install and says the store is not ready', { timeout: 30_000 }, async () => {
-    const base = await gatewayProcess(topology.url, false);
-    for (let i = 0; i < 3; i++) expect(await read(base)).toBe(1);
-    expect(await storeState(base)).not.toBe('redis ready');
+    it('is refused without the CA: the gateway answers from the install and says the store is not ready', { timeout: 30_000 }, async () => {
+      const base = await gatewayProcess(topology.url, false);
+      for (let i = 0; i < 3; i++) expect(await read(base)).toBe(1);
+      expect(await storeState(base)).not.toBe('redis ready');
+    });
   });
-});
+}

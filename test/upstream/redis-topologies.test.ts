@@ -27,9 +27,13 @@ import {
   until,
 } from '../fixture.js';
 import { openSubscription, type SseStream } from '../live/sse.js';
-import { type RedisServer, describe } from '../redis.js';
+import { describeNeeding } from '../needs.js';
+import type { RedisServer } from '../redis.js';
 import { type RedisCluster, type RedisSentinels, onNode, startCluster, startSentinels } from '../redis-topologies.js';
 
+// A cluster is joined by redis-cli, and each test file starts both kinds: skipped without them outside CI
+// (test/needs.ts).
+const describe = describeNeeding('redis-server', 'redis-cli');
 interface Usage {
   upstreamCalls: number;
   cache: { hits: number; misses: number; stale: number };

@@ -1,0 +1,61 @@
+// A short run of the stored pass (bench/stored.ts), so that it never rots: the repeated dashboard sent
+// as a stored answer, against a static server of its bytes, and through a second gateway on one Redis
+// when redis-server is there. It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
+import { describe, expect, it } from 'vitest';
+import { formatReport, runBench, storedPass } from '../../bench/index.js';
+import { pathIfPresent } from '../needs.js';
+import { RUN, expectEveryProcessEnded, twoRounds } from './short.js';
+
+describe('benchmark harness: the stored pass', () => {
+  expectEveryProcessEnded();
+
+  it('runs the stored pass short: the repeated dashboard sent stored, a static server of its bytes, gateway B on Redis', async () => {
+    expect(storedPass([])).toEqual({ stored: null });
+    expect(storedPass(['stored'], { repeat: 1 })).toStrictEqual({
+      stored: { latencyMs: 0, connections: 20, rounds: 3, redisServer: 'redis-server' },
+    });
+    // Without redis-server (outside CI), the pass measures no gateway on Redis.
+    const redisServer = pathIfPresent('redis-server') === null ? null : 'redis-server';
+    const report = await runBench({
+      ...RUN,
+      repeat: 1,
+      baselines: false,
+      passes: [],
+      stored: twoRounds(storedPass(['stored'], { connections: 4, redisServer }).stored),
+    });
+    const stored = report.stored;
+    expect(stored?.notes).toEqual([]);
+    expect(stored?.fillCalls).toBe(7);
+    expect(stored?.secondCalls).toBe(0);
+    expect(stored?.bytes).toBeGreaterThan(500);
+    const rows = [stored?.stored, stored?.static, ...(redisServer ? [stored?.shared] : [])];
+    for (const row of rows) {
+      expect(row?.runs).toHaveLength(2);
+      expect(row?.errors).toBe(0);
+      for (const figure of [row?.requestsPerSecond, row?.cpuMsPerRequest, row?.p50]) {
+        expect(Number.isFinite(figure)).toBe(true);
+        expect(figure).toBeGreaterThan(0);
+      }
+    }
+    // Sent stored: nothing reaches the install (a run is far shorter than any lifetime).
+    expect(stored?.stored.upstreamCalls).toBe(0);
+    expect(stored?.static.upstreamCalls).toBe(0);
+    // Gateway B reads them from Redis; one that Redis answers later than the store timeout (a busy machine)
+    // is read upstream instead: a figure of the pass, not checked here.
+    if (redisServer) expect(stored?.shared?.upstreamCalls).toBeGreaterThanOrEqual(0);
+    for (const ratio of [stored?.cpuRatio, stored?.requestsPerSecondRatio]) expect(Number.isFinite(ratio)).toBe(true);
+
+    const markdown = formatReport(report);
+    expect(markdown).toContain(
+      '## Pass "stored": the repeated dashboard against a static server of its bytes, 0 ms sandbox latency, 4 connections',
+    );
+    expect(markdown).toMatch(/\| gateway, stored answer \(CACHE=on\) \| \d+ \| [\d.]+ \| [\d.]+ \| 0 \| \d+, \d+ \| [\d.]+, [\d.]+ \|/);
+    expect(markdown).toMatch(/\| static server \| \d+ \| [\d.]+ \| [\d.]+ \| 0 \|/);
+    if (redisServer) expect(markdown).toMatch(/\| gateway B, stored answer in Redis \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \|/);
+    expect(markdown).toMatch(
+      /Stored answer ÷ static server: CPU ms\/req \d+\.\d\d \(target ≤ 4: (met|not met)\); req\/s \d+\.\d\d \(target ≥ 0\.25: (met|not met)\)\./,
+    );
+    expect(markdown).toMatch(/\| stored answer CPU ms\/req ÷ static server CPU ms\/req ≤ 4 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| stored answer req\/s ÷ static server req\/s ≥ 0\.25 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
+  }, 60_000);
+});
