@@ -44,7 +44,7 @@ export interface Stack {
 
 /**
  * The suites count upstream calls request by request, so the read cache is off unless a test turns it
- * on (`CACHE: 'on'`): test/upstream/cache.test.ts and the Redis suite do. Operations are compiled by
+ * on (`CACHE: 'on'`): test/cache/read-cache.test.ts and the Redis suite do. Operations are compiled by
  * graphql-jit at their first run (a gateway compiles at the second by default), so that every suite
  * checks the compiled execution; test/graphql/plugins/use-compiled-execution.test.ts compares it with the standard one.
  */

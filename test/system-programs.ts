@@ -29,15 +29,15 @@ export interface SystemProgram {
 const REDIS_FILES = [
   'test/bench/scale.test.ts',
   'test/bench/stored.test.ts',
-  'test/http/answer-cache.test.ts',
+  'test/cache/stored-answers.test.ts',
   'test/live/redis-share.test.ts',
   'test/live/replicas.test.ts',
-  'test/upstream/cache-redis-use.redis.test.ts',
-  'test/upstream/cache-store.redis.test.ts',
-  'test/upstream/cache-unsettled.redis.test.ts',
-  'test/upstream/redis-auth.test.ts',
-  'test/upstream/redis-tls.test.ts',
-  'test/upstream/redis-topologies.test.ts',
+  'test/cache/read-cache.redis.test.ts',
+  'test/cache/redis-store.redis.test.ts',
+  'test/cache/unsettled.redis.test.ts',
+  'test/cache/redis-connection.auth.test.ts',
+  'test/cache/redis-connection.tls.test.ts',
+  'test/cache/redis-topologies.test.ts',
 ];
 
 export const SYSTEM_PROGRAMS = [
@@ -53,16 +53,16 @@ export const SYSTEM_PROGRAMS = [
     enables: 'a Redis Cluster (joined by redis-cli --cluster create), in the topology tests and the scale benchmark',
     files: [
       'test/bench/scale.test.ts',
-      'test/upstream/redis-auth.test.ts',
-      'test/upstream/redis-tls.test.ts',
-      'test/upstream/redis-topologies.test.ts',
+      'test/cache/redis-connection.auth.test.ts',
+      'test/cache/redis-connection.tls.test.ts',
+      'test/cache/redis-topologies.test.ts',
     ],
   },
   {
     command: 'openssl',
     debianPackage: 'openssl',
     enables: "Redis over TLS (the test's own certificate authority)",
-    files: ['test/upstream/redis-tls.test.ts'],
+    files: ['test/cache/redis-connection.tls.test.ts'],
   },
   {
     command: 'haproxy',

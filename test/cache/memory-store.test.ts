@@ -1,7 +1,7 @@
 // MemoryCacheStore on its own: an LRU bounded by what its records cost in V8's heap (each held as its
 // JSON text), records gone past their stale lifetime, sets guarded by counters, counters, marks with a
 // lifetime, and a per-process secret.
-// (The Redis store has its own suite: test/upstream/cache-store.redis.test.ts.)
+// (The Redis store has its own suite: test/cache/redis-store.redis.test.ts.)
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';

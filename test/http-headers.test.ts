@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendVary, ifNoneMatchHas } from '../../src/http-headers.js';
+import { appendVary, ifNoneMatchHas } from '../src/http-headers.js';
 
 describe('appendVary', () => {
   it('adds each name once, whatever the case, keeping what is there', () => {
