@@ -40,6 +40,7 @@ import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useSubscriptionRoot } from './plugins/use-subscription-root.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
+import { type REQUEST_TRACE_SETTINGS, tracesAllowed, useRequestTrace } from './plugins/use-request-trace.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
 import { useWork } from './plugins/use-work.js';
 import { type GatewayServerContext, livePollState, stateOf } from './request-state.js';
@@ -67,7 +68,8 @@ export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
   RequestBounds &
   SettingsOf<typeof COST_LIMIT_SETTINGS> &
   SettingsOf<typeof DOCUMENT_CACHE_SETTINGS> &
-  SettingsOf<typeof COMPILED_EXECUTION_SETTINGS> & {
+  SettingsOf<typeof COMPILED_EXECUTION_SETTINGS> &
+  SettingsOf<typeof REQUEST_TRACE_SETTINGS> & {
     limits: SettingsOf<typeof DOCUMENT_LIMIT_SETTINGS> & SettingsOf<typeof FIELD_LIMIT_SETTINGS>;
     persistedQueries: SettingsOf<typeof PERSISTED_QUERY_SETTINGS>;
     live: Pick<SettingsOf<typeof LIVE_SETTINGS>, 'intervalMs' | 'maxStreamsPerKey'>;
@@ -174,6 +176,8 @@ export function createGatewayYoga(
       // subgraph does not print its schema (`_service { sdl }`).
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost }),
+      // Only where X-Gateway-Trace is heard: elsewhere no request has a trace to give.
+      ...(tracesAllowed(config) ? [useRequestTrace()] : []),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),

@@ -31,6 +31,7 @@ import type { Planned, RequestPlan } from '../schema/plan.js';
 import type { CacheStore } from '../upstream/cache-store.js';
 import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
 import { storeNames } from '../upstream/keys.js';
+import { type RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 
 export interface AnswerCacheOptions {
   /** The read cache's store (memory or Redis): the answers live and are bounded with its entries. */
@@ -157,12 +158,21 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
     if (res.destroyed) return true; // its client left while the store answered
     delete state.answerSlot;
-    send(req, res, answer, maxAge, startedAt);
+    send(req, res, answer, maxAge, startedAt, state.trace);
     return true;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, answer: StoredAnswer, maxAge: number, startedAt: number): void {
-    const headers = [...answer.headers, 'cache-control', `private, max-age=${maxAge}`];
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    answer: StoredAnswer,
+    maxAge: number,
+    startedAt: number,
+    trace?: RequestTrace,
+  ): void {
+    // A traced request's answer says it was stored, with its own trace: kept by nobody.
+    const body = trace ? withStoredTrace(answer.body, trace) : answer.body;
+    const headers = [...answer.headers, 'cache-control', trace ? 'no-store' : `private, max-age=${maxAge}`];
     let status: 200 | 304 = 200;
     if (req.method === 'GET') {
       let etag: string | undefined;
@@ -176,9 +186,9 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       res.writeHead(304, kept);
       res.end();
     } else {
-      headers.push('content-length', String(Buffer.byteLength(answer.body)));
+      headers.push('content-length', String(Buffer.byteLength(body)));
       res.writeHead(200, headers);
-      res.end(answer.body);
+      res.end(body);
     }
     if (listeners.length === 0) return;
     const sent: SentAnswer = {
