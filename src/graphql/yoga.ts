@@ -113,6 +113,8 @@ export function createGatewayYoga(
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
   // operation). The steps that read the plan are given it: none can run before it.
   const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
+  // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
+  const traces = tracesAllowed(config);
   const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
   if (metricsStep) answers?.whenSent((sent) => metricsStep.observeStored(sent.operation, sent.durationMs / 1000));
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
@@ -152,7 +154,7 @@ export function createGatewayYoga(
       return state.context;
     },
     plugins: [
-      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
+      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT, traces })] : []),
       useBrowserPostGuard(),
       ...usePersistedQueries({
         maxEntries: pq.maxEntries,
@@ -177,7 +179,7 @@ export function createGatewayYoga(
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost }),
       // Only where X-Gateway-Trace is heard: elsewhere no request has a trace to give.
-      ...(tracesAllowed(config) ? [useRequestTrace()] : []),
+      ...(traces ? [useRequestTrace()] : []),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
