@@ -7,8 +7,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { TRACE_PANEL_SCRIPT } from '../graphiql-trace-panel.js';
-import { ifNoneMatchHas, wantsGraphiQLPage } from '../http-headers.js';
-import { TRACE_HEADER } from './use-request-trace.js';
+import { TRACE_HEADER, ifNoneMatchHas, wantsGraphiQLPage } from '../http-headers.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);

@@ -12,9 +12,6 @@ import { type SettingsOf, choice } from '../../settings.js';
 import type { RequestTrace } from '../../upstream/request-trace.js';
 import type { GatewayServerContext } from '../request-state.js';
 
-/** The request header that asks for a trace, with the value `1`. */
-export const TRACE_HEADER = 'x-gateway-trace';
-
 /** Where the header is heard. */
 export const REQUEST_TRACE_SETTINGS = {
   trace: choice('TRACE', ['auto', 'allow', 'deny'], {
@@ -28,11 +25,6 @@ export function tracesAllowed(
   config: SettingsOf<typeof REQUEST_TRACE_SETTINGS> & { introspection: boolean; production: boolean },
 ): boolean {
   return config.trace === 'allow' || (config.trace === 'auto' && config.introspection && !config.production);
-}
-
-/** Whether the request's header asks for its trace. */
-export function asksForTrace(header: string | string[] | undefined): boolean {
-  return header === '1';
 }
 
 function withTrace<R extends ExecutionResult>(result: R, trace: RequestTrace): R {
