@@ -296,29 +296,25 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     }
   }
 
-  /** The field at `by` asks for the read `readId` (a traced request's only). */
-  const asked = (readId: () => string, by: AskedBy): void => {
-    if (trace !== undefined && by !== undefined) trace.need(readId(), by.path);
-  };
-
   return {
     traced: trace !== undefined,
+    // A traced request's reads name the fields that asked for them; no other request does anything with `by`.
     website(id, by) {
-      asked(() => readIds.website(id), by);
+      if (trace !== undefined && by !== undefined) trace.need(readIds.website(id), by.path);
       return website.load(id);
     },
     websitePage(query, by) {
-      asked(() => readIds.websitePage(query), by);
+      if (trace !== undefined && by !== undefined) trace.need(readIds.websitePage(query), by.path);
       return websitePage.load(query);
     },
     statPage(query, by) {
-      asked(() => readIds.statPage(query), by);
+      if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(query), by.path);
       return statPage.load(query);
     },
     async everyStatRow(query, bound, knownPages = 1, by) {
       const load = (page: number) => {
         const pageQuery = { ...query, perPage: ROWS_PER_PAGE, page };
-        asked(() => readIds.statPage(pageQuery), by);
+        if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(pageQuery), by.path);
         return statPage.load(pageQuery);
       };
       const rows: Stat[] = [];
