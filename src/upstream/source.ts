@@ -227,12 +227,12 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   /**
    * `fetch` through the cache. A traced request records what the cache did and the calls made for it,
-   * under `readId`; a read answered without a call is described by the call `fetch` would send.
+   * under `readId`'s (made only then); a read answered without a call is described by the call `fetch` would send.
    */
-  function read<T>(readId: string, entry: () => CachedRead, fetch: (send: Send) => Promise<T>): Promise<T> {
+  function read<T>(readId: () => string, entry: () => CachedRead, fetch: (send: Send) => Promise<T>): Promise<T> {
     if (trace === undefined) return cache.read(entry, () => fetch(send));
     return trace.read(
-      readId,
+      readId(),
       (traced, seen) => cache.read(entry, () => fetch(sendFor(traced)), seen),
       () => described(fetch),
     );
@@ -240,7 +240,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   const website = perKey((id: string) =>
     read(
-      readIds.website(id),
+      () => readIds.website(id),
       () => ({ kind: ENTRY_KINDS.website, key: id, lifetime: 'recent', droppedByWrites: 'own' }),
       (send) => fetchWebsite(send, id),
     ),
@@ -251,7 +251,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   };
   const websitePage = perKey(async (query: WebsiteListQuery) => {
     const page = await read(
-      readIds.websitePage(query),
+      () => readIds.websitePage(query),
       () => ({ kind: ENTRY_KINDS.websitePage, key: websiteListKey(query), lifetime: 'recent', droppedByWrites: 'any' }),
       (send) => fetchWebsitePage(send, query),
     );
@@ -264,7 +264,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   const statPage = perKey(
     (query: StatsQuery) =>
       read(
-        readIds.statPage(query),
+        () => readIds.statPage(query),
         () => ({
           kind: ENTRY_KINDS.statPage,
           key: statsQueryKey(query),
