@@ -3,7 +3,8 @@
 # (docs/configuration.md); how to run it, and the memory it is built for: docs/deploy.md.
 #
 #   podman build --format docker -t analytics-graphql-gateway .      (or docker build)
-#   podman run --rm -p 4000:4000 analytics-graphql-gateway           (the embedded sandbox, demo data)
+#   podman run --rm -p 4000:4000 -e UPSTREAM_URL=https://analytics.example.com analytics-graphql-gateway
+#   podman run --rm -p 4000:4000 -e SANDBOX=on analytics-graphql-gateway   (a demo: the embedded sandbox)
 #
 # NODE_IMAGE names the base: an official Node 24 image on Debian, or the same from a mirror
 # (--build-arg NODE_IMAGE=mirror.example.com/library/node:24-bookworm-slim).

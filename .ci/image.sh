@@ -4,7 +4,8 @@
 # (`apt-get install podman buildah runc debootstrap`, done here when missing).
 #
 #   bash .ci/image.sh     build the stand-in base when not cached, build the image, run it and check:
-#                         it serves the dashboard from the embedded sandbox, as a non-root uid, on a
+#                         it refuses to start with no UPSTREAM_URL; with SANDBOX=on it serves the
+#                         dashboard from the embedded sandbox, as a non-root uid, on a
 #                         read-only root filesystem, with no devDependency and nothing but dist/; its
 #                         health check is healthy; `podman stop` drains a request in flight and exits 0;
 #                         an older Node refuses in one line.
@@ -100,11 +101,16 @@ refusal="$(podman run --rm --network=none --no-healthcheck -e "NODE_OPTIONS=$fak
 [ "$refusal" = 'analytics-graphql-gateway needs Node.js 22.19.0 or newer (24 recommended); this is Node.js 20.11.1.' ] ||
   fail "refusal on an older Node: $refusal"
 
-# Run it: the embedded sandbox, on a free port of the host's network.
+# With no UPSTREAM_URL, production refuses to start (exit 2), in one line saying what to set.
+refusal="$(podman run --rm --network=none --no-healthcheck "$image" 2>&1)" && fail 'started with no UPSTREAM_URL'
+grep -q "^  - UPSTREAM_URL is not set: set it to the analytics install's URL" <<<"$refusal" ||
+  fail "refusal with no UPSTREAM_URL: $refusal"
+
+# Run it: the embedded sandbox, asked for (SANDBOX=on), on a free port of the host's network.
 port="$(node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 t0=$(date +%s%N)
 # (No systemd here: podman says it cannot schedule the health check; `podman healthcheck run` runs it.)
-podman run -d --name "$name" --network=host --read-only -e "PORT=$port" -e DRAIN_DELAY_MS=500 "$image" >/dev/null 2>&1
+podman run -d --name "$name" --network=host --read-only -e SANDBOX=on -e "PORT=$port" -e DRAIN_DELAY_MS=500 "$image" >/dev/null 2>&1
 base_url="http://127.0.0.1:$port"
 ready=''
 for _ in $(seq 1 600); do
@@ -117,7 +123,8 @@ for _ in $(seq 1 600); do
 done
 [ -n "$ready" ] || fail 'not ready within 60 s'
 logs="$(podman logs "$name" 2>&1)"
-grep -q "Gateway on http://0.0.0.0:$port/graphql (GraphiQL: open it in a browser), version $version, Node.js" <<<"$logs" ||
+# Production serves no GraphiQL, and the line offers none.
+grep -q "Gateway on http://0.0.0.0:$port/graphql, version $version, Node.js" <<<"$logs" ||
   fail "start-up line: $logs"
 sandbox_url="$(sed -n 's/^Upstream: the bundled sandbox at \(http:[^ ]*\) .*/\1/p' <<<"$logs")"
 key="$(sed -n 's/^Demo keys: \([^,]*\),.*/\1/p' <<<"$logs")"

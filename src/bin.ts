@@ -20,7 +20,8 @@ function olderThan(version: string, floor: string): boolean {
 const HELP = `Usage: analytics-graphql-gateway [--version | --help]
 
 Serves a GraphQL API over the REST API of a phpAnalytics install, at http://HOST:PORT/graphql.
-With no UPSTREAM_URL it embeds the bundled sandbox (demo data) and prints a demo key.
+With no UPSTREAM_URL it embeds the bundled sandbox (demo data) and prints a demo key; in production
+(NODE_ENV=production) it refuses to start without UPSTREAM_URL, unless SANDBOX=on.
 Every setting is an environment variable, for example:
 
   UPSTREAM_URL=https://analytics.example.com  the install (with or without /api/v1)

@@ -46,6 +46,10 @@ const PROCESS_SETTINGS = {
       doc: 'production masks unexpected errors and turns GraphiQL and introspection off by default',
     },
   ),
+  sandbox: choice('SANDBOX', ['auto', 'on', 'off'], {
+    fallback: 'auto',
+    doc: 'whether the bundled demo sandbox stands in for a missing UPSTREAM_URL: auto, outside production only',
+  }),
   logLevel: choice('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     fallback: 'info',
     unit: 'pino level',
@@ -57,6 +61,7 @@ const PROCESS_SETTINGS = {
 const DECLARED = {
   ...LISTEN_SETTINGS,
   production: PROCESS_SETTINGS.production,
+  sandbox: PROCESS_SETTINGS.sandbox,
   upstream: { ...UPSTREAM_TRANSPORT_SETTINGS, ...DIALECT_SETTINGS },
   ...REQUEST_BOUNDS_SETTINGS,
   ...ADMISSION_SETTINGS,
@@ -110,6 +115,24 @@ export function declaredSettings(): SettingDoc[] {
   return settingsIn(DECLARED).map((setting) => setting.doc);
 }
 
+/**
+ * SANDBOX: whether the bundled demo sandbox may stand in for a missing UPSTREAM_URL. `auto` (unset): outside
+ * production only; a production gateway with no UPSTREAM_URL (forgotten, misspelt) refuses to start rather
+ * than serve writable demo data with published keys. `on`: even in production; `off`: never.
+ */
+function sandboxProblem({ sandbox, production }: Config, upstreamSet: boolean, problems: string[]): void {
+  if (upstreamSet) {
+    if (sandbox === 'on') problems.push('SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them');
+    return;
+  }
+  if (sandbox === 'on' || (sandbox === 'auto' && !production)) return;
+  problems.push(
+    production
+      ? "UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)"
+      : "UPSTREAM_URL is not set and SANDBOX=off: set UPSTREAM_URL to the analytics install's URL",
+  );
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   // An empty value counts as unset.
@@ -132,6 +155,8 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: metrics.port === null ? null : { port: metrics.port, host: metrics.host, maxOperations: metrics.maxOperations },
     tracing: tracingWanted(tracing),
   };
+  // UPSTREAM_URL set counts, valid or not: an invalid one has its own problem.
+  sandboxProblem(config, raw('UPSTREAM_URL') !== undefined, problems);
   const { persistedQueries } = config;
   if (persistedQueries.trustedOnly && persistedQueries.documentsPath === null) {
     problems.push('TRUSTED_DOCUMENTS_ONLY needs PERSISTED_DOCUMENTS, the manifest of the documents to run');

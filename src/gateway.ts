@@ -22,6 +22,7 @@ import { MemoryCacheStore, RedisCacheStore, type CacheStore } from './upstream/c
 import { UnsettledWrites } from './upstream/cache-unsettled.js';
 import { safeStore } from './upstream/cache-waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
+import { evictsKeysWithoutExpiry } from './upstream/redis-connection.js';
 import { createStatNames } from './upstream/dialect.js';
 
 export interface GatewayOptions {
@@ -211,6 +212,35 @@ function cacheReadReport(metrics: GatewayMetrics | null, tracing: boolean): (res
   return metrics ? metrics.cacheRead : recordCacheRead;
 }
 
+/** How long the check at start waits for Redis to be connected. */
+const REDIS_START_WAIT_MS = 5_000;
+
+/**
+ * At start, one line in the log when Redis is not usable (its credentials refused: NOAUTH or WRONGPASS,
+ * named) or when its maxmemory-policy may evict keys that have no expiry: the hash secret and the
+ * counters that drop a key's entries, which must stay (docs/caching.md).
+ */
+function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
+  redis.evictionPolicies(REDIS_START_WAIT_MS).then(
+    (policies) => {
+      const evicting = policies.find(evictsKeysWithoutExpiry);
+      logger.debug({ maxmemoryPolicy: evicting ?? policies[0] }, "Redis's maxmemory-policy read");
+      if (evicting === undefined) return;
+      logger.warn(
+        { maxmemoryPolicy: evicting },
+        `Redis's maxmemory-policy ${evicting} evicts keys that have no expiry: when Redis is full it drops the gateways' shared secret and the counters that put a key's entries out of reach; set maxmemory-policy volatile-lru`,
+      );
+    },
+    (error: unknown) => {
+      if (redis.connection === 'end') return; // closed meanwhile
+      const message = error instanceof Error ? error.message : String(error);
+      // An ACL user without INFO: the store works, its policy is the operator's to check.
+      if (message.startsWith('NOPERM')) logger.info({ error: message }, "Redis's maxmemory-policy not read: it should be volatile-lru");
+      else logger.warn({ error: message, store: redis.connection }, 'Redis not usable at start: reading from the upstream until it is');
+    },
+  );
+}
+
 /** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
 function createCache(
   config: Config,
@@ -249,7 +279,9 @@ function createCache(
     );
   };
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
-  // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not.
+  if (redis) checkRedisAtStart(redis, logger);
+  // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not (and
+  // why, when Redis or the sentinels refuse the credentials).
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
   const processSecret = randomBytes(32).toString('hex');
   const shared = {
@@ -278,7 +310,7 @@ function createCache(
   }
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
   // The memory store always takes a write's drop; Redis may not (cut, paused, slow, full).
-  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError)) : undefined;
+  const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError), cache.settledMs + cache.maxStaleMs) : undefined;
   const responseCache = createResponseCache({
     store,
     settledMs: cache.settledMs,

@@ -1,6 +1,7 @@
-// The gateway against UPSTREAM_URL, or against the embedded sandbox when none is set, with V8's heap
-// setting applied first. Started by bin.ts (`npm start`, the package's command, the image), which
-// checks the Node version first; `node dist/main.js` runs it too.
+// The gateway against UPSTREAM_URL, or against the embedded sandbox when none is set (outside production,
+// or with SANDBOX=on: config.ts refuses the rest), with V8's heap setting applied first. Started by
+// bin.ts (`npm start`, the package's command, the image), which checks the Node version first;
+// `node dist/main.js` runs it too.
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -42,7 +43,8 @@ export async function main(): Promise<void> {
     const metrics = config.metrics ? await serveClusterMetrics(config.metrics) : null;
     runPrimary({
       workers,
-      ...(shared ? { env: { UPSTREAM_URL: shared.url } } : {}),
+      // The workers are given the primary's sandbox as their upstream (SANDBOX=on would refuse it).
+      ...(shared ? { env: { UPSTREAM_URL: shared.url, SANDBOX: '' } } : {}),
       onStopped: async () => {
         await metrics?.close();
         await shared?.close();
@@ -65,9 +67,11 @@ export async function main(): Promise<void> {
   });
   const endpoint = `${gateway.url}/graphql`;
   const build = `version ${VERSION}, Node.js ${process.versions.node}`;
+  // Offered only where it is served (GRAPHIQL; off in production unless asked).
+  const graphiql = config.graphiql ? ' (GraphiQL: open it in a browser)' : '';
 
   if (sandbox && demoKey) {
-    console.log(`Gateway on ${endpoint} (GraphiQL: open it in a browser), ${build}`);
+    console.log(`Gateway on ${endpoint}${graphiql}, ${build}`);
     console.log(`Upstream: the bundled sandbox at ${sandbox.url} (demo data; set UPSTREAM_URL for a real install)`);
     console.log(`Demo keys: ${sandbox.keys.join(', ')}`);
     console.log('Try it:');
@@ -76,7 +80,7 @@ export async function main(): Promise<void> {
         `    -d '{"query":"{ websites { totalCount nodes { id domain } } }"}'`,
     );
   } else {
-    console.log(`Gateway on ${endpoint}, upstream ${config.upstream.url}, ${build}`);
+    console.log(`Gateway on ${endpoint}${graphiql}, upstream ${config.upstream.url}, ${build}`);
     const upstreamUrl = config.upstream.url;
     if (upstreamUrl !== null) {
       void probeUpstream(upstreamUrl).then((problem) => {

@@ -55,6 +55,14 @@ export function valuesOf<D extends Declarations>(declarations: D, read: (setting
   return values as SettingsOf<D>;
 }
 
+/**
+ * A value as a problem quotes it: the user and password of anything shaped like a URL
+ * (`scheme://user:password@`) replaced by `***`, so that no refusal prints a credential.
+ */
+export function shown(value: unknown): string {
+  return String(value).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, '$1***@');
+}
+
 interface Described {
   unit: string;
   doc: string;
@@ -88,7 +96,7 @@ export function seconds(variable: string, options: Omit<Described, 'unit'> & Bou
 export function decimalSeconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
   const { min, max } = options;
   const problem = (input: unknown): string =>
-    `${variable} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${String(input)}"`;
+    `${variable} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${shown(input)}"`;
   return {
     doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
     schema: z
@@ -114,7 +122,7 @@ export function flag(
       .string()
       .toLowerCase()
       .refine((value) => TRUE.includes(value) || FALSE.includes(value), {
-        error: (issue) => `${variable} must be true or false, got "${String(issue.input)}"`,
+        error: (issue) => `${variable} must be true or false, got "${shown(issue.input)}"`,
       })
       .transform((value) => TRUE.includes(value)),
     fallback: options.fallback,
@@ -133,7 +141,7 @@ export function choice<T extends string>(
     schema: z
       .string()
       .toLowerCase()
-      .pipe(z.enum(values, { error: (issue) => `${variable} must be one of ${values.join(', ')}, got "${String(issue.input)}"` })),
+      .pipe(z.enum(values, { error: (issue) => `${variable} must be one of ${values.join(', ')}, got "${shown(issue.input)}"` })),
     fallback: options.fallback,
   };
 }
@@ -166,7 +174,7 @@ export function custom<T>(
 }
 
 function integerSchema(variable: string, { min, max }: Bounded): z.ZodType<number, string> {
-  const problem = (input: unknown): string => `${variable} must be an integer from ${min} to ${max}, got "${String(input)}"`;
+  const problem = (input: unknown): string => `${variable} must be an integer from ${min} to ${max}, got "${shown(input)}"`;
   return z
     .string()
     .regex(/^\d+$/, { error: (issue) => problem(issue.input), abort: true })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { parseRedisUrl } from '../src/upstream/redis-connection.js';
 
 describe('loadConfig', () => {
   it('has sensible defaults', () => {
@@ -73,8 +74,33 @@ describe('loadConfig', () => {
   });
 
   it('turns GraphiQL and introspection off in production unless asked', () => {
-    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ production: true, graphiql: false, introspection: false });
-    expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: 'true' }).graphiql).toBe(true);
+    const production = { NODE_ENV: 'production', UPSTREAM_URL: 'https://stats.example.com' };
+    expect(loadConfig(production)).toMatchObject({ production: true, graphiql: false, introspection: false });
+    expect(loadConfig({ ...production, GRAPHIQL: 'true' }).graphiql).toBe(true);
+  });
+
+  it('embeds the demo sandbox for a missing UPSTREAM_URL outside production, or when SANDBOX=on asks for it', () => {
+    expect(loadConfig({}).upstream.url).toBeNull();
+    expect(loadConfig({ SANDBOX: 'auto' }).upstream.url).toBeNull();
+    expect(loadConfig({ NODE_ENV: 'production', SANDBOX: 'on' }).upstream.url).toBeNull();
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      expect.objectContaining({
+        problems: [
+          "UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)",
+        ],
+      }),
+    );
+    expect(() => loadConfig({ SANDBOX: 'off' })).toThrow(
+      "UPSTREAM_URL is not set and SANDBOX=off: set UPSTREAM_URL to the analytics install's URL",
+    );
+    expect(() => loadConfig({ SANDBOX: 'on', UPSTREAM_URL: 'https://stats.example.com' })).toThrow(
+      'SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them',
+    );
+    // An UPSTREAM_URL that is set but invalid is that problem alone.
+    expect(() => loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'ftp://x' })).toThrow(
+      expect.objectContaining({ problems: ['UPSTREAM_URL must use http or https, got "ftp:"'] }),
+    );
+    expect(() => loadConfig({ SANDBOX: 'yes' })).toThrow('SANDBOX must be one of auto, on, off, got "yes"');
   });
 
   it('reports every bad value at once', () => {
@@ -147,5 +173,42 @@ describe('loadConfig', () => {
 
   it('refuses credentials in the upstream URL', () => {
     expect(() => loadConfig({ UPSTREAM_URL: 'https://user:pw@example.com' })).toThrow(/credentials/);
+  });
+
+  it("reads a sentinels' own credentials from a redis-sentinel:// URL's query, and refuses any other query", () => {
+    expect(parseRedisUrl('redis-sentinel://:primary@10.0.0.1:26379/mymaster?sentinelUsername=watch&sentinelPassword=a%2Bb+c%40')).toEqual({
+      target: {
+        kind: 'sentinel',
+        sentinels: [{ host: '10.0.0.1', port: 26379 }],
+        name: 'mymaster',
+        tls: false,
+        password: 'primary',
+        sentinelUsername: 'watch',
+        sentinelPassword: 'a+b+c@',
+      },
+    });
+    const refused = "redis-sentinel://'s query takes sentinelUsername and sentinelPassword (each once, URL-encoded), and nothing else";
+    for (const query of ['password=hunter2', 'sentinelPassword=a&sentinelPassword=hunter2', 'sentinelPassword=%zz'])
+      expect(parseRedisUrl(`redis-sentinel://10.0.0.1:26379/mymaster?${query}`)).toEqual({ problem: refused });
+    expect(parseRedisUrl('redis-cluster://10.0.0.1:7000?sentinelPassword=hunter2')).toEqual({
+      problem: 'redis-cluster:// takes no query (every node has the same user and password)',
+    });
+  });
+
+  it('never prints a password it refuses: a URL quoted in a problem has its user and password masked', () => {
+    const problems = (env: Record<string, string>, expected: string[]): void =>
+      expect(() => loadConfig(env)).toThrow(expect.objectContaining({ problems: expected }));
+    problems({ UPSTREAM_URL: 'https://admin:hunter2@host:99999/' }, [
+      'UPSTREAM_URL must be an absolute http(s) URL, got "https://***@host:99999/"',
+    ]);
+    // An origin never has a user or a password: refused, and not echoed.
+    problems({ CORS_ORIGINS: 'https://app.example.com,https://u:hunter2@x.example.com' }, [
+      'CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "https://***@x.example.com"',
+    ]);
+    // A URL put in the wrong variable.
+    problems({ PORT: 'redis://:hunter2@cache:6379', LOG_LEVEL: 'https://u:hunter2@x/' }, [
+      'PORT must be an integer from 0 to 65535, got "redis://***@cache:6379"',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "https://***@x/"',
+    ]);
   });
 });

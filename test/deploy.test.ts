@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -17,6 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config.js';
 import { DRAIN_DEFAULTS } from '../src/http/drain.js';
+import { evictsKeysWithoutExpiry } from '../src/upstream/redis-connection.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
 import { fencesOf, gatewayReads, readDoc, ROOT, tableRows } from './docs.js';
 
@@ -31,6 +33,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1 ConfigMap': ConfigMap,
   'autoscaling/v2 HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1 PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1 NetworkPolicy': NetworkPolicy,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML, checked field by field below
@@ -77,6 +80,7 @@ describe('deploy/kubernetes, the kustomize base', () => {
       'ConfigMap',
       'Deployment',
       'HorizontalPodAutoscaler',
+      'NetworkPolicy',
       'PodDisruptionBudget',
       'Service',
     ]);
@@ -93,6 +97,9 @@ describe('deploy/kubernetes, the kustomize base', () => {
     const headless = structuredClone(ofKind('Deployment'));
     delete headless.spec.selector;
     expect(validate(headless)).toMatch(/selector/);
+    const policy = structuredClone(ofKind('NetworkPolicy'));
+    policy.spec.ingress[0].ports[0].port = { name: 'http' };
+    expect(validate(policy)).toMatch(/port/);
   });
 
   const deployment = ofKind('Deployment');
@@ -153,6 +160,38 @@ describe('deploy/kubernetes, the kustomize base', () => {
     expect(() => loadConfig({ ...settings, REDIS_URL: 'redis://redis:6379' })).not.toThrow();
   });
 
+  it('keeps /metrics off the Service: the gateway port only, Prometheus scrapes the pods by their annotations', () => {
+    const service = ofKind('Service');
+    expect(service.spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
+    const metricsPort = container.ports.find((port: Doc) => port.name === 'metrics').containerPort;
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(metricsPort),
+      'prometheus.io/path': '/metrics',
+    });
+  });
+
+  it('lets only the ingress namespace reach the gateway port, and only the monitoring namespace the metrics port', () => {
+    const policy = ofKind('NetworkPolicy');
+    expect(deployment.spec.template.metadata.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    // Ingress is restricted (nothing else comes in); egress is not named, so it stays open.
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const rules = policy.spec.ingress.map((rule: Doc) => ({
+      ports: rule.ports.map((port: Doc) => port.port),
+      from: rule.from.map((peer: Doc) => peer.namespaceSelector.matchLabels['kubernetes.io/metadata.name']),
+    }));
+    expect(rules).toEqual([
+      { ports: ['http'], from: ['ingress-nginx'] },
+      { ports: ['metrics'], from: ['monitoring'] },
+    ]);
+    // Each rule names a port of the container; no peer selects pods (kustomize would put the gateway's labels on it).
+    const portNames = container.ports.map((port: Doc) => port.name);
+    for (const rule of policy.spec.ingress) {
+      for (const port of rule.ports) expect(portNames).toContain(port.port);
+      for (const peer of rule.from) expect(Object.keys(peer)).toEqual(['namespaceSelector']);
+    }
+  });
+
   it('has its Service, autoscaler and disruption budget pointing at the Deployment', () => {
     const labels = deployment.spec.template.metadata.labels;
     const service = ofKind('Service');
@@ -174,7 +213,14 @@ describe('the Dockerfile', () => {
     const env = dockerfileEnv();
     expect(env).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '4000' });
     expect(Object.keys(env).filter((name) => name !== 'NODE_OPTIONS' && !gatewayReads.has(name))).toEqual([]);
-    expect(loadConfig(env)).toMatchObject({ host: '0.0.0.0', port: 4000, production: true });
+    expect(loadConfig({ ...env, UPSTREAM_URL: 'https://analytics.example.com' })).toMatchObject({
+      host: '0.0.0.0',
+      port: 4000,
+      production: true,
+    });
+    // Run with no UPSTREAM_URL, the image refuses to start rather than serve the demo sandbox; unless asked.
+    expect(() => loadConfig(env)).toThrow(/UPSTREAM_URL is not set/);
+    expect(loadConfig({ ...env, SANDBOX: 'on' }).upstream.url).toBeNull();
   });
 
   it('is based on the Node major .nvmrc names, on Debian, by default, and runs bin.js in exec form', () => {
@@ -238,6 +284,15 @@ describe('compose.yaml', () => {
     }
     expect(services.sandbox?.entrypoint).toEqual(['node', 'dist/sandbox/main.js']);
     expect(optionsFromEnv(services.sandbox?.environment ?? {}).host).toBe('0.0.0.0');
+  });
+
+  it('runs Redis with the maxmemory-policy docs/caching.md asks for: one that never evicts keys without an expiry', () => {
+    const command = (services.redis as { command?: string[] } | undefined)?.command ?? [];
+    const policy = command[command.indexOf('--maxmemory-policy') + 1] ?? '';
+    expect(readDoc('docs/caching.md')).toContain(`\`maxmemory-policy ${policy}\``);
+    expect(evictsKeysWithoutExpiry(policy)).toBe(false);
+    expect(evictsKeysWithoutExpiry('allkeys-lru')).toBe(true);
+    expect(command).toContain('--maxmemory');
   });
 
   it("puts HAProxy in front with docs/operations.md's configuration, the gateways by service name", async () => {

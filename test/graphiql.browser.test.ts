@@ -3,26 +3,13 @@
 // the gateway (every request is recorded), the demo key is in its headers, and running the dashboard,
 // a subscription and a refused query shows what a user would see. Without chromium the suite is
 // skipped outside CI (the run says so: test/suite-skip.ts) and fails at once in CI.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_QUERY } from '../src/graphql/plugins/use-graphiql-page.js';
+import { launchChromium, type Browser } from './browser.js';
 import { KEY_1, dataOf, startStack, type Stack } from './fixture.js';
 import { BROWSER_INSTALL, CHROMIUM_PATH, chromiumMissing, inCi, skipBrowserSuite } from './suite-skip.js';
 
-/** The flags of a quiet, throw-away chromium: no sandbox (containers), no GPU, nothing fetched from Google. */
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** What an editor shows, its spaces as spaces (the editor renders no-break spaces). */
 const textOf = (text: string | null): string => (text ?? '').replace(/\s+/g, ' ');
 
@@ -34,7 +21,7 @@ const REFUSED = 'query Refused { websites(perPage: 7) { totalCount } }';
 
 describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
   let stack: Stack;
-  let profile: string;
+  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   /** Every request the browser made, page and workers, as `METHOD url`. */
@@ -51,13 +38,8 @@ describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
     // Today as the sandbox's clock has it (not pinned), as under `npm start`: the live view has data.
     // The read cache on, as under `npm start`: a second run of the dashboard is answered by it.
     stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1', CACHE: 'on' } });
-    profile = await mkdtemp(join(tmpdir(), 'graphiql-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      timeout: PAGE_TIMEOUT_MS,
-    });
+    browser = await launchChromium(PAGE_TIMEOUT_MS);
+    context = browser.context;
     context.on('request', (request) => {
       requests.push(`${request.method()} ${request.url()}`);
       if (request.url().startsWith(stack.endpoint) && request.method() === 'POST') graphqlHeaders.push(request.headers());
@@ -67,9 +49,8 @@ describe.skipIf(skipBrowserSuite)('GraphiQL in chromium', () => {
   }, 2 * PAGE_TIMEOUT_MS);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await stack?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   /**

@@ -1,13 +1,12 @@
 // `npm start` as a user meets it: the built entry point, with no UPSTREAM_URL, embeds the sandbox.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tuneHeap } from '../src/heap.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { dataOf, postGraphQL } from './fixture.js';
+import { startGatewayProcess, waitFor } from './gateway-process.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 let child: ChildProcess | undefined;
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -17,25 +16,7 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const { stdout, stderr } = proc;
-  if (stdout === null || stderr === null) throw new Error('spawned without piped stdout and stderr');
-  let output = '';
-  stdout.on('data', (chunk) => (output += chunk));
-  stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', resolve));
-  return { child: proc, output: () => output, exited };
-}
-
-async function waitFor(output: () => string, pattern: RegExp): Promise<RegExpExecArray> {
-  for (let i = 0; i < 200; i++) {
-    const match = pattern.exec(output());
-    if (match) return match;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${pattern}; output so far:\n${output()}`);
-}
+const start = startGatewayProcess;
 
 describe('npm start', () => {
   it('embeds the sandbox when no UPSTREAM_URL is set, prints how to use it, and answers', async () => {
@@ -80,6 +61,40 @@ describe('npm start', () => {
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('PORT must be an integer from 0 to 65535, got "eighty"');
     expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL');
+  });
+
+  it('in production with no UPSTREAM_URL: refuses to start, in one line saying what to set', async () => {
+    const run = start({ NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' });
+    child = run.child;
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toBe(
+      'Invalid configuration:\n' +
+        "  - UPSTREAM_URL is not set: set it to the analytics install's URL (NODE_ENV=production serves the demo sandbox only with SANDBOX=on)\n",
+    );
+  });
+
+  it('in production with SANDBOX=on: serves the sandbox, and offers no GraphiQL, which production does not serve', async () => {
+    const run = start({ NODE_ENV: 'production', SANDBOX: 'on', PORT: '0', HOST: '127.0.0.1', DRAIN_DELAY_MS: '0' });
+    child = run.child;
+    const [line = '', base] = await waitFor(run.output, /Gateway on (http:\/\/\S+)\/graphql.*/);
+    await waitFor(run.output, /Browser apps allowed/);
+    expect(line).toMatch(/^Gateway on http:\/\/127\.0\.0\.1:\d+\/graphql, version /);
+    expect(run.output()).toContain('Demo keys: sandbox-key-1');
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
+    const page = await fetch(`${base}/graphql`, { headers: { accept: 'text/html' } });
+    expect(page.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
+    await page.arrayBuffer();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('refuses URLs whose port is out of range without printing their passwords', async () => {
+    const run = start({ UPSTREAM_URL: 'https://admin:hunter2@analytics.example.com:99999/', REDIS_URL: 'redis://:hunter3@cache:99999' });
+    child = run.child;
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL, got "https://***@analytics.example.com:99999/"');
+    expect(run.output()).toContain('REDIS_URL must be redis://host:port, with a host and a port from 1 to 65535');
+    expect(run.output()).not.toMatch(/hunter/);
   });
 });
 

@@ -3,6 +3,7 @@
 // the Node that runs the suite: `.ci/run` runs it on 24 and on 22.19, the floor. The install reuses
 // npm's cache (--prefer-offline), so it is a copy, not a download, after the first run. `npm test`
 // builds dist/ first; the pack skips prepack's build for that reason (the build it would run is checked).
+// `npm publish --dry-run` packs it again as a publish would, and says what it would correct.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ const run = promisify(execFile);
 interface Manifest {
   name: string;
   version: string;
+  license: string;
   private?: boolean;
   bin: Record<string, string>;
   files: string[];
@@ -65,12 +67,34 @@ describe('the npm package', () => {
   });
 
   it('holds the built gateway, the schemas and the docs, and no source, test, bench or build state', () => {
-    for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'dist/bin.js', 'dist/main.js', 'dist/sandbox/index.js']) {
+    for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'dist/bin.js', 'dist/main.js', 'dist/sandbox/index.js']) {
       expect(files, file).toContain(file);
     }
     expect(files).toContain('schema.graphql');
     expect(files).toContain('docs/configuration.md');
     expect(files.filter((file) => /^(src|test|bench|dist-bench|node_modules)\/|\.map$|tsbuildinfo|^\.ci\//.test(file))).toEqual([]);
+  });
+
+  it('passes `npm publish --dry-run`, MIT licensed with its LICENSE, with nothing for npm to correct', async () => {
+    expect(manifest.license).toBe('MIT');
+    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
+    const published = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd: ROOT });
+    const report = (JSON.parse(published.stdout) as Record<string, { name: string; version: string; files: { path: string }[] }>)[
+      manifest.name
+    ];
+    expect(report).toMatchObject({ name: manifest.name, version: manifest.version });
+    expect(report?.files.map((file) => file.path)).toEqual(files);
+    // A real publish needs a login, which the dry run says; any other warning is a field npm would fix or drop.
+    const warnings = published.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('npm warn') && !line.includes('requires you to be logged in'));
+    expect(warnings).toEqual([]);
+  });
+
+  it("is the tarball the README's and docs/deploy.md's npx lines run", () => {
+    const name = tarball.slice(work.length + 1);
+    expect(name).toBe(`${manifest.name}-${manifest.version}.tgz`);
+    for (const doc of ['README.md', 'docs/deploy.md']) expect(readFileSync(join(ROOT, doc), 'utf8'), doc).toContain(`npx ./${name}`);
   });
 
   it('installs no devDependency', () => {

@@ -107,6 +107,8 @@ export interface TopologyOptions {
   tls?: TlsFiles;
   /** An ACL user with all rights that the URL names (the default user stays open for the admin connections). */
   user?: { name: string; password: string };
+  /** Sentinel only: the sentinels' own password (`requirepass`, and between sentinels), which the URL's query gives. */
+  sentinelPassword?: string;
 }
 
 /** The arguments for `options` of a server whose TLS port is `tlsPort`. */
@@ -244,18 +246,30 @@ export async function startSentinels(options: TopologyOptions = {}): Promise<Red
           `sentinel monitor ${PRIMARY_NAME} 127.0.0.1 ${primaryAddress} 2`,
           `sentinel down-after-milliseconds ${PRIMARY_NAME} 1000`,
           `sentinel failover-timeout ${PRIMARY_NAME} 3000`,
+          ...(options.sentinelPassword
+            ? [`requirepass "${options.sentinelPassword}"`, `sentinel sentinel-pass "${options.sentinelPassword}"`]
+            : []),
           '',
         ].join('\n'),
       );
       const sentinelTls = await freePort();
       const tlsArgs = options.tls ? optionArgs({ tls: options.tls }, sentinelTls) : [];
-      const sentinel = await startRedis({ configFile: file, args: ['--sentinel', ...tlsArgs] });
+      const sentinel = await startRedis({ configFile: file, args: ['--sentinel', ...tlsArgs], password: options.sentinelPassword });
       sentinels.push(sentinel);
       sentinelTlsPorts.push(sentinelTls);
       servers.push(sentinel);
     }
+    // The test's own questions to a sentinel, with its password when it has one.
+    const askSentinel = (sentinel: RedisServer | undefined, ...args: string[]) =>
+      run('redis-cli', [
+        '-p',
+        String(sentinel?.port),
+        ...(options.sentinelPassword ? ['--no-auth-warning', '-a', options.sentinelPassword] : []),
+        'sentinel',
+        ...args,
+      ]);
     const primaryPort = async (): Promise<number> => {
-      const { stdout } = await run('redis-cli', ['-p', String(sentinels[0]?.port), 'sentinel', 'get-master-addr-by-name', PRIMARY_NAME]);
+      const { stdout } = await askSentinel(sentinels[0], 'get-master-addr-by-name', PRIMARY_NAME);
       return Number(stdout.trim().split('\n')[1]);
     };
     // Each sentinel knows the replica and the two others before a test relies on a failover.
@@ -263,7 +277,7 @@ export async function startSentinels(options: TopologyOptions = {}): Promise<Red
       'three sentinels that know the replica and each other',
       async () => {
         for (const sentinel of sentinels) {
-          const { stdout } = await run('redis-cli', ['-p', String(sentinel.port), 'sentinel', 'master', PRIMARY_NAME]);
+          const { stdout } = await askSentinel(sentinel, 'master', PRIMARY_NAME);
           const fields = stdout.trim().split('\n');
           const value = (name: string): number => Number(fields[fields.indexOf(name) + 1]);
           if (value('num-slaves') < 1 || value('num-other-sentinels') < 2) return false;
@@ -273,7 +287,8 @@ export async function startSentinels(options: TopologyOptions = {}): Promise<Red
       30_000,
     );
     const addresses = sentinels.map((sentinel, i) => `127.0.0.1:${options.tls ? sentinelTlsPorts[i] : sentinel.port}`);
-    const url = `${options.tls ? 'rediss' : 'redis'}-sentinel://${credentials(options)}${addresses.join(',')}/${PRIMARY_NAME}`;
+    const query = options.sentinelPassword ? `?sentinelPassword=${encodeURIComponent(options.sentinelPassword)}` : '';
+    const url = `${options.tls ? 'rediss' : 'redis'}-sentinel://${credentials(options)}${addresses.join(',')}/${PRIMARY_NAME}${query}`;
     return { url, primary, replica, sentinels, primaryPort, close };
   } catch (error) {
     await close();

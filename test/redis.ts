@@ -29,6 +29,8 @@ export interface StartRedisOptions {
   args?: string[];
   /** A configuration file, read first (a sentinel's: redis-server rewrites it; args then take ['--sentinel']). */
   configFile?: string;
+  /** The server's password, when args or the file set `requirepass`: the check that it answers authenticates with it. */
+  password?: string;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -42,7 +44,10 @@ process.once('exit', () => {
  * The process id of the Redis answering PING on the port (raw RESP: PING, then INFO server), or null
  * when nothing answers yet. The id tells our redis-server from another one that took the port.
  */
-function answeringPid(port: number): Promise<number | null> {
+function answeringPid(port: number, password?: string): Promise<number | null> {
+  // With a password, AUTH first: its +OK comes before the PONG.
+  const auth = password === undefined ? '' : `AUTH ${JSON.stringify(password)}\r\n`;
+  const ok = password === undefined ? '' : '+OK\r\n';
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     let answer = '';
@@ -52,16 +57,17 @@ function answeringPid(port: number): Promise<number | null> {
     };
     socket.setTimeout(500, () => done(null));
     socket.once('error', () => done(null));
-    socket.once('connect', () => socket.write('PING\r\nINFO server\r\n'));
+    socket.once('connect', () => socket.write(`${auth}PING\r\nINFO server\r\n`));
+    const pong = `${ok}+PONG\r\n`;
     socket.on('data', (chunk) => {
       answer += chunk.toString('latin1');
-      if (!answer.startsWith('+PONG\r\n')) {
-        if (answer.includes('\r\n')) done(null); // an error (e.g. -LOADING) or not Redis
+      if (!answer.startsWith(pong)) {
+        if (answer.length >= pong.length || (answer.includes('\r\n') && !pong.startsWith(answer))) done(null); // an error (e.g. -LOADING) or not Redis
         return;
       }
-      const info = /^\$(\d+)\r\n/.exec(answer.slice('+PONG\r\n'.length));
+      const info = /^\$(\d+)\r\n/.exec(answer.slice(pong.length));
       if (info === null) return;
-      const body = answer.slice('+PONG\r\n'.length + info[0].length);
+      const body = answer.slice(pong.length + info[0].length);
       if (Buffer.byteLength(body, 'latin1') < Number(info[1])) return;
       const pid = /process_id:(\d+)/.exec(body);
       done(pid ? Number(pid[1]) : null);
@@ -83,7 +89,7 @@ class NotStarted extends Error {
   }
 }
 
-async function startOn(port: number, args: string[], configFile?: string): Promise<RedisServer> {
+async function startOn(port: number, args: string[], configFile?: string, password?: string): Promise<RedisServer> {
   const child = spawn(
     'redis-server',
     [
@@ -123,7 +129,7 @@ async function startOn(port: number, args: string[], configFile?: string): Promi
         /address already in use/i.test(output),
       );
     }
-    const pid = await answeringPid(port);
+    const pid = await answeringPid(port, password);
     if (pid === child.pid) break;
     if (pid !== null) {
       child.kill('SIGKILL');
@@ -151,13 +157,14 @@ async function startOn(port: number, args: string[], configFile?: string): Promi
 /** Starts redis-server; on an ephemeral port, tried again once on another port if the first was taken meanwhile. */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const args = options.args ?? [];
-  if (options.port !== undefined) return startOn(options.port, args, options.configFile);
+  const { configFile, password } = options;
+  if (options.port !== undefined) return startOn(options.port, args, configFile, password);
   try {
-    return await startOn(await freePort(), args, options.configFile);
+    return await startOn(await freePort(), args, configFile, password);
   } catch (error) {
     if (!(error instanceof NotStarted) || !error.portTaken) throw error;
     // another process took the port between the probe and redis-server
-    return startOn(await freePort(), args, options.configFile);
+    return startOn(await freePort(), args, configFile, password);
   }
 }
 

@@ -4,7 +4,7 @@
 // and the run says so when it starts and again under its summary; in CI (`CI` set, as CI services do)
 // it is not skipped, and fails at once, naming what is missing. Read by the suites (the skip) and by
 // vitest.config.ts (the reporter), in different processes: nothing here may import vitest's runtime.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Reporter, TestModule, TestSpecification, Vitest } from 'vitest/node';
 
@@ -39,6 +39,15 @@ export const chromiumMissing = !executable(CHROMIUM_PATH);
 /** The browser suite is skipped: chromium is missing and this is not CI. */
 export const skipBrowserSuite = chromiumMissing && !inCi;
 
+// The dashboard example's suite: chromium, and the example's own packages (`npm ci --prefix examples/dashboard`,
+// which .ci/run does; `npm run example` does it too).
+export const DASHBOARD_SUITE = 'test/dashboard.browser.test.ts';
+export const DASHBOARD_INSTALL = 'npm ci --prefix examples/dashboard';
+/** The example's packages are not installed. */
+export const dashboardMissing = !existsSync(new URL('../examples/dashboard/node_modules/vite/package.json', import.meta.url));
+/** The dashboard suite is skipped: chromium or the example's packages are missing, and this is not CI. */
+export const skipDashboardSuite = (chromiumMissing || dashboardMissing) && !inCi;
+
 interface SystemSuite {
   name: string;
   file: string;
@@ -56,6 +65,13 @@ const SUITES: readonly SystemSuite[] = [
     install: BROWSER_INSTALL,
     missing: chromiumMissing,
     reason: `chromium is not at ${CHROMIUM_PATH}`,
+  },
+  {
+    name: 'Dashboard',
+    file: DASHBOARD_SUITE,
+    install: chromiumMissing ? BROWSER_INSTALL : DASHBOARD_INSTALL,
+    missing: chromiumMissing || dashboardMissing,
+    reason: chromiumMissing ? `chromium is not at ${CHROMIUM_PATH}` : "the dashboard example's packages are not installed",
   },
 ];
 

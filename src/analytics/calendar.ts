@@ -1,7 +1,7 @@
 // Calendar days as `YYYY-MM-DD` strings, counted in UTC so that no clock or time zone moves them:
 // a day is a date, not an instant. "Today" is the only instant, resolved in the install's time zone.
 import { z } from 'zod';
-import { custom } from '../settings.js';
+import { custom, shown } from '../settings.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -16,7 +16,7 @@ export const CALENDAR_SETTINGS = {
   upstreamTimeZone: custom(
     'UPSTREAM_TIMEZONE',
     z.string().refine(isTimeZone, {
-      error: (issue) => `UPSTREAM_TIMEZONE must be an IANA time zone such as UTC or Europe/Paris, got "${String(issue.input)}"`,
+      error: (issue) => `UPSTREAM_TIMEZONE must be an IANA time zone such as UTC or Europe/Paris, got "${shown(issue.input)}"`,
     }),
     {
       fallback: 'UTC',

@@ -3,7 +3,7 @@
 // production, pages served from this machine (http://localhost:*, http://127.0.0.1:*) are allowed
 // by default, as a frontend's dev server is; CORS_ORIGINS names others, and is the only way in production.
 import { z } from 'zod';
-import { custom, type SettingsOf } from '../settings.js';
+import { custom, type SettingsOf, shown } from '../settings.js';
 
 const LOCAL_DEV_ORIGIN = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
 
@@ -23,7 +23,8 @@ export const CORS_ALLOWED_HEADERS = [
 /** Response headers a page may read. */
 export const CORS_EXPOSED_HEADERS = ['retry-after', 'etag', 'cache-control'];
 
-const ORIGIN = /^https?:\/\/[^/\s]+$/;
+// An origin is a scheme, a host and a port: never a user or a password.
+const ORIGIN = /^https?:\/\/[^/\s@]+$/;
 
 /** CORS_ORIGINS: the origins allowed besides this machine's outside production; `*`: any. */
 export const CORS_SETTINGS = {
@@ -40,7 +41,7 @@ export const CORS_SETTINGS = {
       .pipe(
         z.array(
           z.string().refine((entry) => entry === '*' || ORIGIN.test(entry), {
-            error: (issue) => `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "${String(issue.input)}"`,
+            error: (issue) => `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "${shown(issue.input)}"`,
           }),
         ),
       ),

@@ -1,13 +1,13 @@
 // yoga's cache of parsed documents (and, keyed by them, of their validation), bounded by what the
 // documents cost in memory rather than by their number. yoga's default keeps 1,024 documents whatever
-// their size: 1,500 distinct 8 KB documents sent with no key took the process from 98 to 706 MB.
+// their size, so a stranger sending large distinct documents could fill the heap
+// (docs/performance.md#memory).
 //
-// What a parsed document costs, measured with V8's heap after a full collection (graphql 16, with
-// locations, which errors need): every token of the source is an object kept in a linked list from
-// the document's location, comments included, and every field, name and argument is a node with its
-// own location. Per token that is about 90 bytes for a comment and 300 to 500 for the rest; the source
-// string is kept twice (as the cache's key and by the tokens). The estimate below errs on the high
-// side: a cache bounded by it holds no more than its bound.
+// What a parsed document costs (graphql 16, with locations, which errors need): every token of the
+// source is an object kept in a linked list from the document's location, comments included, and every
+// field, name and argument is a node with its own location; the source string is kept twice (as the
+// cache's key and by the tokens). The estimate below errs on the high side: a cache bounded by it holds
+// no more than its bound.
 import { TokenKind, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { integer } from '../settings.js';

@@ -6,6 +6,7 @@
 // yoga made it, the GraphQL context. A live poll runs with a state derived from its subscription's.
 import { type KeyReading, readAuthorization } from '../api-key.js';
 import type { GatewayContext } from '../schema/context.js';
+import type { AnswerSlot } from '../cache/stored-answer.js';
 import type { LookedUp } from '../upstream/cache-scope.js';
 import type { RequestTrace } from '../upstream/request-trace.js';
 
@@ -33,16 +34,6 @@ export interface RequestWork {
    * live plugin checked it), which counts as known from now on.
    */
   becomeStream(keyAccepted?: boolean): boolean;
-}
-
-/** Where a request's answer goes in the store, and under which of its key's counters. */
-export interface AnswerSlot {
-  name: string;
-  keyId: string;
-  generation: number;
-  writes: number;
-  /** The operation that ran, once it runs. */
-  operation?: { name: string | null; type: string };
 }
 
 export interface RequestState {

@@ -3,8 +3,9 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { AnswerKeeper } from '../cache/stored-answer.js';
 import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
 import { flag, onOff, type SettingsOf } from '../settings.js';
 import type { GatewayContext } from '../schema/context.js';
@@ -33,10 +34,11 @@ import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
-import { usePlan, type PlanStep } from './plugins/use-plan.js';
+import { usePlan } from './plugins/use-plan.js';
 import { useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
+import { useStoredAnswers } from './plugins/use-stored-answers.js';
 import { useSubscriptionRoot } from './plugins/use-subscription-root.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
@@ -94,9 +96,8 @@ export interface GatewayYogaOptions {
   etagSecret?: () => string;
 }
 
-/** What yoga sees of the stored answers (http/answer-cache.ts): the step that stores them, and each one sent. */
-export interface StoredAnswers {
-  plugin(options: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext>;
+/** What yoga sees of the stored answers (http/answer-cache.ts): where they are kept, and each one sent. */
+export interface StoredAnswers extends AnswerKeeper {
   whenSent(listener: (sent: { operation: string | null; durationMs: number }) => void): void;
 }
 
@@ -187,7 +188,7 @@ export function createGatewayYoga(
       useSecurityHeaders(),
       useHttpCaching({ plan, ...(etagSecret ? { etagSecret } : {}) }),
       // After it: an answer is stored with its Cache-Control and ETag.
-      ...(answers ? [answers.plugin({ plan })] : []),
+      ...(answers ? [useStoredAnswers({ plan, answers })] : []),
       ...(metricsStep ? [metricsStep] : []),
       ...(config.tracing ? [useTracing({ plan })] : []),
       // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.

@@ -11,10 +11,10 @@
 // A key's share of the slots: while other keys of its line have work (at work or waiting), a key starts
 // no more than ceil(maxActive / keys with work) at once; a lone key keeps every idle slot. Taking turns
 // alone does not make the wait fair on a busy CPU: the requests at work share one event loop, so another
-// tenant's request that got the next slot still ran beside the flooding key's other fifteen (at load
-// average 11, its median was 3.6 times a /health flood's). With the share, the flooding key does not
-// take its freed slots back while the other's request runs, and its requests at work drain down to
-// their share: slots may stay idle then, the price of fairness. Counted per line: a flood of made-up
+// tenant's request that got the next slot would still run beside the flooding key's other fifteen and
+// wait as long as they do. With the share, the flooding key does not take its freed slots back while the
+// other's request runs, and its requests at work drain down to their share: slots may stay idle then,
+// the price of fairness (docs/operations.md has the figures). Counted per line: a flood of made-up
 // keys in the strangers' line does not shrink the share of the keys the install accepted.
 //
 // Lines by what a request's key is: one the install accepted lately (`known`: known-keys.ts), or not
@@ -30,10 +30,9 @@
 //
 // Why: past the point where the CPU or the upstream pool is busy, taking more requests in only makes
 // every one of them slower (they share the same event loop and sockets) and keeps all their
-// half-built results alive at once. A waiting request costs a parked socket and its body (read in
-// full before it gets in line: server.ts; nothing of a client that left is kept); an active one costs its parsed document, context, loaders,
-// upstream bodies and partial result. What it does to memory under load, alone and with
-// HEAP_GROWING_PERCENT (main.ts), is measured in docs/performance.md#memory.
+// half-built results alive at once. A waiting request costs a parked socket and its body (read in full
+// before it gets in line: server.ts; nothing of a client that left is kept); an active one costs its
+// parsed document, context, loaders, upstream bodies and partial result (docs/performance.md#memory).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { integer } from '../settings.js';
 

@@ -21,13 +21,11 @@
 // call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import { keyIdOf } from '../api-key.js';
+import type { AnswerKeeper, AnswerSlot, StoredAnswer } from '../cache/stored-answer.js';
 import { ifNoneMatchHas } from '../graphql/http-headers.js';
-import type { AnswerSlot, GatewayServerContext, RequestState } from '../graphql/request-state.js';
-import type { GatewayContext, Usage } from '../schema/context.js';
-import type { Planned, RequestPlan } from '../schema/plan.js';
+import type { RequestState } from '../graphql/request-state.js';
 import type { CacheStore } from '../upstream/cache-store.js';
 import { type StoreCall, safeStore, withinBudget } from '../upstream/cache-waiting.js';
 import { storeNames } from '../upstream/keys.js';
@@ -46,8 +44,8 @@ export interface AnswerCacheOptions {
   /** Told when the store fails (the request then goes through GraphQL). */
   onStoreError?: (operation: string, error: unknown) => void;
   /**
-   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound):
-   * the lookup spends some, and the read cache of the request what is left.
+   * How long a request may wait for the store in all (CACHE_STORE_TIMEOUT_MS with Redis; none: no bound),
+   * counting only the time it waits on it: the lookup spends some, and the read cache of the request what is left.
    */
   storeBudgetMs?: number;
   /** Each answer stored (metrics). */
@@ -72,7 +70,7 @@ export interface SentAnswer {
   durationMs: number;
 }
 
-export interface AnswerCache {
+export interface AnswerCache extends AnswerKeeper {
   /**
    * Answers the request from a stored answer, or calls `next` (yoga) when there is none to send: then
    * its state says what the lookup spent and found. What `next` answers is stored by `plugin` when it
@@ -81,27 +79,7 @@ export interface AnswerCache {
   serve(req: IncomingMessage, res: ServerResponse, state: RequestState, next: () => void, sent?: () => void): void;
   /** Calls `listener` with each stored answer sent (what GraphQL's steps would have logged, counted, traced). */
   whenSent(listener: (sent: SentAnswer) => void): void;
-  /** The yoga step that stores answers (after use-http-caching.ts, which sets Cache-Control and ETag). */
-  plugin(options: { plan: { of(context: Planned): RequestPlan | null } }): Plugin<GatewayContext, GatewayServerContext>;
 }
-
-/** What a stored answer holds (JSON in the store). */
-interface StoredAnswer {
-  /** The key's generation and writes counters when the request that made it began. */
-  generation: number;
-  writes: number;
-  /** Its headers, name then value, but Content-Length and Cache-Control (made when it is sent). */
-  headers: string[];
-  body: string;
-  operation: string | null;
-  cost: number | null;
-  reads: number;
-}
-
-/** Headers node or the sending makes itself, and those made when a stored answer is sent. */
-const NOT_STORED = new Set(['content-length', 'cache-control', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
-const JSON_ANSWER = /^application\/(?:graphql-response\+)?json\b/;
-const CACHEABLE = /^private, max-age=(\d+)$/;
 
 /** A header's value as one string ('' when absent). */
 const headerOf = (req: IncomingMessage, name: string): string => {
@@ -204,7 +182,8 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   }
 
   /** Stores the answer, unless a write or a revocation moved the key's counters since the request began. */
-  async function keep(request: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void> {
+  async function keep(slot: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void> {
+    const request = slot;
     const freshUntil = clock.now() + freshForMs;
     // Said before the answer is there, as for every entry: what a 401 or a write must drop.
     await safely('mark', () => store.mark(storeNames.hasEntries(request.keyId), options.settledMs + options.maxStaleMs));
@@ -214,6 +193,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   }
 
   return {
+    keep,
     whenSent: (listener) => void listeners.push(listener),
     serve(req, res, state, next, sent) {
       const startedAt = performance.now();
@@ -229,65 +209,5 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       };
       lookUp(req, res, state, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
     },
-    plugin({ plan }) {
-      return {
-        onExecute({ args }) {
-          const slot = (args.contextValue as GatewayContext & GatewayServerContext).state?.answerSlot;
-          const operation = plan.of(args.contextValue)?.operation;
-          if (slot && operation) slot.operation = { name: operation.name ?? null, type: operation.type };
-        },
-        async onResponse({ response, serverContext, setResponse, fetchAPI }) {
-          const state = serverContext.state;
-          const waiting = state?.answerSlot;
-          if (state === undefined || waiting === undefined) return;
-          delete state.answerSlot;
-          const { operation } = waiting;
-          const usage = state.context?.usage;
-          const maxAge = CACHEABLE.exec(response.headers.get('cache-control') ?? '')?.[1];
-          if (
-            operation?.type !== 'query' ||
-            usage === undefined ||
-            response.status !== 200 ||
-            maxAge === undefined ||
-            Number(maxAge) <= 0 ||
-            usage.cache.stale > 0 ||
-            !JSON_ANSWER.test(response.headers.get('content-type') ?? '')
-          )
-            return;
-          const text = await response.text();
-          setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
-          const body = asRepeated(text, usage);
-          if (body === null) return;
-          const headers: string[] = [];
-          response.headers.forEach((value, name) => {
-            if (!NOT_STORED.has(name)) headers.push(name, value);
-          });
-          const reads = usage.cache.hits + usage.cache.misses;
-          const { generation, writes } = waiting;
-          const answer: StoredAnswer = { generation, writes, headers, body, operation: operation.name, cost: usage.cost, reads };
-          void keep(waiting, answer, Number(maxAge) * 1000);
-        },
-      };
-    },
   };
-}
-
-/**
- * The answer as the same query gives it when every read hits the cache: no upstream call, the reads
- * all hits, no rate limit (the install said nothing). Null when it is not a GraphQL answer with data
- * and the usage figures (use-usage-extensions.ts) and no errors.
- */
-export function asRepeated(text: string, usage: Usage): string | null {
-  let answer: { data?: unknown; errors?: unknown; extensions?: Record<string, unknown> };
-  try {
-    answer = JSON.parse(text) as typeof answer;
-  } catch {
-    return null;
-  }
-  const { extensions } = answer;
-  if (answer.errors !== undefined || answer.data === undefined || extensions === undefined || !('upstreamCalls' in extensions)) return null;
-  extensions.upstreamCalls = 0;
-  extensions.cache = { hits: usage.cache.hits + usage.cache.misses, misses: 0, stale: 0 };
-  delete extensions.rateLimit;
-  return JSON.stringify(answer);
 }

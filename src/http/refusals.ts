@@ -6,6 +6,7 @@ import { SECURITY_HEADERS } from '../graphql/http-headers.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 import type { ErrorCode } from '../errors.js';
 import { NOT_STREAMABLE_MESSAGE } from '../graphql/http-headers.js';
+import { lingerWhileSending } from './linger.js';
 
 export interface Refusal {
   status: number;
@@ -85,9 +86,9 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
     headers['access-control-expose-headers'] = CORS_EXPOSED_HEADERS.join(', ');
   }
   res.writeHead(refusal.status, headers);
+  // Read and drop what the client is still sending, so that it gets to read this answer.
+  lingerWhileSending(req);
   res.end(body);
-  // Read and drop what the client is still sending, so it gets to read this answer.
-  req.resume();
 }
 
 /**

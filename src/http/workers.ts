@@ -5,7 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { custom } from '../settings.js';
+import { custom, shown } from '../settings.js';
 
 /** The message a worker drains on, as on its own first SIGTERM (main.ts). */
 export const DRAIN_MESSAGE = 'gateway:drain';
@@ -20,7 +20,7 @@ export const WORKER_SETTINGS = {
       .string()
       .toLowerCase()
       .refine((value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 256), {
-        error: (issue) => `${WORKERS_PROBLEM}, got "${String(issue.input)}"`,
+        error: (issue) => `${WORKERS_PROBLEM}, got "${shown(issue.input)}"`,
       })
       .transform((value) => (value === 'auto' ? 'auto' : Number(value))),
     { fallback: 1, shown: '1', unit: 'count, or `auto`', doc: 'processes sharing the port, or `auto`: one per available core' },

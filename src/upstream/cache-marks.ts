@@ -39,7 +39,8 @@ export class KeyMarks {
 
   /** A revoked key's entries become unreachable: its generation moves on, if it may have any (a failing store: as if not). */
   async dropEntriesOf(keyId: string): Promise<void> {
-    if ((await this.mayHaveEntries(keyId)) === true) await this.safely('bump', () => this.store.bump(storeNames.generation(keyId)));
+    if ((await this.mayHaveEntries(keyId)) === true)
+      await this.safely('bump', () => this.store.bump(storeNames.generation(keyId), this.entryLifeMs));
   }
 }
 

@@ -2,9 +2,9 @@
 // that several gateways share them. Both hold the same records; the cache (cache.ts) decides what
 // goes in and what a record means.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { integer, seconds } from '../settings.js';
-import { PREFIX, boundedCall, connectRedis } from './redis-connection.js';
+import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } from './redis-connection.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
@@ -29,12 +29,21 @@ export interface CacheStore {
    */
   set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean>;
   delete(key: string): Promise<void>;
-  /** A counter (0 when unset); `bump` increments it: generations that make old records unreachable. */
+  /**
+   * A counter (0 when unset); `bump` increments it: generations that make old records unreachable. A
+   * counter lives at least `lifetimeMs` after its last bump and as long as any record stored under its
+   * guard (then it is unset again: 0, with nothing left that an older value could reach).
+   */
   counter(name: string): Promise<number>;
-  bump(name: string): Promise<number>;
+  bump(name: string, lifetimeMs: number): Promise<number>;
   /** Marks a name for `ttlMs`; `marked` says whether it still is. */
   mark(name: string, ttlMs: number): Promise<void>;
   marked(name: string): Promise<boolean>;
+  /**
+   * The names that start with `prefix` (without the store's own prefix), a batch at a time: every one
+   * that was there from the start to the end of the walk is given at least once.
+   */
+  namesStartingWith(prefix: string): AsyncIterable<string[]>;
   /** The secret that keys the hash of API keys: shared by every gateway on the store. */
   secret(): Promise<string>;
   /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
@@ -151,7 +160,8 @@ export class MemoryCacheStore implements CacheStore {
     return this.counters.get(name) ?? 0;
   }
 
-  async bump(name: string): Promise<number> {
+  /** Counters live as long as this process: it keeps the counters of the keys the install accepted. */
+  async bump(name: string, _lifetimeMs: number): Promise<number> {
     const next = (this.counters.get(name) ?? 0) + 1;
     this.counters.set(name, next);
     return next;
@@ -173,6 +183,13 @@ export class MemoryCacheStore implements CacheStore {
     if (until > this.now()) return true;
     this.marks.delete(name);
     return false;
+  }
+
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const names = new Set<string>();
+    for (const map of [this.records, this.counters, this.marks])
+      for (const name of map.keys()) if (name.startsWith(prefix)) names.add(name);
+    yield [...names];
   }
 
   async secret(): Promise<string> {
@@ -197,6 +214,8 @@ export class MemoryCacheStore implements CacheStore {
 /**
  * SET of a record, unless a counter moved since its read began (CacheStore.set's guard), in one step:
  * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
+ * Each counter that is set then lives at least as long as the record: a counter that expired before a
+ * record stored under it would start again from 0 and could make an old record reachable again.
  * KEYS: the record, then the counters; ARGV: the record's JSON, its expiry (ms), the counters' values.
  */
 const SET_UNLESS_MOVED = `
@@ -204,16 +223,26 @@ for i = 2, #KEYS do
   if tonumber(redis.call('GET', KEYS[i]) or '0') ~= tonumber(ARGV[i + 1]) then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 2, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left >= 0 and left < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+end
 return 1`;
 
 /**
- * INCR of a counter, taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter
- * that a write or a revocation must move on is a few bytes, and an entry from before it must not be served
- * after it. Script flags are Redis 7's: a Redis 6 cannot compile the script, and gets a plain INCR
- * (refused while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ * INCR of a counter, which then lives at least ARGV[1] ms (as long as any record can: CacheStore.bump).
+ * Taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter that a write or a
+ * revocation must move on is a few bytes, and an entry from before it must not be served after it.
  */
-const BUMP = `#!lua flags=allow-oom
-return redis.call('INCR', KEYS[1])`;
+const BUMP_BODY = `
+local value = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return value`;
+/**
+ * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
+ * while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ */
+const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
 /**
  * Keeps a persisted document within a bound shared by every gateway on the store, in one step: the
@@ -246,7 +275,8 @@ return 1`;
 interface RedisWithScripts extends Redis {
   setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   keepDocument(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
-  bumpCounter(numberOfKeys: number, key: string): Promise<number>;
+  bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
+  bumpCounterWithoutFlags(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
 }
 
 /**
@@ -287,6 +317,9 @@ export interface DocumentBound {
   lifetimeMs: number;
 }
 
+/** How often a cluster's slots are read while one of its nodes is lost (a master dead, its replica soon its successor). */
+const SLOTS_READ_WHILE_LOST_MS = 200;
+
 /** How often a gateway checks that Redis still holds the secret it uses (Redis may have lost it). */
 const SECRET_RECHECK_MS = 60_000;
 
@@ -301,8 +334,12 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
-  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved with INCR. */
-  private plainIncr = false;
+  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
+  private withoutFlags = false;
+  /** Reads a cluster's slots again while one of its nodes is lost. */
+  private slotsReading: NodeJS.Timeout | undefined;
+  /** Told when the connection is lost and ready again (onConnection). */
+  private readonly connectionListeners: ((event: 'lost' | 'ready') => void)[] = [];
 
   constructor(
     url: string,
@@ -314,7 +351,9 @@ export class RedisCacheStore implements CacheStore {
     redis.defineCommand('setUnlessMoved', { lua: SET_UNLESS_MOVED });
     redis.defineCommand('keepDocument', { lua: KEEP_DOCUMENT });
     redis.defineCommand('bumpCounter', { lua: BUMP });
+    redis.defineCommand('bumpCounterWithoutFlags', { lua: BUMP_BODY });
     this.redis = redis as RedisWithScripts;
+    if (redis.isCluster) this.watchNodes();
     // The Redis found again may have lost its data (restarted without persistence): check the secret.
     this.redis.on('close', () => {
       this.sharedSecret = undefined;
@@ -329,11 +368,60 @@ export class RedisCacheStore implements CacheStore {
   onConnection(listener: (event: 'lost' | 'ready') => void): void {
     this.redis.on('close', () => listener('lost'));
     this.redis.on('ready', () => listener('ready'));
+    this.connectionListeners.push(listener);
   }
 
-  /** ioredis's state of the connection (`ready` when connected), reported by /ready. */
+  /**
+   * On a cluster, the connection as a whole stays up when a master dies. The connection to one node
+   * closed while the cluster still counts on it is a connection lost; that node answering again, or
+   * dropped by the cluster (its replica took its slots: the slots read again no longer name it), one
+   * ready again. A write's drop sent meanwhile, through this gateway or another, reached no master, and
+   * lands when its gateway finds the new one: until then what the new master holds is from before the
+   * write. (Nodes the cluster closes itself, once it learnt it does not need them, are out of it by then.)
+   * Registered before any node is added: the cluster adds them once it is connected.
+   */
+  private watchNodes(): void {
+    const cluster = this.redis as unknown as Cluster;
+    const nameOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
+    /** The nodes (host:port) whose connection was lost, neither back nor dropped by the cluster yet. */
+    const lost = new Set<string>();
+    const tell = (event: 'lost' | 'ready'): void => {
+      for (const listener of this.connectionListeners) listener(event);
+    };
+    // Lost again just before: a connection lost elsewhere and found meanwhile must not have used it up.
+    const found = (name: string): void => {
+      if (!lost.delete(name)) return;
+      tell('lost');
+      tell('ready');
+      if (lost.size === 0) clearInterval(this.slotsReading);
+    };
+    cluster.on('+node', (node: Redis) => {
+      node.on('close', () => {
+        if (!cluster.nodes('all').includes(node)) return;
+        lost.add(nameOf(node));
+        tell('lost');
+        // The slots read again often while a node is lost (the gateway's reads go past the store meanwhile,
+        // and send none that would tell): the new master is known as soon as the cluster has one.
+        clearInterval(this.slotsReading);
+        this.slotsReading = setInterval(() => cluster.refreshSlotsCache(), SLOTS_READ_WHILE_LOST_MS);
+        this.slotsReading.unref();
+      });
+      node.on('ready', () => found(nameOf(node)));
+    });
+    cluster.on('refresh', () => {
+      const known = new Set(cluster.nodes('all').map(nameOf));
+      for (const name of lost) if (!known.has(name)) found(name);
+    });
+  }
+
+  /** ioredis's state of the connection (`ready` when connected), reported by /ready; with why, when its credentials are refused. */
   get connection(): string {
-    return this.redis.status;
+    return connectionState(this.redis);
+  }
+
+  /** Redis's maxmemory-policy on each server holding the store, once connected within `waitMs` (checked at start). */
+  evictionPolicies(waitMs: number): Promise<string[]> {
+    return evictionPolicies(this.redis, waitMs);
   }
 
   private bounded<T>(call: () => Promise<T>): Promise<T> {
@@ -418,18 +506,33 @@ export class RedisCacheStore implements CacheStore {
     return kept === 1;
   }
 
+  /** SCAN on each master of a cluster (each holds its own slots), or on the one Redis; each step bounded. */
+  async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
+    const pattern = `${PREFIX + prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+    const nodes: Redis[] = this.redis.isCluster ? (this.redis as unknown as Cluster).nodes('master') : [this.redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, names] = await boundedCall(node, this.timeoutMs, () => node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000));
+        cursor = next;
+        yield names.map((name) => name.slice(PREFIX.length));
+      } while (cursor !== '0');
+    }
+  }
+
   async counter(name: string): Promise<number> {
     return Number((await this.bounded(() => this.redis.get(PREFIX + name))) ?? 0);
   }
 
-  async bump(name: string): Promise<number> {
-    if (this.plainIncr) return this.bounded(() => this.redis.incr(PREFIX + name));
+  async bump(name: string, lifetimeMs: number): Promise<number> {
+    const lifetime = Math.max(1, Math.ceil(lifetimeMs));
+    if (this.withoutFlags) return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
     try {
-      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name));
+      return await this.bounded(() => this.redis.bumpCounter(1, PREFIX + name, lifetime));
     } catch (error) {
       if (!(error instanceof Error) || !/Error compiling script/i.test(error.message)) throw error;
-      this.plainIncr = true; // a Redis before 7
-      return this.bounded(() => this.redis.incr(PREFIX + name));
+      this.withoutFlags = true; // a Redis before 7
+      return this.bounded(() => this.redis.bumpCounterWithoutFlags(1, PREFIX + name, lifetime));
     }
   }
 
@@ -469,6 +572,7 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.slotsReading);
     this.redis.disconnect();
   }
 }

@@ -10,6 +10,9 @@
 //  - A gateway whose connection was lost reads past the store for RECONNECT_GRACE_MS once it is back:
 //    the other gateways reach Redis again within MAX_RECONNECT_DELAY_MS of it (each on its own schedule),
 //    and land what they owe as soon as they do.
+//  - Past MAX_OWED keys this process cannot name them all: every key reads past the store, and once
+//    the keys it knows landed, it moves on the generation of every key that may have entries (their
+//    `has` marks, walked in the store), then uses the store again.
 import type { CacheStore } from './cache-store.js';
 import type { StoreCall } from './cache-waiting.js';
 import { keyIdOf } from '../api-key.js';
@@ -18,7 +21,10 @@ import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';
 
 /** How often a drop the store could not take is tried again. */
 const RETRY_MS = 100;
-/** The most keys owed a drop that are told apart: past it, every key reads past the store until they all landed. */
+/**
+ * The most keys owed a drop that are told apart (their Authorization headers, bounded in size, at most
+ * some tens of MB): past it, every key reads past the store until every key with entries was dropped.
+ */
 const MAX_OWED = 100_000;
 /** How long a gateway back on the store reads past it: every other gateway is back, with time to land its drops. */
 const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
@@ -26,14 +32,25 @@ const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
 export class UnsettledWrites {
   /** The keys (their Authorization as the cache gets it) owed a drop. */
   private readonly owed = new Set<string>();
-  /** More keys were owed a drop than MAX_OWED: which ones is not known, so none reads through the store. */
-  private overflowed = false;
+  /**
+   * More keys were owed a drop than the bound: which ones is not known, so none reads through the
+   * store until every key that may have entries was dropped. Counts the keys forgotten: a walk is
+   * enough only if none was forgotten after it began.
+   */
+  private forgotten = 0;
+  /** What `forgotten` was when the last complete walk began (every key with entries dropped after). */
+  private forgottenDropped = 0;
   private timer: NodeJS.Timeout | undefined;
   private settling = false;
   /** Asked to settle while a settle was under way: it goes again at once. */
   private again = false;
   private closed = false;
-  /** The connection was lost since it was last ready. */
+  /**
+   * The connection was lost since it was last ready: no key reads through the store meanwhile. One
+   * Redis then fails every call at once anyway; a cluster whose master died still answers from the
+   * others, and may answer for the dead one's slots from its replica (a redirection followed) before
+   * the gateway that wrote there found it.
+   */
   private lost = false;
   /** Until then, no key reads through the store (the connection came back, other gateways may not have yet). */
   private distrustedUntil = 0;
@@ -41,6 +58,9 @@ export class UnsettledWrites {
   constructor(
     private readonly store: CacheStore,
     private readonly safely: StoreCall,
+    /** How long any entry can live, stale included: a generation moved on lives at least as long. */
+    private readonly entryLifeMs: number,
+    private readonly maxOwed = MAX_OWED,
   ) {
     store.onConnection?.((event) => {
       if (event === 'lost') {
@@ -49,20 +69,30 @@ export class UnsettledWrites {
       }
       if (this.lost) this.distrustedUntil = Date.now() + RECONNECT_GRACE_MS;
       this.lost = false;
-      if (this.owed.size > 0) this.settleSoon(0);
+      if (this.unsettled) this.settleSoon(0);
     });
   }
 
   /** A write with the key was made and the store did not take its drop. */
   owe(authorization: string): void {
-    if (this.owed.size >= MAX_OWED && !this.owed.has(authorization)) this.overflowed = true;
+    if (this.owed.size >= this.maxOwed && !this.owed.has(authorization)) this.forgotten++;
     else this.owed.add(authorization);
     this.settleSoon(0);
   }
 
-  /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is just back). */
+  /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is lost or just back). */
   owes(authorization: string): boolean {
-    return this.overflowed || this.owed.has(authorization) || Date.now() < this.distrustedUntil;
+    return this.overflowed || this.owed.has(authorization) || this.lost || Date.now() < this.distrustedUntil;
+  }
+
+  /** Keys were forgotten past the bound, and not every key with entries was dropped since. */
+  private get overflowed(): boolean {
+    return this.forgotten !== this.forgottenDropped;
+  }
+
+  /** Drops remain to be landed. */
+  private get unsettled(): boolean {
+    return this.owed.size > 0 || this.overflowed;
   }
 
   close(): void {
@@ -85,25 +115,57 @@ export class UnsettledWrites {
     this.timer.unref();
   }
 
-  /** Moves on each owed key's generation, in turn; at the first failure, tries again later. */
+  /**
+   * Moves on each owed key's generation, in turn, then (keys forgotten past the bound) every key's that
+   * may have entries; at the first failure, tries again later.
+   */
   private async settle(): Promise<void> {
     this.timer = undefined;
     this.settling = true;
     this.again = false;
     try {
-      for (const authorization of [...this.owed]) {
-        if (this.closed) return;
-        const secret = await this.safely('secret', () => this.store.secret());
-        if (secret === undefined) break;
-        const keyId = keyIdOf(secret, authorization);
-        if ((await this.safely('drop after a write', () => this.store.bump(storeNames.generation(keyId)))) === undefined) break;
-        this.owed.delete(authorization);
-      }
+      if ((await this.settleOwed()) && this.overflowed) await this.dropEveryKey();
     } finally {
       this.settling = false;
     }
-    // Every key owed was forgotten past the bound: once those that are known landed, a write may have
-    // been lost only for the others, which this process cannot name. It keeps reading past the store.
-    if (this.owed.size > 0) this.settleSoon(this.again ? 0 : RETRY_MS);
+    if (this.unsettled) this.settleSoon(this.again ? 0 : RETRY_MS);
+  }
+
+  /** Whether every key owed a drop got it. */
+  private async settleOwed(): Promise<boolean> {
+    for (const authorization of [...this.owed]) {
+      if (this.closed) return false;
+      const secret = await this.safely('secret', () => this.store.secret());
+      if (secret === undefined) return false;
+      const keyId = keyIdOf(secret, authorization);
+      if (!(await this.drop(keyId))) return false;
+      this.owed.delete(authorization);
+    }
+    return true;
+  }
+
+  /**
+   * The keys forgotten cannot be named: every key's generation is moved on that may have entries (its
+   * `has` mark is set before any entry or stored answer is), found by walking the store. A key that
+   * has none has nothing from before the write to serve.
+   */
+  private async dropEveryKey(): Promise<void> {
+    const forgotten = this.forgotten;
+    try {
+      for await (const names of this.store.namesStartingWith(storeNames.everyHasEntries)) {
+        if (this.closed) return;
+        const keyIds = names.map(storeNames.keyIdOfHasEntries).filter((keyId) => keyId !== undefined);
+        const dropped = await Promise.all(keyIds.map((keyId) => this.drop(keyId)));
+        if (dropped.includes(false)) return;
+      }
+    } catch {
+      return; // the walk failed (the store's timeout): tried again later
+    }
+    this.forgottenDropped = forgotten;
+  }
+
+  /** Moves the key's generation on; whether the store took it. */
+  private async drop(keyId: string): Promise<boolean> {
+    return (await this.safely('drop after a write', () => this.store.bump(storeNames.generation(keyId), this.entryLifeMs))) !== undefined;
   }
 }

@@ -1,6 +1,7 @@
 // How the read cache waits, on the store and on calls other requests make. A store that fails or is slow
 // never fails a request: a failed store call is a miss, and each request waits for the store at most its
-// budget (CACHE_STORE_TIMEOUT_MS) in all. Concurrent requests join one call in flight (an upstream read,
+// budget (CACHE_STORE_TIMEOUT_MS) in all, counted while a store call of its is unanswered (never while
+// it waits on the install). Concurrent requests join one call in flight (an upstream read,
 // a key's re-check) rather than make their own; one cancelled because the request that made it went
 // away says nothing of the upstream, and who joined it makes it again.
 
@@ -19,7 +20,7 @@ export function safeStore(onError: ((operation: string, error: unknown) => void)
   };
 }
 
-/** What a request has spent of its store budget so far: the time, and whether a call ran it out. */
+/** What a request has spent of its store budget so far: the time it waited on the store, and whether a call ran it out. */
 export interface BudgetUse {
   usedMs: number;
   spent: boolean;
@@ -29,21 +30,34 @@ export interface BudgetUse {
 export type BudgetedCall = StoreCall & { use(): BudgetUse };
 
 /**
- * Store calls of one request, within `budgetMs` in all (none: no bound), less what `before` spent of it
- * (the stored answers' lookup, in front of GraphQL); undefined past it.
+ * Store calls of one request, which together wait on the store at most `budgetMs` (none: no bound),
+ * less what `before` spent of it (the stored answers' lookup, in front of GraphQL); undefined past it.
+ * What counts is the time the request waits on the store: while at least one of its store calls is
+ * unanswered (calls that overlap count once). The time the install takes to answer counts for nothing,
+ * so a request whose install answers slowly still reads and drops through the store; a sick store
+ * costs a request at most `budgetMs` in all, however many steps it has, not that much each.
  */
 export function withinBudget(safely: StoreCall, budgetMs: number | undefined, before?: BudgetUse): BudgetedCall {
+  const budget = (budgetMs ?? Number.POSITIVE_INFINITY) - (before?.usedMs ?? 0);
   // Real time, not the cache's `now` (which tests pin): the budget is about waiting.
-  const startedAt = performance.now();
-  const usedBefore = before?.usedMs ?? 0;
-  const budgetEnd = startedAt + (budgetMs ?? Number.POSITIVE_INFINITY) - usedBefore;
-  // Set when a call's timer ran out: node's timers can fire a fraction of a millisecond before budgetEnd.
+  /** Time waited on the store by calls that are over; the calls unanswered, and since when one was. */
+  let waitedMs = 0;
+  let unanswered = 0;
+  let waitingSince = 0;
+  const waited = (): number => waitedMs + (unanswered > 0 ? performance.now() - waitingSince : 0);
+  // Set when a call's timer ran out: node's timers can fire a fraction of a millisecond before the budget's end.
   let spent = before?.spent ?? false;
   const call = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-    const remaining = budgetEnd - performance.now();
+    // While any call is unanswered the waited time runs as the clock does: this call's share ends
+    // when the budget does, whichever of the others end before it.
+    const remaining = budget - waited();
     if (spent || remaining <= 0) return Promise.resolve(undefined);
     if (!Number.isFinite(remaining)) return safely(operation, call);
-    return safely(operation, () => {
+    if (unanswered++ === 0) waitingSince = performance.now();
+    const answered = (): void => {
+      if (--unanswered === 0) waitedMs += performance.now() - waitingSince;
+    };
+    return safely(operation, async () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
         // Given up only once what had arrived was read (setImmediate runs after the poll phase): on a
@@ -57,10 +71,15 @@ export function withinBudget(safely: StoreCall, budgetMs: number | undefined, be
           remaining,
         );
       });
-      return Promise.race([call(), late]).finally(() => clearTimeout(timer));
+      try {
+        return await Promise.race([call(), late]);
+      } finally {
+        clearTimeout(timer);
+        answered();
+      }
     });
   };
-  return Object.assign(call, { use: (): BudgetUse => ({ usedMs: usedBefore + performance.now() - startedAt, spent }) });
+  return Object.assign(call, { use: (): BudgetUse => ({ usedMs: (before?.usedMs ?? 0) + waited(), spent }) });
 }
 
 /**

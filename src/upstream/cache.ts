@@ -85,8 +85,9 @@ export interface CacheOptions extends CacheLifetimes {
   /** Called at each read with what it was (the figures of usage, for all requests: metrics). */
   onRead?: (result: 'hit' | 'miss' | 'stale') => void;
   /**
-   * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS): past it, the rest of
-   * its reads go to the upstream. Writes to the store happen after the answer and are not counted.
+   * How long one request may wait for the store in all (CACHE_STORE_TIMEOUT_MS), counting only the time
+   * its store calls are unanswered (cache-waiting.ts): past it, the rest of its reads go to the upstream.
+   * What is stored after the answer is not counted (each call is bounded by the store itself).
    */
   storeBudgetMs?: number;
   /**
@@ -136,6 +137,11 @@ export interface RequestCache {
   read<T>(entry: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T>;
   /** After a write with the key: drop `entry` (the object written, if there is one) and every entry dropped by any write. */
   written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
+  /**
+   * The install refused a write made with this key (401): its entries go, as on a read's 401, and
+   * nothing is written to the store for a key that has none (a made-up key).
+   */
+  refused(): Promise<void>;
   /** The install answered a write made with this key with a success (reads through the cache count by themselves). */
   answered(): void;
   /**
@@ -188,7 +194,9 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
   const validating = new Map<string, Promise<Verdict>>();
   const abandoned = new Abandoned();
   const safely = safeStore(options.onStoreError);
-  const marks = new KeyMarks(store, safely, options.keyRecheckMs, options.settledMs + options.maxStaleMs);
+  /** How long any entry can live, stale included: the key's counters live at least as long. */
+  const entryLifeMs = options.settledMs + options.maxStaleMs;
+  const marks = new KeyMarks(store, safely, options.keyRecheckMs, entryLifeMs);
 
   function forRequest(
     authorization: string | null,
@@ -369,6 +377,10 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         await validate();
         keyAccepted = true;
       },
+      async refused() {
+        const scoped = authorization === null ? null : await scopeOf();
+        if (scoped !== null) await marks.dropEntriesOf(scoped.keyId);
+      },
       async written(entry) {
         if (authorization === null) return;
         const scoped = await scopeOf();
@@ -385,7 +397,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
         // stored between the delete and the bump would outlive the write.) Within the request's budget:
         // what the store does not take in time is owed, and lands later (cache-unsettled.ts).
-        const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId)));
+        const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId), entryLifeMs));
         const deleted = written === null || (await ask('delete', () => store.delete(written).then(() => true))) === true;
         if (lists === undefined || !deleted) return owe();
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
@@ -428,6 +440,7 @@ export const NO_CACHE: ResponseCache = {
       },
       read: (_entry, fetch) => miss(fetch),
       written: async () => undefined,
+      refused: async () => undefined,
       answered() {
         keyAccepted = true;
       },

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { custom, defaultsOf, integer } from '../settings.js';
+import { custom, defaultsOf, integer, shown } from '../settings.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { BodyTooLargeError, errorCode, isRetryable, opensBreaker, statusError, timeoutError, transportError } from './errors.js';
@@ -145,7 +145,7 @@ function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
     try {
       parsed = new URL(value);
     } catch {
-      return refuse('must be an absolute http(s) URL such as https://analytics.example.com');
+      return refuse(`must be an absolute http(s) URL, got "${shown(value)}"`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return refuse(`must use http or https, got "${parsed.protocol}"`);
     if (parsed.search || parsed.hash || parsed.username || parsed.password)

@@ -1,7 +1,7 @@
 // At most `max` upstream calls of one GraphQL request in flight; the others wait their turn, in order.
 // One is made for every request, so it is a counter and an array, and a call under the limit starts
-// at once, with no promise hop before it (p-limit, used before, took four hops and a queue object a
-// call: docs/performance.md#floor, and the commit that made this file).
+// at once, with no promise hop before it: a general-purpose limiter (p-limit) costs several promise hops
+// and a queue object per call, which shows on a request that makes seven calls (docs/performance.md#floor).
 export type ConcurrencyLimit = <T>(task: () => Promise<T>) => Promise<T>;
 
 export function concurrencyLimit(max: number): ConcurrencyLimit {

@@ -72,6 +72,15 @@ export function isStatNameRefused(error: unknown): boolean {
   return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;
 }
 
+/**
+ * The install refused a write (a 4xx: a refused key, bad input, no such website, throttled): it changed
+ * nothing, so nothing cached needs dropping.
+ */
+export function wasWriteRefused(error: unknown): boolean {
+  const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;
+  return status !== undefined && status >= 400 && status < 500;
+}
+
 /** The upstream answered a write 2xx, so the write was applied, even though its body could not be read whole. */
 export function wasWriteApplied(error: unknown): boolean {
   const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;

@@ -3,9 +3,9 @@
 //
 // Why not undici's request(): it wraps each call in an AsyncResource, a Readable stream for the body
 // and the stream machinery that reading it as text needs (end-of-stream, a consumer, listeners on the
-// caller's signal). Under load every upstream call lives across garbage collections, so all of that
-// was promoted and collected by full collections: it was the largest share of what the gateway
-// promoted (figures in the commit that made this file). Here a call is one handler object and its chunks.
+// caller's signal). Under load every upstream call lives across garbage collections, so all of that is
+// promoted to V8's old generation and freed only by full collections. Here a call is one handler object
+// and its chunks.
 import type { Dispatcher } from 'undici';
 import { BodyTooLargeError, DeadlinePassedError } from './errors.js';
 

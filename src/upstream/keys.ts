@@ -38,6 +38,10 @@ export const storeNames = {
   seen: (keyId: string): string => `seen:{${keyId}}`,
   /** Marked while the key may have entries: only then does a 401 or a write have anything to drop. */
   hasEntries: (keyId: string): string => `has:{${keyId}}`,
+  /** How every `hasEntries` name starts. */
+  everyHasEntries: 'has:{',
+  /** The key's id in a `hasEntries` name, or undefined when the name is not one. */
+  keyIdOfHasEntries: (name: string): string | undefined => /^has:\{([^{}]+)\}$/.exec(name)?.[1],
   /** The prefix of the entries of a key's generation. */
   entries: (keyId: string, generation: number): string => `c:{${keyId}}:${generation}`,
   /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */

@@ -2,15 +2,17 @@
 // every call bounded in time, none piling up behind an outage, and ioredis loaded only by a gateway
 // that has REDIS_URL. REDIS_URL names one Redis (redis://, rediss://), a Redis Cluster by seed nodes
 // (redis-cluster://host:port,host:port; rediss-cluster:// over TLS), or a primary that Sentinel
-// watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://): ioredis's Redis,
-// Cluster and Sentinel support follow MOVED, ASK, a new master and a failover without a restart.
+// watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://; the sentinels' own
+// user and password in the query, ?sentinelUsername=…&sentinelPassword=…): ioredis's Redis, Cluster and
+// Sentinel support follow MOVED, ASK, a new master and a failover without a restart. A refusal of the
+// credentials (NOAUTH, WRONGPASS) is named in what the calls fail with and in /ready's word on the store.
 //
 // On a cluster, what one command or script touches must be in one hash slot: every name of the
 // gateway's that is read or written together carries the same hash tag (`{…}`): the keyed hash of
 // the API key for its entries, counters, marks, stored answers and live state (keys.ts), `{apq}` for
 // the persisted documents; different API keys spread over the masters.
 import { createRequire } from 'node:module';
-import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { custom } from '../settings.js';
 
@@ -21,7 +23,18 @@ export const PREFIX = 'agw:';
 export type RedisTarget =
   | { kind: 'single'; url: string }
   | { kind: 'cluster'; nodes: HostPort[]; username?: string; password?: string; tls: boolean }
-  | { kind: 'sentinel'; sentinels: HostPort[]; name: string; username?: string; password?: string; tls: boolean };
+  | {
+      kind: 'sentinel';
+      sentinels: HostPort[];
+      name: string;
+      /** The primary's and its replicas' credentials (the URL's user and password). */
+      username?: string;
+      password?: string;
+      /** The sentinels' own (the query's sentinelUsername and sentinelPassword): a sentinel with `requirepass`. */
+      sentinelUsername?: string;
+      sentinelPassword?: string;
+      tls: boolean;
+    };
 
 interface HostPort {
   host: string;
@@ -46,7 +59,9 @@ export const REDIS_SETTINGS = {
   ),
 };
 
-const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#/]*))?$/;
+const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?:\/([^?#/]*))?(?:\?([^#]*))?$/;
+/** What a redis-sentinel:// URL's query may say: the sentinels' own credentials. */
+const SENTINEL_QUERY = ['sentinelUsername', 'sentinelPassword'] as const;
 const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
 
 /**
@@ -54,11 +69,21 @@ const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
  * carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
  */
 export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
-  if (/^rediss?:\/\/\S+$/.test(value)) return { target: { kind: 'single', url: value } };
+  if (/^rediss?:\/\/\S+$/.test(value)) {
+    // ioredis would take a port out of range, or no host, and never connect: refused here instead.
+    let host = '';
+    try {
+      host = new URL(value).hostname;
+    } catch {
+      // not a URL: no host
+    }
+    if (host === '') return { problem: 'must be redis://host:port, with a host and a port from 1 to 65535' };
+    return { target: { kind: 'single', url: value } };
+  }
   const match = MULTI_NODE.exec(value);
   if (!match)
     return { problem: 'must be a redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel:// or rediss-sentinel:// URL' };
-  const [, scheme, kind, userinfo, hosts = '', path] = match;
+  const [, scheme, kind, userinfo, hosts = '', path, query] = match;
   const nodes: HostPort[] = [];
   for (const entry of hosts.split(',')) {
     const hostPort = HOST_PORT.exec(entry.trim());
@@ -81,7 +106,26 @@ export function parseRedisUrl(value: string): { target: RedisTarget } | { proble
   const tls = scheme === 'rediss';
   if (kind === 'cluster') {
     if (path) return { problem: 'redis-cluster:// takes no path (every node holds database 0)' };
+    if (query !== undefined) return { problem: 'redis-cluster:// takes no query (every node has the same user and password)' };
     return { target: { kind: 'cluster', nodes, tls, ...credentials } };
+  }
+  const sentinelCredentials: { sentinelUsername?: string; sentinelPassword?: string } = {};
+  for (const pair of query === undefined ? [] : query.split('&')) {
+    const equals = pair.indexOf('=');
+    const key = pair.slice(0, equals);
+    let value: string | undefined;
+    try {
+      // Percent-encoded as the userinfo is (a + stays a +).
+      value = equals === -1 ? undefined : decodeURIComponent(pair.slice(equals + 1));
+    } catch {
+      value = undefined;
+    }
+    const known = (SENTINEL_QUERY as readonly string[]).includes(key) && !(key in sentinelCredentials);
+    if (!known || value === undefined)
+      return {
+        problem: "redis-sentinel://'s query takes sentinelUsername and sentinelPassword (each once, URL-encoded), and nothing else",
+      };
+    if (value !== '') sentinelCredentials[key as (typeof SENTINEL_QUERY)[number]] = value;
   }
   if (!path) return { problem: "redis-sentinel:// needs the primary's name as its path (redis-sentinel://host:port/mymaster)" };
   let name: string;
@@ -90,7 +134,7 @@ export function parseRedisUrl(value: string): { target: RedisTarget } | { proble
   } catch {
     return { problem: "has a primary's name that is not URL-encoded" };
   }
-  return { target: { kind: 'sentinel', sentinels: nodes, name, tls, ...credentials } };
+  return { target: { kind: 'sentinel', sentinels: nodes, name, tls, ...credentials, ...sentinelCredentials } };
 }
 
 /**
@@ -135,10 +179,13 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(target.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (target.kind === 'sentinel') {
-    // The credentials are the primary's and its replicas'; the sentinels are asked without any.
+    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's.
+    const { sentinelUsername, sentinelPassword } = target;
     redis = new ioredis.Redis({
       ...options,
       ...credentials,
+      ...(sentinelUsername ? { sentinelUsername } : {}),
+      ...(sentinelPassword ? { sentinelPassword } : {}),
       sentinels: target.sentinels,
       name: target.name,
       sentinelRetryStrategy: reconnectDelay,
@@ -167,19 +214,50 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   return quiet(redis);
 }
 
-/** The connection's errors are reported by the calls that fail. */
+/** Redis's answers to credentials it does not take, as servers and sentinels word them. */
+const REFUSED = /\b(NOAUTH|WRONGPASS)\b[^.]*\.?|\bERR invalid password\b/;
+
+/** Why each connection cannot connect, when it is a refusal of its credentials (until it is ready again). */
+const refusals = new WeakMap<Redis, string>();
+
+/**
+ * The connection's errors are reported by the calls that fail; a refusal of the credentials is kept
+ * to be named in them and in /ready (connectionState), saying whose credentials (a sentinel's or the
+ * data node's) and which part of REDIS_URL holds them. A Cluster reports its nodes' as `node error`.
+ */
 function quiet(redis: Redis): Redis {
-  redis.on('error', () => undefined);
+  const record = (error: Error): void => {
+    const refused = REFUSED.exec(error.message)?.[0];
+    if (refused === undefined) return;
+    refusals.set(
+      redis,
+      /sentinel/i.test(error.message)
+        ? `the sentinels refused the credentials (${refused}): REDIS_URL's sentinelUsername and sentinelPassword`
+        : `Redis refused the credentials (${refused}): REDIS_URL's user and password`,
+    );
+  };
+  redis.on('error', record);
+  redis.on('node error', record);
+  redis.on('ready', () => refusals.delete(redis));
   return redis;
+}
+
+/** ioredis's state of the connection (`ready` when connected), and why it cannot connect when its credentials are refused. */
+export function connectionState(redis: Redis): string {
+  const refused = redis.status === 'ready' ? undefined : refusals.get(redis);
+  return refused === undefined ? redis.status : `${redis.status}: ${refused}`;
 }
 
 /** A call on `redis` that fails after `timeoutMs`, or at once while Redis is known unreachable. */
 export function boundedCall<T>(redis: Redis, timeoutMs: number, call: () => Promise<T>): Promise<T> {
-  if (UNREACHABLE.has(redis.status)) return Promise.reject(new Error(`Redis is unreachable (${redis.status})`));
+  if (UNREACHABLE.has(redis.status)) return Promise.reject(new Error(`Redis is unreachable (${connectionState(redis)})`));
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     // Once what had arrived was read: a busy event loop runs a timer that came due before the answer beside it.
-    timer = setTimeout(() => setImmediate(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`))), timeoutMs);
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms${whyNot(redis)}`))),
+      timeoutMs,
+    );
   });
   let pending: Promise<T>;
   try {
@@ -190,3 +268,38 @@ export function boundedCall<T>(redis: Redis, timeoutMs: number, call: () => Prom
   }
   return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** ` (connecting: Redis refused the credentials …)` while the credentials are refused, else nothing. */
+function whyNot(redis: Redis): string {
+  return refusals.has(redis) && redis.status !== 'ready' ? ` (${connectionState(redis)})` : '';
+}
+
+/** Resolves once `redis` is connected; fails after `waitMs`, naming its state (and a refusal of its credentials). */
+function whenReady(redis: Redis, waitMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error(`Redis was not ready within ${waitMs} ms (${connectionState(redis)})`));
+    }, waitMs);
+    redis.once('ready', onReady);
+  });
+}
+
+/**
+ * Redis's `maxmemory-policy` (INFO memory) on each server that holds the data (every master of a
+ * cluster), once connected within `waitMs`.
+ */
+export async function evictionPolicies(redis: Redis, waitMs: number): Promise<string[]> {
+  await whenReady(redis, waitMs);
+  const nodes: Redis[] = redis.isCluster ? (redis as unknown as Cluster).nodes('master') : [redis];
+  const infos = await Promise.all(nodes.map((node) => boundedCall(node, waitMs, () => node.info('memory'))));
+  return infos.map((info) => /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown');
+}
+
+/** Whether `policy` may evict keys that have no expiry (`allkeys-lru`, `allkeys-lfu`, `allkeys-random`). */
+export const evictsKeysWithoutExpiry = (policy: string): boolean => policy.startsWith('allkeys-');

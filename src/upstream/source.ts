@@ -20,6 +20,7 @@ import type { CachedRead, CacheUsage, Freshness, ResponseCache } from './cache.j
 import type { LookedUp } from './cache-scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
+import { isKeyRevoked, wasWriteRefused } from './errors.js';
 import type { StatNames } from './dialect.js';
 import { ENTRY_KINDS, statsQueryKey, websiteListKey } from './keys.js';
 import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-trace.js';
@@ -279,21 +280,30 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   let writes = 0;
   /**
-   * A write, then what it invalidates whatever its outcome (a write that failed may have been applied).
-   * A traced request records its calls (the write, a read back) under the write, with the field that made it.
+   * A write, then what it invalidates, unless the install refused it (a 4xx: it changed nothing). A
+   * write that failed otherwise (a timeout, a 5xx) may have been applied: it drops as one that succeeded.
+   * A refused key (401) drops its entries as a read's 401 does, and nothing else: a made-up key's
+   * write leaves nothing in the store. A traced request records its calls (the write, a read back)
+   * under the write, with the field that made it.
    */
   async function writing<T>(websiteId: string | null, by: AskedBy, write: (send: Send) => Promise<T>): Promise<T> {
+    const touched = websiteId === null ? null : { kind: ENTRY_KINDS.website, key: websiteId };
     let sendWrite = send;
     if (trace !== undefined) {
       const id = `write ${++writes}`;
       trace.need(id, by?.path);
       sendWrite = sendFor({ id, calls: [] });
     }
+    let value: T;
     try {
-      return await write(sendWrite);
-    } finally {
-      await cache.written(websiteId === null ? null : { kind: ENTRY_KINDS.website, key: websiteId });
+      value = await write(sendWrite);
+    } catch (error) {
+      if (isKeyRevoked(error)) await cache.refused();
+      else if (!wasWriteRefused(error)) await cache.written(touched);
+      throw error;
     }
+    await cache.written(touched);
+    return value;
   }
 
   return {

@@ -13,9 +13,9 @@ describe('readScope', () => {
   it('reads the key’s generation and writes counter under its keyed hash', async () => {
     const store = new MemoryCacheStore(100_000);
     const keyId = keyIdOf(await store.secret(), 'Bearer k');
-    await store.bump(storeNames.generation(keyId));
-    await store.bump(storeNames.writes(keyId));
-    await store.bump(storeNames.writes(keyId));
+    await store.bump(storeNames.generation(keyId), 60_000);
+    await store.bump(storeNames.writes(keyId), 60_000);
+    await store.bump(storeNames.writes(keyId), 60_000);
     const scope = await readScope(store, ask, 'Bearer k');
     expect(scope).toMatchObject({ keyId, generation: 1, lists: 2 });
     expect(scope?.guard).toEqual({ [storeNames.generation(keyId)]: 1 });

@@ -188,23 +188,23 @@ describe('RedisCacheStore against Redis', () => {
   it('counters start at 0, bump atomically, and are the same for every store on the Redis', async () => {
     const [one, two] = [storeOn(redis.url), storeOn(redis.url)];
     expect(await one.counter('gen:a')).toBe(0);
-    expect(await one.bump('gen:a')).toBe(1);
-    expect(await two.bump('gen:a')).toBe(2);
+    expect(await one.bump('gen:a', 60_000)).toBe(1);
+    expect(await two.bump('gen:a', 60_000)).toBe(2);
     expect(await two.counter('gen:a')).toBe(2);
     expect(await one.counter('gen:b')).toBe(0);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).bump('gen:c')));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).bump('gen:c', 60_000)));
     expect(await one.counter('gen:c')).toBe(20);
   });
 
   it('a guarded set stores only while its counters hold, checked in Redis: a bump through another store in between keeps it out', async () => {
     const [reader, writer] = [storeOn(redis.url), storeOn(redis.url)];
-    await writer.bump('gen:k');
+    await writer.bump('gen:k', 60_000);
     const guard = { 'gen:k': await reader.counter('gen:k'), 'lists:k': await reader.counter('lists:k') };
     expect(guard).toEqual({ 'gen:k': 1, 'lists:k': 0 });
     expect(await reader.set('w', recordFor('before', 1_000, 9_000), guard)).toBe(true);
     expect((await reader.get('w'))?.value).toBe('before');
 
-    await writer.bump('lists:k'); // a write through another gateway, after `guard` was read
+    await writer.bump('lists:k', 60_000); // a write through another gateway, after `guard` was read
     await writer.delete('w');
     expect(await reader.set('w', recordFor('read before the write', 1_000, 9_000), guard)).toBe(false);
     expect(await admin.exists('agw:w')).toBe(0);
@@ -217,8 +217,8 @@ describe('RedisCacheStore against Redis', () => {
     const [one, two] = [storeOn(redis.url), storeOn(redis.url)];
     const record = recordFor({ body: 'stored' }, 1_000, 0);
     await one.set('look:r', record);
-    await one.bump('look:c');
-    await one.bump('look:c');
+    await one.bump('look:c', 60_000);
+    await one.bump('look:c', 60_000);
     await one.mark('look:m', 5_000);
     const calls: string[] = [];
     const monitor = await admin.duplicate().monitor();
@@ -797,6 +797,8 @@ describe('REDIS_URL', () => {
     ['redis-cluster://10.0.0.1:7000,,10.0.0.2:7001', undefined, 'cluster nodes must be host:port'],
     ['redis-cluster://10.0.0.1:70000', undefined, 'cluster nodes must be host:port'],
     ['redis-cluster://10.0.0.1:7000/2', undefined, 'redis-cluster:// takes no path'],
+    ['redis://:hunter2@10.0.0.1:99999', 'hunter2', 'must be redis://host:port, with a host and a port from 1 to 65535'],
+    ['redis://:hunter2@/0', 'hunter2', 'must be redis://host:port, with a host and a port from 1 to 65535'],
     ['redis-sentinel://:hunter2@10.0.0.1:26379', 'hunter2', "redis-sentinel:// needs the primary's name"],
     ['redis-sentinel://:hunter2%zz@10.0.0.1:26379/mymaster', 'hunter2', 'has a user or password that is not URL-encoded'],
     ['redis-sentinel://:hunter2@10.0.0.1:26379/my%zz', 'hunter2', "has a primary's name that is not URL-encoded"],

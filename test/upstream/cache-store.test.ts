@@ -105,7 +105,7 @@ describe('MemoryCacheStore: look', () => {
     const store = new MemoryCacheStore(10_000, clock.now);
     const record = recordOf({ body: 'stored' });
     await store.set('r', record);
-    await store.bump('c');
+    await store.bump('c', 60_000);
     await store.mark('m', 1_000);
     expect(await store.look('r', ['c', 'unset'], ['m', 'unmarked'])).toEqual({ record, counters: [1, 0], marks: [true, false] });
     clock.advance(1_000);
@@ -137,10 +137,10 @@ describe('MemoryCacheStore: records held as text', () => {
 describe('MemoryCacheStore: sets guarded by counters', () => {
   it('stores only while every counter of the guard still has its value (unset counts 0)', async () => {
     const store = new MemoryCacheStore(10_000, manualClock().now);
-    await store.bump('gen:k');
+    await store.bump('gen:k', 60_000);
     expect(await store.set('a', recordOf('v1'), { 'gen:k': 1, 'lists:k': 0 })).toBe(true);
     expect((await store.get('a'))?.value).toBe('v1');
-    await store.bump('lists:k'); // a write: what was read before it is not stored after it
+    await store.bump('lists:k', 60_000); // a write: what was read before it is not stored after it
     expect(await store.set('a', recordOf('v2'), { 'gen:k': 1, 'lists:k': 0 })).toBe(false);
     expect((await store.get('a'))?.value).toBe('v1');
     expect(store.size).toEqual({ entries: 1, bytes: costOf('a', 'v1') });
@@ -258,8 +258,8 @@ describe('MemoryCacheStore: counters, marks and the secret', () => {
   it('counters start at 0 and bump by one, each on its own', async () => {
     const store = new MemoryCacheStore(1_000, manualClock().now);
     expect(await store.counter('gen:a')).toBe(0);
-    expect(await store.bump('gen:a')).toBe(1);
-    expect(await store.bump('gen:a')).toBe(2);
+    expect(await store.bump('gen:a', 60_000)).toBe(1);
+    expect(await store.bump('gen:a', 60_000)).toBe(2);
     expect(await store.counter('gen:a')).toBe(2);
     expect(await store.counter('gen:b')).toBe(0);
   });

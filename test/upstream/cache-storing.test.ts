@@ -45,7 +45,7 @@ describe('keep', () => {
     expect(await store.get('e')).toBeUndefined();
     expect(await marks.mayHaveEntries('id')).toBe(false);
     const guard = { [storeNames.writes('id')]: await store.counter(storeNames.writes('id')) };
-    await store.bump(storeNames.writes('id')); // a write landed meanwhile
+    await store.bump(storeNames.writes('id'), 60_000); // a write landed meanwhile
     await keep(store, safely, marks, 'id', 'e', record, guard);
     expect(await store.get('e')).toBeUndefined();
   });

@@ -6,6 +6,10 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { RedisCacheStore } from '../../src/upstream/cache-store.js';
+import { UnsettledWrites } from '../../src/upstream/cache-unsettled.js';
+import { safeStore } from '../../src/upstream/cache-waiting.js';
+import { keyIdOf, storeNames } from '../../src/upstream/keys.js';
 import { KEY_1, TODAY, UPDATE_WEBSITE, dataOf, postGraphQL, testConfig, until as waitUntil, type WebsitePayloadData } from '../fixture.js';
 import { describe, redisProxy, startRedis, type RedisProxy, type RedisServer } from '../redis.js';
 
@@ -132,5 +136,36 @@ describe('a write while Redis cannot take its drop: nothing from before it is se
     const fromWriter: boolean[] = [];
     for (let i = 0; i < 15; i++) fromWriter.push(await writer.read());
     expect(fromWriter.filter((emailReports) => emailReports === before)).toEqual([]);
+  });
+});
+
+describe('more keys owed a drop than the gateway tells apart', () => {
+  it('every key reads past the store while Redis is cut; once it is back, every key with entries is dropped and the store used again', async () => {
+    const server = await startRedis();
+    opened.push(server);
+    const proxy = await redisProxy(server.port);
+    opened.push(proxy);
+    const store = new RedisCacheStore(proxy.url, 500);
+    opened.push(store);
+    // A bound of two keys: the third owed during the cut is forgotten.
+    const unsettled = new UnsettledWrites(store, safeStore(undefined), 60_000, 2);
+    opened.push({ close: () => unsettled.close() });
+    const secret = await store.secret();
+    // Keys with entries in the store (their `has` marks), none of them among those owed.
+    const withEntries = Array.from({ length: 5 }, (_, i) => keyIdOf(secret, `Bearer with-entries-${i}`));
+    for (const keyId of withEntries) await store.mark(storeNames.hasEntries(keyId), 60_000);
+
+    proxy.cut();
+    const owed = ['Bearer owed-1', 'Bearer owed-2', 'Bearer owed-3'];
+    for (const authorization of owed) unsettled.owe(authorization);
+    expect(unsettled.owes('Bearer never-written')).toBe(true);
+
+    proxy.restore();
+    await until('the store used again', async () => !unsettled.owes('Bearer never-written'));
+    expect(owed.some((authorization) => unsettled.owes(authorization))).toBe(false);
+    const generations = await Promise.all(withEntries.map((keyId) => store.counter(storeNames.generation(keyId))));
+    expect(generations.filter((generation) => generation === 0)).toEqual([]);
+    // The keys it knew got their drop too.
+    expect(await store.counter(storeNames.generation(keyIdOf(secret, 'Bearer owed-1')))).toBeGreaterThan(0);
   });
 });

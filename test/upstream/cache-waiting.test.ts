@@ -30,6 +30,24 @@ describe('safeStore and withinBudget', () => {
     expect(await withinBudget(safeStore(undefined), undefined)('get', async () => 2)).toBe(2);
   });
 
+  it('counts only the time its calls wait on the store: what the request waits on otherwise (the install) is not spent', async () => {
+    const ask = withinBudget(safeStore(undefined), 50);
+    expect(await ask('get', async () => 1)).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 120)); // the install answering, past the budget's time
+    expect(await ask('bump', async () => 2)).toBe(2);
+    expect(ask.use().spent).toBe(false);
+  });
+
+  it('gives calls that overlap one budget together, not one each: past it, no call is made', async () => {
+    const ask = withinBudget(safeStore(undefined), 50);
+    const hanging = () => new Promise((resolve) => setTimeout(() => resolve(1), 2_000));
+    expect(await Promise.all([ask('get', hanging), ask('get', hanging)])).toEqual([undefined, undefined]);
+    expect(ask.use().spent).toBe(true);
+    let made = false;
+    expect(await ask('get', async () => (made = true))).toBeUndefined();
+    expect(made).toBe(false);
+  });
+
   it('takes an answer that arrived by the budget, even when a busy event loop runs the timer in the same turn', async () => {
     // A real socket's answer (an echo from another process) arrives while this loop is blocked past the
     // budget; when it runs again, timers come before I/O.

@@ -27,9 +27,9 @@ class LateStore extends MemoryCacheStore {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
-  override async bump(name: string): Promise<number> {
+  override async bump(name: string, lifetimeMs: number): Promise<number> {
     await new Promise((resolve) => setTimeout(resolve, 20)); // another gateway's INCR, late on the wire
-    return super.bump(name);
+    return super.bump(name, lifetimeMs);
   }
 }
 

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { sha256Hex } from '../../src/graphql/plugins/use-persisted-queries.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { RedisCacheStore } from '../../src/upstream/cache-store.js';
+import { storeNames } from '../../src/upstream/keys.js';
 import {
   FIXED_DASHBOARD,
   type FixedDashboardData,
@@ -272,23 +274,28 @@ describe.each([
   });
 });
 
-describe('gateways on a Redis Cluster while a slot moves to another master', () => {
-  let cluster: RedisCluster;
-  let sandbox: Sandbox;
-  const gateways: Gateway[] = [];
+/** A cluster and a sandbox of a describe's own, and the gateways its tests start on them: closed after it. */
+function clusterOfItsOwn(): { cluster: RedisCluster; sandbox: Sandbox; gateways: Gateway[] } {
+  const own = { gateways: [] } as unknown as { cluster: RedisCluster; sandbox: Sandbox; gateways: Gateway[] };
   beforeAll(async () => {
-    cluster = await startCluster();
-    sandbox = await startSandbox({ port: 0, liveToday: false });
+    own.cluster = await startCluster();
+    own.sandbox = await startSandbox({ port: 0, liveToday: false });
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(gateways.map((gateway) => gateway.close()));
-    await sandbox?.close();
-    await cluster?.close();
+    await Promise.all(own.gateways.map((gateway) => gateway.close()));
+    await own.sandbox?.close();
+    await own.cluster?.close();
   });
+  return own;
+}
+
+describe('gateways on a Redis Cluster while a slot moves to another master', () => {
+  const own = clusterOfItsOwn();
 
   it('follows MOVED and ASK under load: no failed or wrong answer, the entries read from their new master', {
     timeout: 90_000,
   }, async () => {
+    const { cluster, sandbox, gateways } = own;
     const start = async (): Promise<(query: string) => Promise<GraphQLResponse<FixedDashboardData>>> => {
       const gateway = await createGateway(testConfig(sandbox.url, { CACHE: 'on', REDIS_URL: cluster.url, CACHE_STORE_TIMEOUT_MS: '2000' }));
       gateways.push(gateway);
@@ -368,6 +375,96 @@ describe('gateways on a Redis Cluster while a slot moves to another master', () 
     expect(restCalls(sandbox)).toEqual([]);
   });
 });
+
+describe('a write through one gateway at the moment the master holding the key dies', () => {
+  const own = clusterOfItsOwn();
+
+  it('a walk of the names (an overflow of owed drops) finds them on every master', async () => {
+    const store = new RedisCacheStore(own.cluster.url, 2_000);
+    try {
+      const marked = Array.from({ length: 30 }, (_, i) => storeNames.hasEntries(`walk-${i}`));
+      for (const name of marked) await store.mark(name, 60_000);
+      const found: string[] = [];
+      for await (const names of store.namesStartingWith(storeNames.everyHasEntries)) found.push(...names);
+      expect(found.sort()).toEqual([...marked].sort());
+      // Spread over the masters, not all in one slot.
+      expect(new Set(await Promise.all(marked.map(async (name) => (await own.cluster.masterOf(`agw:${name}`)).port))).size).toBeGreaterThan(
+        1,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('the other gateway never answers from before the write, through the failover and after it', { timeout: 90_000 }, async () => {
+    const { cluster, sandbox, gateways } = own;
+    const READ = '{ website(id: "2") { id emailReports } }';
+    type ReadData = { website: { id: string; emailReports: boolean } };
+    const start = async () => {
+      // The store's budget as deployed: a read the store cannot answer within it goes to the install.
+      const gateway = await createGateway(testConfig(sandbox.url, { CACHE: 'on', REDIS_URL: cluster.url, CACHE_STORE_TIMEOUT_MS: '100' }));
+      gateways.push(gateway);
+      return (query: string, variables?: Record<string, unknown>) =>
+        postGraphQL<ReadData & { updateWebsite: WebsitePayloadData }>(
+          `${gateway.url}/graphql`,
+          { query, variables },
+          { authorization: `Bearer ${KEY_1}` },
+        );
+    };
+    const [writer, other] = [await start(), await start()];
+    const before = dataOf(await writer(READ)).website.emailReports;
+    await until('the website from the store through the other', async () => usageOf(await other(READ)).upstreamCalls === 0);
+    const [tag] = tagsOf(await keysOnMasters(cluster, 'agw:seen:*'));
+    const holder = await cluster.masterOf(`agw:seen:{${tag}}`);
+
+    // The other gateway reads without a pause from before the kill until well after its store is back.
+    const answers: { emailReports: boolean | null; fromStore: boolean; at: number }[] = [];
+    let stop = false;
+    const reading = (async () => {
+      while (!stop) {
+        const response = await other(READ).catch(() => null);
+        const emailReports = response?.data?.website?.emailReports ?? null;
+        answers.push({ emailReports, fromStore: response !== null && usageOf(response).upstreamCalls === 0, at: performance.now() });
+      }
+    })();
+    await until('reads under way', () => answers.length > 10);
+    await holder.kill();
+    const killedAt = performance.now();
+    const update = await writer(UPDATE_WEBSITE, { id: '2', input: { emailReports: !before } });
+    expect(dataOf(update).updateWebsite.userErrors).toEqual([]);
+    const written = answers.length;
+    // From the store again through the other gateway, then 3 s more.
+    await until(
+      'the other gateway answering from the store again',
+      () => answers.slice(written).some((answer) => answer.fromStore),
+      30_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    stop = true;
+    await reading;
+    const after = answers.slice(written);
+    const stale = after.filter((answer) => answer.emailReports === before);
+    const from = (at: number | undefined): number => Math.round((at ?? killedAt) - killedAt);
+    console.log(
+      `write at a master's death: ${after.length} reads through the other gateway after it, ${stale.length} from before it ` +
+        `(${from(stale[0]?.at)} to ${from(stale.at(-1)?.at)} ms after the kill); from the store again ` +
+        `${from(after.find((answer) => answer.fromStore)?.at)} ms after it`,
+    );
+    expect(stale).toEqual([]);
+  });
+});
+
+/** Every name matching `pattern` on the masters of `cluster`. */
+async function keysOnMasters(cluster: RedisCluster, pattern: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const node of cluster.nodes) {
+    const kept = await onNode(node.port, async (admin) =>
+      ((await admin.call('ROLE')) as [string])[0] === 'master' ? admin.keys(pattern) : [],
+    );
+    names.push(...kept);
+  }
+  return names;
+}
 
 /** The hash tags of store names. */
 function tagsOf(names: readonly string[]): string[] {

@@ -8,8 +8,8 @@
 //   and kept per document *and* operation name (a document may hold several operations: each has its
 //   own). Documents are held weakly: an entry lives as long as yoga's parse cache keeps its document.
 // - Compiled operations are kept within a budget of bytes (COMPILED_CACHE_MAX_BYTES), least recently
-//   run out first: a compiled operation holds its generated code and its document (about 1 KB of heap
-//   per field it selects, measured), and a stranger can send every new document twice. One evicted is
+//   run out first: a compiled operation holds its generated code (heap grows with the fields it
+//   selects) and its document, and a stranger can send every new document twice. One evicted is
 //   counted from zero again; one larger than the whole budget runs on the standard executor.
 // - @defer and @stream (graphql-jit has no incremental delivery), subscriptions (use-live.ts serves
 //   them), anything the compiler refuses, and variables that do not coerce run on the standard
