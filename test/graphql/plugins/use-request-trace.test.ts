@@ -120,6 +120,26 @@ describe('X-Gateway-Trace, read cache on', () => {
     expect(write).toMatchObject({ path: '/api/v1/websites', status: 201, cache: null, fields: ['createWebsite'] });
   });
 
+  it('puts the trace in the last part of an incremental answer, with every call of the request', async () => {
+    const response = await fetch(stack.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${KEY_1}`, ...TRACED },
+      body: JSON.stringify({
+        query: '{ website(id: "2") { id ... @defer { referrers: stats(name: REFERRER, period: LAST_7_DAYS) { totalCount } } } }',
+      }),
+    });
+    const parts = (await response.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data:') && line.length > 6)
+      .map((line) => JSON.parse(line.slice(5)) as { hasNext?: boolean; extensions?: Record<string, unknown> });
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.slice(0, -1).map((part) => part.extensions?.trace)).toEqual(parts.slice(0, -1).map(() => undefined));
+    const last = parts.at(-1);
+    expect(last?.hasNext).toBe(false);
+    const trace = TRACE_SHAPE.parse(last?.extensions?.trace);
+    expect(trace.calls.map((call) => call.fields.join())).toContain('website.referrers');
+  });
+
   it('traces a document refused before it ran: no call', async () => {
     const response = await ask(stack, '{ website(id: "1") { nope } }');
     expect(response.status).toBe(400);
@@ -144,6 +164,28 @@ describe('X-Gateway-Trace, a call joined while in flight', () => {
     ]);
     expect(second.totals).toMatchObject({ upstreamCalls: 0, cacheHits: 1 });
     expect(restCalls(stack.sandbox)).toEqual(['GET /api/v1/websites/4']);
+  });
+});
+
+describe('X-Gateway-Trace, the install failing', () => {
+  // Entries go out of date at once, and stay able to answer an outage for the default 10 minutes.
+  const stack = useStack({ env: { CACHE: 'on', CACHE_TTL_RECENT_S: '0', UPSTREAM_MAX_ATTEMPTS: '2' } });
+
+  it('counts the retries of a call, and says "stale" of one an old entry answered', async () => {
+    const query = '{ website(id: "1") { domain } }';
+    stack.sandbox.scriptFaults([{ kind: 'status', status: 503 }]);
+    const retried = traceOf(await ask(stack, query));
+    expect(retried.calls).toEqual([expect.objectContaining({ path: '/api/v1/websites/1', status: 200, retries: 1, cache: 'written' })]);
+
+    stack.sandbox.scriptFaults([
+      { kind: 'status', status: 503 },
+      { kind: 'status', status: 503 },
+    ]);
+    const answered = await ask(stack, query);
+    expect(answered.extensions?.stale).toBe(true);
+    const stale = traceOf(answered);
+    expect(stale.calls).toEqual([expect.objectContaining({ path: '/api/v1/websites/1', status: 503, retries: 1, cache: 'stale' })]);
+    expect(stale.totals).toMatchObject({ upstreamCalls: 1, cacheHits: 0 });
   });
 });
 
