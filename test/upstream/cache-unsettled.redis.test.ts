@@ -9,7 +9,8 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { RedisCacheStore } from '../../src/upstream/cache-store.js';
 import { UnsettledWrites } from '../../src/upstream/cache-unsettled.js';
 import { safeStore } from '../../src/upstream/cache-waiting.js';
-import { keyIdOf, storeNames } from '../../src/upstream/keys.js';
+import { keyIdOf } from '../../src/api-key.js';
+import { storeNames } from '../../src/upstream/keys.js';
 import { KEY_1, TODAY, UPDATE_WEBSITE, dataOf, postGraphQL, testConfig, until as waitUntil, type WebsitePayloadData } from '../fixture.js';
 import { describe, redisProxy, startRedis, type RedisProxy, type RedisServer } from '../redis.js';
 
