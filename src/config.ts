@@ -14,6 +14,7 @@ import { DOCUMENT_LIMIT_SETTINGS } from './graphql/plugins/use-document-limits.j
 import { FIELD_LIMIT_SETTINGS } from './graphql/plugins/use-field-limit.js';
 import { METRICS_SETTINGS } from './graphql/plugins/use-metrics.js';
 import { PERSISTED_QUERY_SETTINGS } from './graphql/plugins/use-persisted-queries.js';
+import { REQUEST_TRACE_SETTINGS } from './graphql/plugins/use-request-trace.js';
 import { YOGA_SETTINGS } from './graphql/yoga.js';
 import { HEAP_SETTINGS } from './heap.js';
 import { ADMISSION_SETTINGS } from './http/admission.js';
@@ -69,6 +70,7 @@ const DECLARED = {
   drain: DRAIN_SETTINGS,
   ...WORKER_SETTINGS,
   ...YOGA_SETTINGS,
+  ...REQUEST_TRACE_SETTINGS,
   ...COST_LIMIT_SETTINGS,
   live: LIVE_SETTINGS,
   ...COMPILED_EXECUTION_SETTINGS,

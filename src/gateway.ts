@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
+import { tracesAllowed } from './graphql/plugins/use-request-trace.js';
 import type { RequestState } from './graphql/request-state.js';
 import { createAnswerCache, type AnswerCache } from './cache/stored-answers.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
@@ -158,7 +159,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             () => state.work?.answered(true),
           )
       : toYoga,
-    { ...config, knownKeyMs: config.cache.keyRecheckMs },
+    { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
     logger,
     () => ({
       upstreamBreaker: client.breakerState(),

@@ -69,3 +69,11 @@ export function wantsGraphiQLPage(
   const pathname = path.split('?', 1)[0];
   return method === 'GET' && (accept ?? '').includes('text/html') && (pathname === endpoint || pathname === `${endpoint}/`);
 }
+
+/** The request header that asks for the request's trace (graphql/plugins/use-request-trace.ts), with the value `1`. */
+export const TRACE_HEADER = 'x-gateway-trace';
+
+/** Whether a request's X-Gateway-Trace asks for its trace. */
+export function asksForTrace(header: string | string[] | undefined): boolean {
+  return header === '1';
+}

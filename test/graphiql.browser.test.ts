@@ -31,7 +31,8 @@ describeNeeding('chromium')('GraphiQL in chromium', () => {
 
   beforeAll(async () => {
     // Today as the sandbox's clock has it (not pinned), as under `npm start`: the live view has data.
-    stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1' } });
+    // The read cache on, as under `npm start`: a second run of the dashboard is answered by it.
+    stack = await startStack({ sandbox: { today: undefined }, gateway: { demoKey: KEY_1 }, env: { LIVE_INTERVAL_S: '1', CACHE: 'on' } });
     browser = await launchChromium(PAGE_TIMEOUT_MS);
     context = browser.context;
     context.on('request', (request) => {
@@ -86,6 +87,46 @@ describeNeeding('chromium')('GraphiQL in chromium', () => {
       expect(textOf(await page.locator('.graphiql-editor-tool').textContent())).toContain(`Bearer ${KEY_1}`);
       expect(requests.length).toBeGreaterThan(1);
       expect(outside()).toEqual([]);
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  /** What the "Upstream calls" panel shows of each call: its cache label, its bar's left edge, its fields. */
+  async function panelCalls(): Promise<{ cache: string; left: number; fields: string }[]> {
+    return page.locator('.gateway-trace-call').evaluateAll((rows) =>
+      rows.map((row) => ({
+        cache: row.getAttribute('data-cache') ?? '',
+        left: Number.parseFloat((row.querySelector('.gateway-trace-bar') as HTMLElement | null)?.style.left ?? 'NaN'),
+        fields: row.querySelector('.gateway-trace-fields')?.textContent ?? '',
+      })),
+    );
+  }
+
+  it(
+    "shows the dashboard's upstream calls in its panel, then the cache's hits on a second run",
+    async () => {
+      await run(null, '"domain"');
+      // GraphiQL asked for the trace with every run.
+      expect(graphqlHeaders.at(-1)?.['x-gateway-trace']).toBe('1');
+      await page.locator('.graphiql-sidebar button[aria-label="Show Upstream calls"]').click();
+      const panel = page.locator('.gateway-trace');
+      await expect.poll(async () => (await panelCalls()).length, { timeout: PAGE_TIMEOUT_MS }).toBeGreaterThan(5);
+      const first = await panelCalls();
+      expect(first.every((call) => call.cache === 'written' || call.cache === 'miss')).toBe(true);
+      // Drawn to scale in the order they started.
+      const lefts = first.map((call) => call.left);
+      expect(lefts.every((left) => left >= 0 && left <= 100)).toBe(true);
+      expect(lefts).toEqual([...lefts].sort((a, b) => a - b));
+      expect(first.map((call) => call.fields).join(' ')).toContain('website.pages');
+      expect(textOf(await panel.locator('.gateway-trace-totals').textContent())).toMatch(/^\d+ calls · 0 cache hits/);
+
+      await page.locator('.graphiql-execute-button').click();
+      await expect
+        .poll(async () => (await panelCalls()).map((call) => call.cache), { timeout: PAGE_TIMEOUT_MS, interval: 100 })
+        .toEqual(first.map(() => 'hit'));
+      expect(textOf(await panel.locator('.gateway-trace-totals').textContent())).toMatch(
+        new RegExp(`^0 calls · ${first.length} cache hits`),
+      );
     },
     2 * PAGE_TIMEOUT_MS,
   );

@@ -34,6 +34,7 @@ import type { UnsettledWrites } from './unsettled.js';
 import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './waiting.js';
 import { isKeyRevoked, mayAnswerStale } from '../upstream/errors.js';
 import { storeNames } from './keys.js';
+import type { CacheOutcome } from '../upstream/request-trace.js';
 
 /** The lifetimes and bounds of cached answers; config.ts reads them from the environment in seconds. */
 export interface CacheLifetimes {
@@ -131,8 +132,9 @@ export interface RequestCache {
   /**
    * `fetch` through the cache. `entry` says what it reads; it is called only when there is a cache to
    * keep it in (not with CACHE=off, nor for a request without a key), which spares its key's making.
+   * `seen`, when given, is told what the cache did for it (a traced request: upstream/request-trace.ts).
    */
-  read<T>(entry: () => CachedRead, fetch: () => Promise<T>): Promise<T>;
+  read<T>(entry: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T>;
   /** After a write with the key: drop `entry` (the object written, if there is one) and every entry dropped by any write. */
   written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
   /**
@@ -277,11 +279,12 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         }
       })());
 
-    async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>): Promise<T> {
+    async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T> {
       // A key owed a drop after a write the store did not take reads past the store until it lands.
       const owed = (): boolean => authorization !== null && options.unsettled?.owes(authorization) === true;
       const straight = async (): Promise<T> => {
         counted('miss'); // no key, no store, or a drop owed: straight to the upstream
+        seen?.('miss');
         const value = await fetch();
         keyAccepted = true;
         return value;
@@ -298,11 +301,13 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       if (cached !== undefined && freshEnough(cached, now(), { lifetime: entry.lifetime, lifetimeMs }, freshness?.recentMaxAgeMs)) {
         await ensureAccepted(scoped.keyId);
         counted('hit');
+        seen?.('hit');
         used(cached);
         return cached.value as T;
       }
       // Join the call in flight for this entry, or make it. A joined call cancelled because the
       // request that made it left is made again (and shared again): it says nothing of the upstream.
+      let kept = false;
       const fetchAndKeep = async (current: () => boolean): Promise<CacheRecord> => {
         let value: T;
         try {
@@ -316,6 +321,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // be from before the write. A write through another gateway is the store's guard's to catch.
         if (current()) {
           const guard = entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard;
+          kept = true;
           void keep(store, safely, once, scoped.keyId, name, record, guard, entry.owned);
         }
         void once.seen(scoped.keyId);
@@ -327,6 +333,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
           const record = await call;
           keyAccepted = true;
           counted(joined ? 'hit' : 'miss');
+          seen?.(joined ? 'coalesced' : kept ? 'written' : 'miss');
           used(record);
           return record.value as T;
         } catch (error) {
@@ -342,10 +349,12 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
             (await acceptedLately(scoped.keyId, safely))
           ) {
             counted('stale');
+            seen?.('stale');
             usage.freshForS = 0;
             return cached.value as T;
           }
           counted('miss'); // went to the upstream (itself or with others), and was not answered
+          seen?.(joined ? 'coalesced' : 'miss');
           throw error;
         }
       }

@@ -28,6 +28,7 @@ import type { LookedUp } from './scope.js';
 import type { CacheStore } from './store.js';
 import { type StoreCall, safeStore, withinBudget } from './waiting.js';
 import { storeNames } from './keys.js';
+import { type RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 
 /** Where a request's answer goes in the store, and under which of its key's counters. */
 export interface AnswerSlot {
@@ -66,6 +67,8 @@ export interface AnswerRequest {
   answerSlot?: AnswerSlot;
   /** What the lookup spent of the store's budget, and the key's counters it read. */
   lookup?: LookedUp;
+  /** The request's trace, when it asked for one (X-Gateway-Trace). */
+  readonly trace?: RequestTrace;
 }
 
 export interface AnswerCacheOptions {
@@ -173,12 +176,21 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
     if (res.destroyed) return true; // its client left while the store answered
     delete state.answerSlot;
-    send(req, res, answer, maxAge, startedAt);
+    send(req, res, answer, maxAge, startedAt, state.trace);
     return true;
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, answer: StoredAnswer, maxAge: number, startedAt: number): void {
-    const headers = [...answer.headers, 'cache-control', `private, max-age=${maxAge}`];
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    answer: StoredAnswer,
+    maxAge: number,
+    startedAt: number,
+    trace?: RequestTrace,
+  ): void {
+    // A traced request's answer says it was stored, with its own trace: kept by nobody.
+    const body = trace ? withStoredTrace(answer.body, trace) : answer.body;
+    const headers = [...answer.headers, 'cache-control', trace ? 'no-store' : `private, max-age=${maxAge}`];
     let status: 200 | 304 = 200;
     if (req.method === 'GET') {
       let etag: string | undefined;
@@ -192,9 +204,9 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       res.writeHead(304, kept);
       res.end();
     } else {
-      headers.push('content-length', String(Buffer.byteLength(answer.body)));
+      headers.push('content-length', String(Buffer.byteLength(body)));
       res.writeHead(200, headers);
-      res.end(answer.body);
+      res.end(body);
     }
     if (listeners.length === 0) return;
     const sent: SentAnswer = {

@@ -39,6 +39,7 @@ export function createContext(
     usage,
     freshness,
     ...(state.lookup ? { lookedUp: state.lookup } : {}),
+    trace: state.trace,
   });
   // One "today" for the whole request: periods resolved by the plan's cost count, the look-ahead and
   // every resolver (a list of websites, a deferred part) use this instant, so a request running across

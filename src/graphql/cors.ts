@@ -17,6 +17,7 @@ export const CORS_ALLOWED_HEADERS = [
   'apollo-require-preflight',
   'x-apollo-operation-name',
   'x-graphql-yoga-csrf',
+  'x-gateway-trace',
 ];
 
 /** Response headers a page may read. */

@@ -8,6 +8,7 @@ import { type KeyReading, readAuthorization } from '../api-key.js';
 import type { GatewayContext } from '../schema/context.js';
 import type { AnswerSlot } from '../cache/stored-answers.js';
 import type { LookedUp } from '../cache/scope.js';
+import type { RequestTrace } from '../upstream/request-trace.js';
 
 /** Which line a request waits in (http/admission.ts): a key the install accepted lately, another key, or none. */
 export type Lane = 'known' | 'stranger' | 'keyless';
@@ -64,6 +65,11 @@ export interface RequestState {
   context?: GatewayContext;
   /** The request's OpenTelemetry trace id, once its span started (use-tracing.ts): for the log line. */
   traceId?: string;
+  /**
+   * Its own trace of its upstream calls, for `extensions.trace`: only when it sent X-Gateway-Trace: 1
+   * where that is allowed (graphql/plugins/use-request-trace.ts); never for a live poll.
+   */
+  trace?: RequestTrace;
 }
 
 /** The state of a request that sent `authorization` (the header's value): its key read, nothing else known yet. */

@@ -42,6 +42,7 @@ import { useStoredAnswers } from './plugins/use-stored-answers.js';
 import { useSubscriptionRoot } from './plugins/use-subscription-root.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
+import { type REQUEST_TRACE_SETTINGS, tracesAllowed, useRequestTrace } from './plugins/use-request-trace.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
 import { useWork } from './plugins/use-work.js';
 import { type GatewayServerContext, livePollState, stateOf } from './request-state.js';
@@ -69,7 +70,8 @@ export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
   RequestBounds &
   SettingsOf<typeof COST_LIMIT_SETTINGS> &
   SettingsOf<typeof DOCUMENT_CACHE_SETTINGS> &
-  SettingsOf<typeof COMPILED_EXECUTION_SETTINGS> & {
+  SettingsOf<typeof COMPILED_EXECUTION_SETTINGS> &
+  SettingsOf<typeof REQUEST_TRACE_SETTINGS> & {
     limits: SettingsOf<typeof DOCUMENT_LIMIT_SETTINGS> & SettingsOf<typeof FIELD_LIMIT_SETTINGS>;
     persistedQueries: SettingsOf<typeof PERSISTED_QUERY_SETTINGS>;
     live: Pick<SettingsOf<typeof LIVE_SETTINGS>, 'intervalMs' | 'maxStreamsPerKey'>;
@@ -112,6 +114,8 @@ export function createGatewayYoga(
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
   // operation). The steps that read the plan are given it: none can run before it.
   const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
+  // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
+  const traces = tracesAllowed(config);
   const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
   if (metricsStep) answers?.whenSent((sent) => metricsStep.observeStored(sent.operation, sent.durationMs / 1000));
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
@@ -151,7 +155,7 @@ export function createGatewayYoga(
       return state.context;
     },
     plugins: [
-      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT })] : []),
+      ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT, traces })] : []),
       useBrowserPostGuard(),
       ...usePersistedQueries({
         maxEntries: pq.maxEntries,
@@ -175,6 +179,8 @@ export function createGatewayYoga(
       // subgraph does not print its schema (`_service { sdl }`).
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost }),
+      // Only where X-Gateway-Trace is heard: elsewhere no request has a trace to give.
+      ...(traces ? [useRequestTrace()] : []),
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),

@@ -7,9 +7,10 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
-import { SECURITY_HEADERS, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
+import { SECURITY_HEADERS, TRACE_HEADER, asksForTrace, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
 import { type RequestState, type RequestWork, newRequestState } from '../graphql/request-state.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
+import { RequestTrace } from '../upstream/request-trace.js';
 import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';
 import { type ADMISSION_SETTINGS, createAdmission } from './admission.js';
 import { createKnownKeys } from './known-keys.js';
@@ -40,6 +41,8 @@ export type HttpConfig = RefusalConfig &
   Pick<RequestBounds, 'requestDeadlineMs'> & {
     /** GraphiQL is served: its page is answered here, before admission. */
     graphiql: boolean;
+    /** X-Gateway-Trace is heard (TRACE; graphql/plugins/use-request-trace.ts). */
+    traces?: boolean;
     limits: Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'bodyBytes'>;
     /** How long a key the install accepted keeps its requests in the known line (KEY_RECHECK_S; admission.ts). */
     knownKeyMs: number;
@@ -149,6 +152,7 @@ export async function serveHttp(
         let stream = false;
         // Known when it starts: a request of the same key answered while it waited counts.
         state.keyKnown = key !== null && knownKeys.knows(key);
+        state.trace?.admitted();
         state.work = {
           get stream() {
             return stream;
@@ -183,6 +187,8 @@ export async function serveHttp(
     const { type, parsedBody } = readOperation(req);
     state.operationType = type;
     if (parsedBody !== undefined) state.parsedBody = parsedBody;
+    // A subscription's events carry no trace: only a request answered once gets one.
+    if (config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER])) state.trace = new RequestTrace();
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
     else if (state.key === null && req.method === 'OPTIONS') state.lane = 'stranger';

@@ -31,7 +31,7 @@ export const MAX_ENTITY_REPRESENTATIONS = 100;
 
 /** A website of the caller's by its id, its statistics started with it; NOT_FOUND (and null) otherwise. */
 function websiteEntity(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
-  const website = ctx.source.website(id);
+  const website = ctx.source.website(id, info);
   prefetchWebsiteStats(info, id, ctx);
   return website;
 }

@@ -16,6 +16,7 @@ import {
 import type { StatName } from '../domain.js';
 import { pagesOf, type PageBound } from '../upstream/source.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from './context.js';
 import { DateRangeRef, rangeArgs, rangeProblems, resolveRange, type RangeInput } from './ranges.js';
 import { WebsiteRef } from './website.js';
@@ -61,10 +62,18 @@ function dailyBound(range: DateRange): PageBound {
 }
 
 /** Every day of `range` for a metric: every page of the install's daily rows, zero-filled. */
-async function dailyPoints(ctx: GatewayContext, websiteId: string, metric: Metric, range: DateRange): Promise<SeriesPoint[]> {
+async function dailyPoints(
+  ctx: GatewayContext,
+  websiteId: string,
+  metric: Metric,
+  range: DateRange,
+  info: GraphQLResolveInfo,
+): Promise<SeriesPoint[]> {
   const rows = await ctx.source.everyStatRow(
     { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' },
     dailyBound(range),
+    1,
+    info,
   );
   return zeroFill(rows, range);
 }
@@ -181,9 +190,9 @@ const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
 // The reads of a summary run in parallel, and a failed one waits for the others before the summary
 // fails: a call still running (or waiting its turn) would otherwise go on after the answer has left,
 // missing from its `upstreamCalls`.
-async function totalsOf(ctx: GatewayContext, websiteId: string, range: DateRange): Promise<Totals> {
-  const visitors = dailyPoints(ctx, websiteId, 'VISITORS', range);
-  const pageviews = dailyPoints(ctx, websiteId, 'PAGEVIEWS', range);
+async function totalsOf(ctx: GatewayContext, websiteId: string, range: DateRange, info: GraphQLResolveInfo): Promise<Totals> {
+  const visitors = dailyPoints(ctx, websiteId, 'VISITORS', range, info);
+  const pageviews = dailyPoints(ctx, websiteId, 'PAGEVIEWS', range, info);
   await Promise.allSettled([visitors, pageviews]);
   return { range, visitors: total(await visitors), pageviews: total(await pageviews) };
 }
@@ -200,10 +209,10 @@ builder.objectFields(WebsiteRef, (t) => ({
     // Every upstream page the range can need, 100 days a page.
     complexity: (args, ctx) => ({ field: pagesFor(args, ctx), multiplier: 1 }),
     extensions: { argumentProblems: rangeProblems },
-    resolve: async (website, args, ctx) => {
+    resolve: async (website, args, ctx, info) => {
       const range = resolveRange(args, ctx.clock);
       const interval = args.interval ?? 'DAY';
-      const daily = await dailyPoints(ctx, website.id, args.metric, range);
+      const daily = await dailyPoints(ctx, website.id, args.metric, range, info);
       return { metric: args.metric, interval, range, points: bucket(daily, interval, range) };
     },
   }),
@@ -219,11 +228,11 @@ builder.objectFields(WebsiteRef, (t) => ({
       multiplier: 1,
     }),
     extensions: { argumentProblems: rangeProblems },
-    resolve: async (website, args, ctx) => {
+    resolve: async (website, args, ctx, info) => {
       const range = resolveRange(args, ctx.clock);
       const compare: Comparison | null = args.compare ?? null;
-      const current = totalsOf(ctx, website.id, range);
-      const previous = compare === null ? null : totalsOf(ctx, website.id, comparedRange(range, compare));
+      const current = totalsOf(ctx, website.id, range, info);
+      const previous = compare === null ? null : totalsOf(ctx, website.id, comparedRange(range, compare), info);
       await Promise.allSettled([current, previous]);
       return { current: await current, previous: await previous };
     },

@@ -7,6 +7,7 @@ import { readValue } from '../analytics/values.js';
 import type { Page, Stat, StatName, StatsQuery } from '../domain.js';
 import { pagesOf } from '../upstream/source.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from './context.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { DateRangeRef, rangeArgs, rangeProblems, resolveRange } from './ranges.js';
@@ -109,14 +110,14 @@ const sums = new WeakMap<StatListPage, Promise<number>>();
  * The sum of `count` over every row of the statistic: as many pages of 100 rows as the list's total
  * says, read in parallel, at most MAX_SUM_PAGES (fewer when the range holds fewer rows).
  */
-function sumOf(list: StatListPage, ctx: GatewayContext): Promise<number> {
+function sumOf(list: StatListPage, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<number> {
   let sum = sums.get(list);
   if (sum === undefined) {
     sum = (async () => {
       if (list.page === 1 && !list.hasNextPage) return list.nodes.reduce((total, row) => total + row.count, 0);
       const most = mostRows(list.query.name, list.range);
       const bound = { rows: most, pages: most === null ? MAX_SUM_PAGES : Math.min(MAX_SUM_PAGES, pagesOf(most)) };
-      const rows = await ctx.source.everyStatRow(list.query, bound, pagesOf(list.totalCount));
+      const rows = await ctx.source.everyStatRow(list.query, bound, pagesOf(list.totalCount), info);
       return rows.reduce((total, row) => total + row.count, 0);
     })();
     sums.set(list, sum);
@@ -170,8 +171,8 @@ export const StatRef = builder.objectRef<StatRow>('Stat').implement({
       nullable: true,
       description: `count / StatList.sum, from 0 to 1; null when the sum is 0. Reads every page of the statistic (up to ${MAX_SUM_PAGES}).`,
       complexity: MAX_SUM_PAGES,
-      resolve: async (row, _args, ctx) => {
-        const sum = await sumOf(row.list, ctx);
+      resolve: async (row, _args, ctx, info) => {
+        const sum = await sumOf(row.list, ctx, info);
         return sum === 0 ? null : row.count / sum;
       },
     }),
@@ -190,7 +191,7 @@ builder.objectFields(StatListRef, (t) => ({
   sum: t.int({
     description: `The sum of count over every row of the statistic, all pages (up to ${MAX_SUM_PAGES} pages of 100 rows are read).`,
     complexity: MAX_SUM_PAGES,
-    resolve: (list, _args, ctx) => sumOf(list, ctx),
+    resolve: (list, _args, ctx, info) => sumOf(list, ctx, info),
   }),
 }));
 
@@ -237,10 +238,10 @@ builder.queryField('stats', (t) =>
     // same key has read the website itself (both reads start together, so it costs no round trip).
     complexity: 2,
     extensions: { argumentProblems: ({ websiteId, ...args }) => statsQueryProblems(websiteId, args) },
-    resolve: async (_root, { websiteId, ...args }, ctx) => {
+    resolve: async (_root, { websiteId, ...args }, ctx, info) => {
       const query = statsQuery(websiteId, args, ctx.clock);
-      const website = ctx.source.website(websiteId);
-      const page = ctx.source.statPage(query);
+      const website = ctx.source.website(websiteId, info);
+      const page = ctx.source.statPage(query, info);
       page.catch(() => undefined); // reported through `website` first when that fails
       await website;
       return toStatList(await page, query);

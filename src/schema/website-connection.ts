@@ -44,10 +44,12 @@ builder.queryField('websitesConnection', (t) =>
       // Fields under the edges run once per website: the page size multiplies their cost.
       complexity: connectionCost,
       extensions: { argumentProblems: connectionProblems },
-      resolve: (_root, args, ctx) => {
+      resolve: (_root, args, ctx, info) => {
         assertNoProblems(connectionProblems(args));
         const filter = filterOf(args);
-        return offsetConnection(args, fingerprintOf(args), ({ perPage, page }) => ctx.source.websitePage({ ...filter, perPage, page }));
+        return offsetConnection(args, fingerprintOf(args), ({ perPage, page }) =>
+          ctx.source.websitePage({ ...filter, perPage, page }, info),
+        );
       },
     },
     {

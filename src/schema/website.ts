@@ -67,7 +67,7 @@ export const WebsiteSortFieldEnum = builder.enumType('WebsiteSortField', {
 export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website | null> {
   prefetchWebsiteStats(info, id, ctx);
   try {
-    return await ctx.source.website(id);
+    return await ctx.source.website(id, info);
   } catch (error) {
     if (isGatewayError(error, 'NOT_FOUND')) return null;
     throw error;
@@ -117,9 +117,10 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
       extensions: { argumentProblems: statArgsProblems },
       resolve: async (website, args, ctx, info) => {
         const ahead = lookedAhead(ctx, info, website.id);
-        if (ahead) return toStatList(await ahead.page, ahead.query);
+        // The look-ahead's page is the loader's (a traced request's read again only to name this field).
+        if (ahead) return toStatList(await (ctx.source.traced ? ctx.source.statPage(ahead.query, info) : ahead.page), ahead.query);
         const query = statsQuery(website.id, args, ctx.clock);
-        return toStatList(await ctx.source.statPage(query), query);
+        return toStatList(await ctx.source.statPage(query, info), query);
       },
     }),
   }),
@@ -169,7 +170,7 @@ builder.queryField('websites', (t) =>
     // Fields under the list run once per website: the page size multiplies their cost.
     complexity: (args) => ({ field: 1, multiplier: typeof args.perPage === 'number' && args.perPage > 0 ? args.perPage : 10 }),
     extensions: { argumentProblems: listArgumentsProblems },
-    resolve: (_root, args, ctx) => ctx.source.websitePage(websiteListQuery(args)),
+    resolve: (_root, args, ctx, info) => ctx.source.websitePage(websiteListQuery(args), info),
   }),
 );
 
@@ -183,7 +184,7 @@ builder.queryField('website', (t) =>
     extensions: { argumentProblems: idArgumentProblems },
     resolve: (_root, { id }, ctx, info) => {
       assertNoProblems(idArgumentProblems({ id }));
-      const website = ctx.source.website(id);
+      const website = ctx.source.website(id, info);
       prefetchWebsiteStats(info, id, ctx);
       return website;
     },
@@ -366,7 +367,7 @@ builder.mutationField('createWebsite', (t) =>
       if (refused) return { website: null, userErrors: refused };
       const write = toWrite(args.input);
       write.domain = normalizeDomain(write.domain ?? '') ?? undefined;
-      return payloadOf(() => ctx.source.createWebsite(write));
+      return payloadOf(() => ctx.source.createWebsite(write, info));
     },
   }),
 );
@@ -387,7 +388,7 @@ builder.mutationField('updateWebsite', (t) =>
       const { id } = args;
       const write = toWrite(args.input);
       return payloadOf(
-        () => ctx.source.updateWebsite(id, write),
+        () => ctx.source.updateWebsite(id, write, info),
         (website) => ignoredFields(write, website),
       );
     },
@@ -406,7 +407,7 @@ builder.mutationField('deleteWebsite', (t) =>
       if (refused) return { deletedId: null, userErrors: refused };
       const { id } = args;
       try {
-        const deletion = await ctx.source.deleteWebsite(id);
+        const deletion = await ctx.source.deleteWebsite(id, info);
         if (!deletion.deleted) {
           throw new GatewayError('UPSTREAM_ERROR', `The analytics service did not delete website ${id}.`);
         }

@@ -35,6 +35,13 @@ export interface UpstreamRequest {
   notFoundMessage?: string;
   /** Called with what each answer's X-RateLimit-* headers say of the key's limit, when they say it. */
   onRateLimit?: (rateLimit: RateLimit) => void;
+  /** Told when the call is over, as `traceCall`'s answer is: for the request's own trace (X-Gateway-Trace). */
+  observer?: CallObserver | undefined;
+}
+
+/** What one call reports when it is over: its attempts, the last status (as UpstreamCallTrace.end), the body's bytes. */
+export interface CallObserver {
+  end(attempts: number, status: number | 'error' | null, bytes: number | null): void;
 }
 
 export interface UpstreamResponse {
@@ -176,6 +183,8 @@ interface AttemptTrace {
   headers: Record<string, string>;
   attempts: number;
   status: number | 'error' | null;
+  /** The last answer's body bytes; null when none came. */
+  bytes: number | null;
 }
 
 /** Why an upstream attempt failed, as an operator needs it: never the key, the query or an id. */
@@ -198,6 +207,9 @@ export function routeTemplate(path: string): string {
   const [resource = '', ...rest] = path.replace(/^\/+/, '').split('/');
   return `/api/v1/${[resource, ...rest.map(() => '{id}')].join('/')}`;
 }
+
+/** The headers an observed call adds when no span is made: none. */
+const NO_HEADERS: Record<string, string> = {};
 
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
@@ -248,7 +260,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           origin,
           path: pathWithQuery(apiPrefix + request.path, request.query),
           method: request.method,
-          headers: trace ? { ...requestHeaders(request), ...trace.headers } : requestHeaders(request),
+          headers: trace && trace.headers !== NO_HEADERS ? { ...requestHeaders(request), ...trace.headers } : requestHeaders(request),
           body: request.form ? new URLSearchParams(request.form).toString() : null,
           headersTimeout: timeout,
           bodyTimeout: timeout,
@@ -264,6 +276,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
 
     const { status, headers, text, failure } = response;
+    if (trace) trace.bytes = response.bytes;
     done(status);
     if (status >= 500 || status === 429) failed(request, { status });
     const rateLimit = readRateLimit(headers);
@@ -315,14 +328,17 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const callTrace = options.traceCall?.(request.method, routeTemplate(request.path));
-    if (!callTrace) return sendAttempts(request);
-    const trace: AttemptTrace = { headers: callTrace.headers, attempts: 0, status: null };
+    const { observer } = request;
+    if (!callTrace && !observer) return sendAttempts(request);
+    const trace: AttemptTrace = { headers: callTrace?.headers ?? NO_HEADERS, attempts: 0, status: null, bytes: null };
     try {
       const response = await sendAttempts(request, trace);
-      callTrace.end(trace.attempts, trace.status, false);
+      callTrace?.end(trace.attempts, trace.status, false);
+      observer?.end(trace.attempts, trace.status, trace.bytes);
       return response;
     } catch (error) {
-      callTrace.end(trace.attempts, trace.status, true);
+      callTrace?.end(trace.attempts, trace.status, true);
+      observer?.end(trace.attempts, trace.status, trace.bytes);
       throw error;
     }
   }

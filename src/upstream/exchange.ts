@@ -25,6 +25,8 @@ export interface Exchange {
   text: string | null;
   /** Why the body could not be read, once the status and headers had arrived; null when it was (or was not asked for). */
   failure: unknown;
+  /** The body's bytes that arrived, read or drained. */
+  bytes: number;
 }
 
 type Controller = Dispatcher.DispatchController;
@@ -90,7 +92,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Controller, status: number, headers: Headers): void {
     if (status < 200) return; // 1xx: the response is still to come
-    this.response = { status, headers, text: null, failure: null };
+    this.response = { status, headers, text: null, failure: null, bytes: 0 };
     const body = this.plan(status, headers);
     this.body = body;
     const length = headers['content-length'];
@@ -140,7 +142,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.signal?.removeEventListener('abort', this);
     this.chunks = [];
-    if (this.response !== null) this.resolve(this.response);
-    else this.reject(error);
+    if (this.response !== null) {
+      this.response.bytes = this.size;
+      this.resolve(this.response);
+    } else this.reject(error);
   }
 }

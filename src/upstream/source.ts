@@ -16,13 +16,14 @@ import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQ
 import { GatewayError } from '../errors.js';
 import { integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
-import type { CacheUsage, Freshness, ResponseCache } from '../cache/read-cache.js';
+import type { CachedRead, CacheUsage, Freshness, ResponseCache } from '../cache/read-cache.js';
 import type { LookedUp } from '../cache/scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
 import { isKeyRevoked, wasWriteRefused } from './errors.js';
 import type { StatNames } from './dialect.js';
 import { ENTRY_KINDS, statsQueryKey, websiteListKey } from '../cache/keys.js';
+import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-trace.js';
 
 /** What outlives a request: the client, what the gateway has learnt of the install, the read cache, the clock. */
 export interface Upstream {
@@ -83,6 +84,8 @@ export interface SourceRequest {
   freshness?: Freshness;
   /** What the request's stored-answer lookup spent of its store budget and found, before GraphQL ran. */
   lookedUp?: LookedUp;
+  /** Where its calls and reads are recorded, when it asked for a trace (X-Gateway-Trace). */
+  trace?: RequestTrace;
 }
 
 /** Rows a page when every page of a statistic is read (the most the install allows). */
@@ -99,24 +102,32 @@ export interface PageBound {
   rows: number | null;
 }
 
+/**
+ * Every method takes, last, what asks for it: the field's resolve info (its `path`), which a traced
+ * request's trace names beside the call (upstream/request-trace.ts); nothing is done with it otherwise.
+ */
+type AskedBy = { readonly path: FieldPath } | undefined;
+
 export interface UpstreamSource {
   /** A website of the caller's; NOT_FOUND for an unknown id or another user's website. */
-  website(id: string): Promise<Website>;
+  website(id: string, by?: AskedBy): Promise<Website>;
   /** A page of the caller's websites; each also answers later reads of its id in this request. */
-  websitePage(query: WebsiteListQuery): Promise<Page<Website>>;
+  websitePage(query: WebsiteListQuery, by?: AskedBy): Promise<Page<Website>>;
   /** A page of a statistic, cached only once this request has read its website (the install may serve anyone's). */
-  statPage(query: StatsQuery): Promise<Page<Stat>>;
+  statPage(query: StatsQuery, by?: AskedBy): Promise<Page<Stat>>;
   /**
    * Every row of a statistic, 100 a page, never more than `bound.pages` pages: the install is trusted no
    * further than the field's declared cost. The pages known (the first, or the `knownPages` the caller
    * knows of) are read at once; then as many as they say there are, in parallel; then on while a last
    * page says another follows (a page without paging numbers says so when it is full).
    */
-  everyStatRow(query: Omit<StatsQuery, 'page' | 'perPage'>, bound: PageBound, knownPages?: number): Promise<Stat[]>;
+  everyStatRow(query: Omit<StatsQuery, 'page' | 'perPage'>, bound: PageBound, knownPages?: number, by?: AskedBy): Promise<Stat[]>;
   /** `write.domain` must be normalised as the install stores it, so that it can be found again. */
-  createWebsite(write: WebsiteWrite): Promise<Website>;
-  updateWebsite(id: string, write: WebsiteWrite): Promise<Website>;
-  deleteWebsite(id: string): Promise<Deletion>;
+  createWebsite(write: WebsiteWrite, by?: AskedBy): Promise<Website>;
+  updateWebsite(id: string, write: WebsiteWrite, by?: AskedBy): Promise<Website>;
+  deleteWebsite(id: string, by?: AskedBy): Promise<Deletion>;
+  /** Whether the request records a trace: a field answered by what another started (the look-ahead) says it needed it. */
+  readonly traced: boolean;
   /**
    * True once, in this request, the install answered the key with a success, or the key's `seen` mark
    * (the install accepted it within KEY_RECHECK_S) was found: the APQ registration asks.
@@ -171,24 +182,41 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     return controller.signal;
   };
 
-  const send: Send = (call) => {
-    if ('problem' in credentials) return Promise.reject(new GatewayError('UNAUTHENTICATED', credentials.problem));
-    const { authorization } = credentials;
-    return limit(() => {
-      usage.upstreamCalls++;
-      const { method, path, query, form, notFoundMessage } = call;
-      const sent = client.send({ method, path, query, form, notFoundMessage, authorization, signal: callerGone(), deadline, onRateLimit });
-      // Reads go through the cache, which sees their answers; a write's success tells it the key is accepted.
-      if (method === 'GET') return sent;
-      return sent.then((response) => {
-        cache.answered();
-        return response;
+  const { trace } = request;
+  /** Sends a call of the request; a traced request's is recorded, for `read` (none: a write's, or `note`'s). */
+  const sendFor =
+    (read: TracedRead | null, note?: string): Send =>
+    (call) => {
+      if ('problem' in credentials) return Promise.reject(new GatewayError('UNAUTHENTICATED', credentials.problem));
+      const { authorization } = credentials;
+      return limit(() => {
+        usage.upstreamCalls++;
+        const { method, path, query, form, notFoundMessage } = call;
+        const observer = trace?.call(read, call, note);
+        const sent = client.send({
+          method,
+          path,
+          query,
+          form,
+          notFoundMessage,
+          authorization,
+          signal: callerGone(),
+          deadline,
+          onRateLimit,
+          observer,
+        });
+        // Reads go through the cache, which sees their answers; a write's success tells it the key is accepted.
+        if (method === 'GET') return sent;
+        return sent.then((response) => {
+          cache.answered();
+          return response;
+        });
       });
-    });
-  };
+    };
+  const send = sendFor(null);
 
   // Re-validating a key costs the cheapest read there is: the first page of its websites.
-  const validate = () => fetchWebsitePage(send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
+  const validate = () => fetchWebsitePage(trace ? sendFor(null, 'key check') : send, { sortBy: 'id', sort: 'desc', perPage: 10, page: 1 });
   const cache = upstream.cache.forRequest(
     'problem' in credentials ? null : credentials.authorization,
     validate,
@@ -198,10 +226,24 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   );
   usage.cache = cache.usage;
 
+  /**
+   * `fetch` through the cache. A traced request records what the cache did and the calls made for it,
+   * under `readId`'s (made only then); a read answered without a call is described by the call `fetch` would send.
+   */
+  function read<T>(readId: () => string, entry: () => CachedRead, fetch: (send: Send) => Promise<T>): Promise<T> {
+    if (trace === undefined) return cache.read(entry, () => fetch(send));
+    return trace.read(
+      readId(),
+      (traced, seen) => cache.read(entry, () => fetch(sendFor(traced)), seen),
+      () => described(fetch),
+    );
+  }
+
   const website = perKey((id: string) =>
-    cache.read(
+    read(
+      () => readIds.website(id),
       () => ({ kind: ENTRY_KINDS.website, key: id, lifetime: 'recent', droppedByWrites: 'own' }),
-      () => fetchWebsite(send, id),
+      (send) => fetchWebsite(send, id),
     ),
   );
   /** Makes a website read elsewhere (a list, a write) answer later loads of its id. */
@@ -209,9 +251,10 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     website.clear(site.id).prime(site.id, site);
   };
   const websitePage = perKey(async (query: WebsiteListQuery) => {
-    const page = await cache.read(
+    const page = await read(
+      () => readIds.websitePage(query),
       () => ({ kind: ENTRY_KINDS.websitePage, key: websiteListKey(query), lifetime: 'recent', droppedByWrites: 'any' }),
-      () => fetchWebsitePage(send, query),
+      (send) => fetchWebsitePage(send, query),
     );
     page.nodes.forEach(prime);
     return page;
@@ -221,7 +264,8 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   // whose range ends before today, in the install's time zone, is settled: it never changes again.
   const statPage = perKey(
     (query: StatsQuery) =>
-      cache.read(
+      read(
+        () => readIds.statPage(query),
         () => ({
           kind: ENTRY_KINDS.statPage,
           key: statsQueryKey(query),
@@ -229,22 +273,30 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
           droppedByWrites: 'none',
           owned: () => website.load(query.websiteId),
         }),
-        () => fetchStatPage(send, statNames, query),
+        (send) => fetchStatPage(send, statNames, query),
       ),
     statsQueryKey,
   );
 
+  let writes = 0;
   /**
    * A write, then what it invalidates, unless the install refused it (a 4xx: it changed nothing). A
    * write that failed otherwise (a timeout, a 5xx) may have been applied: it drops as one that succeeded.
    * A refused key (401) drops its entries as a read's 401 does, and nothing else: a made-up key's
-   * write leaves nothing in the store.
+   * write leaves nothing in the store. A traced request records its calls (the write, a read back)
+   * under the write, with the field that made it.
    */
-  async function writing<T>(websiteId: string | null, write: () => Promise<T>): Promise<T> {
+  async function writing<T>(websiteId: string | null, by: AskedBy, write: (send: Send) => Promise<T>): Promise<T> {
     const touched = websiteId === null ? null : { kind: ENTRY_KINDS.website, key: websiteId };
+    let sendWrite = send;
+    if (trace !== undefined) {
+      const id = `write ${++writes}`;
+      trace.need(id, by?.path);
+      sendWrite = sendFor({ id, calls: [] });
+    }
     let value: T;
     try {
-      value = await write();
+      value = await write(sendWrite);
     } catch (error) {
       if (isKeyRevoked(error)) await cache.refused();
       else if (!wasWriteRefused(error)) await cache.written(touched);
@@ -255,11 +307,26 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   }
 
   return {
-    website: (id) => website.load(id),
-    websitePage: (query) => websitePage.load(query),
-    statPage: (query) => statPage.load(query),
-    async everyStatRow(query, bound, knownPages = 1) {
-      const load = (page: number) => statPage.load({ ...query, perPage: ROWS_PER_PAGE, page });
+    traced: trace !== undefined,
+    // A traced request's reads name the fields that asked for them; no other request does anything with `by`.
+    website(id, by) {
+      if (trace !== undefined && by !== undefined) trace.need(readIds.website(id), by.path);
+      return website.load(id);
+    },
+    websitePage(query, by) {
+      if (trace !== undefined && by !== undefined) trace.need(readIds.websitePage(query), by.path);
+      return websitePage.load(query);
+    },
+    statPage(query, by) {
+      if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(query), by.path);
+      return statPage.load(query);
+    },
+    async everyStatRow(query, bound, knownPages = 1, by) {
+      const load = (page: number) => {
+        const pageQuery = { ...query, perPage: ROWS_PER_PAGE, page };
+        if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(pageQuery), by.path);
+        return statPage.load(pageQuery);
+      };
       const rows: Stat[] = [];
       let read = 0;
       let wanted = knownPages;
@@ -281,20 +348,20 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       return rows;
     },
     // The website as stored answers later reads of it in this request (a payload's `query`).
-    createWebsite: (write) =>
-      writing(null, async () => {
+    createWebsite: (write, by) =>
+      writing(null, by, async (send) => {
         const created = await storeWebsite(send, write);
         prime(created);
         return created;
       }),
-    updateWebsite: (id, write) =>
-      writing(id, async () => {
+    updateWebsite: (id, write, by) =>
+      writing(id, by, async (send) => {
         const updated = await patchWebsite(send, id, write);
         prime(updated);
         return updated;
       }),
-    async deleteWebsite(id) {
-      const deletion = await writing(id, () => destroyWebsite(send, id));
+    async deleteWebsite(id, by) {
+      const deletion = await writing(id, by, (send) => destroyWebsite(send, id));
       website.clear(id);
       return deletion;
     },
@@ -303,6 +370,32 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       return cache.keyAccepted;
     },
   };
+}
+
+/** The ids a traced request's reads are recorded under: one per loader key. */
+const readIds = {
+  website: (id: string): string => `website ${id}`,
+  websitePage: (query: WebsiteListQuery): string => `websites ${websiteListKey(query)}`,
+  statPage: (query: StatsQuery): string => `stats ${statsQueryKey(query)}`,
+};
+
+/** Stops a described call before it is sent. */
+const DESCRIBED = new Error('described, not sent');
+
+/**
+ * The call `fetch` would send first, without sending it: what a read answered from the cache would have
+ * cost (null when it would send none). Made only for a traced request's read.
+ */
+function described(fetch: (send: Send) => Promise<unknown>): Promise<CallShape | null> {
+  return new Promise((resolve) => {
+    fetch((call) => {
+      resolve({ method: call.method, path: call.path, query: call.query });
+      return Promise.reject(DESCRIBED);
+    }).then(
+      () => resolve(null),
+      () => resolve(null),
+    );
+  });
 }
 
 /**

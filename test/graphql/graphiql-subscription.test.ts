@@ -32,11 +32,11 @@ interface LiveData {
   website: { id: string; today: { nodes: { value: string; count: number }[] } } | null;
 }
 
-/** The page as a browser gets it, and the options it hands to renderYogaGraphiQL. */
+/** The page as a browser gets it, and the options it hands to renderYogaGraphiQL (its `settings`). */
 async function graphiqlPage(): Promise<{ response: Response; html: string; options: Record<string, unknown> }> {
   const response = await fetch(stack.endpoint, { headers: { accept: 'text/html', 'accept-encoding': 'identity' } });
   const html = await response.text();
-  const json = /renderYogaGraphiQL\(\s*window\.document\.querySelector\('#root'\),\s*(\{.*\}),\s*\);/s.exec(html)?.[1];
+  const json = /const settings = (\{.*?\});\n/s.exec(html)?.[1];
   if (json === undefined) throw new Error('no renderYogaGraphiQL call in the page');
   return { response, html, options: JSON.parse(json) as Record<string, unknown> };
 }
@@ -113,6 +113,9 @@ describe('GraphiQL and subscriptions', () => {
     const { options } = await graphiqlPage();
     // The editor's headers (prefilled with the demo key), as the user runs the operation.
     const editorHeaders = JSON.parse(String(options.headers)) as Record<string, string>;
+    // And those it adds to every request: X-Gateway-Trace, which an event stream does not answer.
+    const addedHeaders = options.additionalHeaders as Record<string, string>;
+    expect(addedHeaders).toEqual({ 'x-gateway-trace': '1' });
     const url = new URL(stack.endpoint);
     url.searchParams.set('query', LIVE);
     url.searchParams.set('variables', JSON.stringify({ id: '1' }));
@@ -123,6 +126,7 @@ describe('GraphiQL and subscriptions', () => {
       headers: {
         accept: 'text/event-stream',
         ...editorHeaders,
+        ...addedHeaders,
         // What a browser adds to a same-origin fetch (no Origin on a GET; no Referer: the page's policy).
         'accept-encoding': 'gzip, deflate, br, zstd',
         'accept-language': 'en-US,en;q=0.9',
@@ -143,6 +147,7 @@ describe('GraphiQL and subscriptions', () => {
       const first = (await events.next(5_000)) as { data?: LiveData; errors?: unknown };
       expect(first.errors).toBeUndefined();
       expect(first.data?.website?.id).toBe('1');
+      expect((first as { extensions?: Record<string, unknown> }).extensions?.trace).toBeUndefined();
       const before = first.data?.website?.today.nodes[0]?.count ?? 0;
       const added = await fetch(`${stack.sandbox.url}/__sandbox/traffic`, {
         method: 'POST',
@@ -151,6 +156,7 @@ describe('GraphiQL and subscriptions', () => {
       expect(added.status).toBe(204);
       const changed = (await events.next(5_000)) as { data?: LiveData };
       expect(changed.data?.website?.today.nodes[0]?.count).toBe(before + 4);
+      expect((changed as { extensions?: Record<string, unknown> }).extensions?.trace).toBeUndefined();
     } finally {
       abort.abort();
     }

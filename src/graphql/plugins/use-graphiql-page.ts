@@ -5,8 +5,9 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import type { Plugin } from 'graphql-yoga';
-import { ifNoneMatchHas, wantsGraphiQLPage } from '../../http-headers.js';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { TRACE_HEADER, ifNoneMatchHas, wantsGraphiQLPage } from '../../http-headers.js';
+import { TRACE_PANEL_SCRIPT } from '../graphiql-trace-panel.js';
 
 const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
@@ -16,6 +17,11 @@ export interface GraphiQLPageOptions {
   endpoint?: string;
   /** Key prefilled in the page's headers (sandbox mode only; default none). */
   demoKey?: string;
+  /**
+   * X-Gateway-Trace is heard (use-request-trace.ts): the page sends it with every run and shows the last
+   * run's calls in its "Upstream calls" panel (graphiql-trace-panel.ts). Default off.
+   */
+  traces?: boolean;
 }
 
 /** The query GraphiQL opens on: one website with several statistics of the last 30 days, in one request. */
@@ -39,14 +45,59 @@ interface RenderedPage {
   bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
 }
 
-async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
-  const { renderGraphiQL } = await import('@graphql-yoga/render-graphiql');
-  const html = renderGraphiQL({
+/** JSON inside a script element: nothing in it can close the element. */
+const inScript = (value: unknown): string => JSON.stringify(value).replaceAll('<', '\\u003c');
+
+/**
+ * The page: yoga's GraphiQL bundle (@graphql-yoga/render-graphiql's parts: its styles, its script and
+ * the editor's workers, made blob: URLs as its own page makes them), started with our options and, when
+ * traces are heard, the "Upstream calls" plugin.
+ */
+async function pageHtml(options: GraphiQLPageOptions): Promise<string> {
+  const parts = await import('@graphql-yoga/render-graphiql/graphiql');
+  const endpoint = options.endpoint ?? '/graphql';
+  const settings: GraphiQLOptions = {
     title: 'Analytics GraphQL gateway',
-    endpoint: options.endpoint ?? '/graphql',
+    endpoint,
     defaultQuery: EXAMPLE_QUERY,
     ...(options.demoKey ? { headers: JSON.stringify({ Authorization: `Bearer ${options.demoKey}` }) } : {}),
-  });
+    ...(options.traces ? { additionalHeaders: { [TRACE_HEADER]: '1' } } : {}),
+  };
+  const workers = { editorWorkerService: parts.editorWorkerService, json: parts.jsonWorker, graphql: parts.graphqlWorker };
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<title>${settings.title}</title>
+<link rel="icon" href="${parts.favicon}" />
+<style>${parts.css}</style>
+</head>
+<body id="body" class="no-focus-outline">
+<noscript>GraphiQL needs JavaScript.</noscript>
+<div id="root"></div>
+<script>
+const workerUrls = Object.fromEntries(
+  Object.entries(${inScript(workers)}).map(([label, code]) => [label, URL.createObjectURL(new Blob([code], { type: 'application/javascript' }))]),
+);
+self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_moduleId, label) => workerUrls[label] };
+${parts.js};
+${options.traces ? TRACE_PANEL_SCRIPT : ''}
+const settings = ${inScript(settings)};
+${
+  options.traces
+    ? `const plugins = gatewayTracePlugins(settings.endpoint);
+if (plugins.length > 0) settings.plugins = plugins;`
+    : ''
+}
+YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), settings);
+</script>
+</body>
+</html>
+`;
+}
+
+async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
+  const html = await pageHtml(options);
   const identity = Buffer.from(html, 'utf8');
   const [br, gzipped] = await Promise.all([
     // Quality 9 of 11: near the best ratio at a fraction of its time.

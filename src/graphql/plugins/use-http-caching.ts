@@ -44,7 +44,8 @@ export function useHttpCaching({ plan, etagSecret }: HttpCachingOptions): Plugin
       const state = serverContext.state;
       // What the request's reads did with the cache (none: nothing ran).
       const freshFor = state?.context?.usage.cache.freshForS ?? null;
-      if (!cacheable.has(request) || freshFor === null || response.status !== 200) {
+      // An answer with its trace (use-request-trace.ts) is this request's alone: kept by nobody.
+      if (!cacheable.has(request) || freshFor === null || response.status !== 200 || state?.trace !== undefined) {
         response.headers.set('cache-control', 'no-store');
         return;
       }

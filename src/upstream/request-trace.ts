@@ -1,0 +1,258 @@
+// One request's own account of its upstream calls: `extensions.trace` of a request that asked for it
+// (X-Gateway-Trace: 1, where it is allowed: graphql/plugins/use-request-trace.ts). The HTTP layer makes
+// it on the request's state when the header is there; the request's data source (source.ts) records
+// into it each call it sends (the client tells when the call is over: client.ts's CallObserver) and each
+// read the cache answered without a call of its own. A request without the header has none, and its
+// reads and calls take the path they always took.
+//
+// Nothing in it is another request's: a read that joined a call another request had in flight says
+// "coalesced" and how long this request waited, never whose call it was, its status or its size.
+import { z } from 'zod';
+import { type CallObserver, type HttpMethod, type UpstreamRequest, pathWithQuery } from './client.js';
+
+/** What the read cache did for a read: answered it (hit), from a stale entry, not at all (miss), by a call in flight (coalesced), or kept what it read (written). */
+const CACHE_OUTCOMES = ['hit', 'stale', 'miss', 'coalesced', 'written'] as const;
+export type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
+
+const milliseconds = (description: string) => z.number().nonnegative().describe(description);
+
+/** One entry of a trace: a call the request sent, or a read answered without one. */
+const TRACE_CALL = z
+  .strictObject({
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).describe('the HTTP method'),
+    path: z
+      .string()
+      .describe(
+        'the REST path with its query string as sent (below the install\'s origin), e.g. /api/v1/stats/1?name=url&…; "" when unknown',
+      ),
+    status: z.number().int().nullable().describe("the install's last answer's status; null: no answer, or no call of this request's"),
+    startMs: milliseconds("when it started, in ms from the request's start"),
+    durationMs: milliseconds('how long it took (for a read answered without a call: how long the answer took to come)'),
+    bytes: z.number().int().nonnegative().nullable().describe("the last answer's body bytes; null: no answer of this request's"),
+    retries: z.number().int().nonnegative().describe('attempts after the first (only reads are retried)'),
+    cache: z
+      .enum(CACHE_OUTCOMES)
+      .nullable()
+      .describe('what the read cache did: hit, stale, miss, coalesced, written; null: not a read through the cache (a write, a key check)'),
+    fields: z.array(z.string()).describe('the response paths whose resolvers asked for it, e.g. website.pages'),
+    note: z.string().optional().describe('why the gateway made a call no field asked for (the key check)'),
+  })
+  .describe('one upstream call of the request, or a read the cache answered without one');
+
+/** The trace of one request, as `extensions.trace` carries it. */
+export const TRACE_SHAPE = z
+  .strictObject({
+    storedAnswer: z.boolean().describe('answered before GraphQL ran, with the answer stored for the same query: no call, no field ran'),
+    calls: z.array(TRACE_CALL).describe('in the order they started'),
+    totals: z.strictObject({
+      wallMs: milliseconds('from the request handed over (its body read) to its answer'),
+      slotWaitMs: milliseconds('waiting in line for a slot (MAX_ACTIVE_REQUESTS)'),
+      upstreamMs: milliseconds('time at least one of its calls or cache reads was in flight'),
+      gatewayMs: milliseconds("the gateway's own work: the wall time less the wait for a slot and for calls and reads"),
+      upstreamCalls: z.number().int().nonnegative().describe('calls this request sent (retries not counted)'),
+      cacheHits: z.number().int().nonnegative().describe('reads answered by the cache or by a call in flight'),
+    }),
+  })
+  .describe('What one request did upstream: extensions.trace, sent for X-Gateway-Trace: 1');
+
+/** The trace of one request, as `extensions.trace` carries it (docs/trace.schema.json). */
+export type GatewayTrace = z.infer<typeof TRACE_SHAPE>;
+/** One entry of a trace. */
+export type TraceCall = z.infer<typeof TRACE_CALL>;
+
+/** A field's response path as graphql's resolvers see it (`info.path`). */
+export interface FieldPath {
+  readonly prev: FieldPath | undefined;
+  readonly key: string | number;
+}
+
+/** A read through the cache, and the calls made for it. */
+export interface TracedRead {
+  readonly id: string;
+  readonly calls: CallRecord[];
+}
+
+/** What a call or a read looks like on the wire. */
+export type CallShape = Pick<UpstreamRequest, 'method' | 'path' | 'query'>;
+
+interface CallRecord {
+  method: HttpMethod;
+  path: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  status: number | null;
+  bytes: number | null;
+  attempts: number;
+  cache: CacheOutcome | null;
+  /** A call this request sent (not a read answered without one). */
+  own: boolean;
+  readId: string | null;
+  note?: string;
+}
+
+/** Every upstream path is below it (client.ts adds it to what api.ts names). */
+const API_PREFIX = '/api/v1';
+
+const tenths = (ms: number): number => Math.round(Math.max(0, ms) * 10) / 10;
+
+function pathText(path: FieldPath): string {
+  const keys: (string | number)[] = [];
+  for (let at: FieldPath | undefined = path; at !== undefined; at = at.prev) keys.push(at.key);
+  return keys.reverse().join('.');
+}
+
+export class RequestTrace {
+  private slotWaitMs = 0;
+  private stored = false;
+  private readonly records: CallRecord[] = [];
+  /** The fields that asked for each read, by the read's id. */
+  private readonly needs = new Map<string, FieldPath[]>();
+
+  /** `startedAt`: performance.now() when the request was handed over. */
+  constructor(readonly startedAt = performance.now()) {}
+
+  /** The request got its slot now. */
+  admitted(): void {
+    this.slotWaitMs = performance.now() - this.startedAt;
+  }
+
+  /** It was answered with a stored answer, before GraphQL. */
+  answeredStored(): void {
+    this.stored = true;
+  }
+
+  /** The field at `by` asked for the read `readId`. */
+  need(readId: string, by: FieldPath | undefined): void {
+    if (by === undefined) return;
+    const paths = this.needs.get(readId);
+    if (paths === undefined) this.needs.set(readId, [by]);
+    else if (!paths.includes(by)) paths.push(by);
+  }
+
+  /** A call going out now, for `read` (none: a write's or the key check's, which `note` names). */
+  call(read: TracedRead | null, request: CallShape, note?: string): CallObserver {
+    const record: CallRecord = {
+      method: request.method,
+      path: API_PREFIX + pathWithQuery(request.path, request.query),
+      startedAt: performance.now(),
+      endedAt: null,
+      status: null,
+      bytes: null,
+      attempts: 0,
+      cache: null,
+      own: true,
+      readId: read?.id ?? null,
+      ...(note === undefined ? {} : { note }),
+    };
+    this.records.push(record);
+    read?.calls.push(record);
+    return {
+      end(attempts, status, bytes) {
+        record.endedAt = performance.now();
+        record.attempts = attempts;
+        record.status = typeof status === 'number' ? status : null;
+        record.bytes = bytes;
+      },
+    };
+  }
+
+  /**
+   * A read through the cache: `run` makes it, its calls made for `read`, and tells `seen` what the cache
+   * did. A read answered without a call of its own is described by `describe` (its call as it would go).
+   */
+  async read<T>(
+    id: string,
+    run: (read: TracedRead, seen: (outcome: CacheOutcome) => void) => Promise<T>,
+    describe: () => Promise<CallShape | null>,
+  ): Promise<T> {
+    const read: TracedRead = { id, calls: [] };
+    const startedAt = performance.now();
+    let outcome: CacheOutcome = 'miss';
+    try {
+      return await run(read, (seen) => {
+        outcome = seen;
+      });
+    } finally {
+      this.settle(read, outcome, startedAt, describe);
+    }
+  }
+
+  private settle(read: TracedRead, outcome: CacheOutcome, startedAt: number, describe: () => Promise<CallShape | null>): void {
+    if (read.calls.length > 0) {
+      // What was kept is the answer of the call that succeeded; a refused one before it (a statistic's name) was not.
+      for (const call of read.calls) call.cache = outcome === 'written' && (call.status ?? 0) >= 300 ? 'miss' : outcome;
+      return;
+    }
+    if (outcome === 'miss') return; // failed before any call went out (a key not fit to forward)
+    const record: CallRecord = {
+      method: 'GET',
+      path: null,
+      startedAt,
+      endedAt: performance.now(),
+      status: null,
+      bytes: null,
+      attempts: 0,
+      cache: outcome,
+      own: false,
+      readId: read.id,
+    };
+    this.records.push(record);
+    void describe().then((shape) => {
+      if (shape === null) return;
+      record.method = shape.method;
+      record.path = API_PREFIX + pathWithQuery(shape.path, shape.query);
+    });
+  }
+
+  /** The trace as it stands now: what `extensions.trace` carries. */
+  render(): GatewayTrace {
+    const now = performance.now();
+    const records = [...this.records].sort((a, b) => a.startedAt - b.startedAt);
+    // The time covered by at least one call or read, the records taken in the order they started.
+    let busy = 0;
+    let reach = Number.NEGATIVE_INFINITY;
+    for (const record of records) {
+      const end = record.endedAt ?? now;
+      if (end <= reach) continue;
+      busy += end - Math.max(record.startedAt, reach);
+      reach = end;
+    }
+    const wallMs = now - this.startedAt;
+    return {
+      storedAnswer: this.stored,
+      calls: records.map((record) => this.entry(record, now)),
+      totals: {
+        wallMs: tenths(wallMs),
+        slotWaitMs: tenths(this.slotWaitMs),
+        upstreamMs: tenths(busy),
+        gatewayMs: tenths(wallMs - this.slotWaitMs - busy),
+        upstreamCalls: records.filter((record) => record.own).length,
+        cacheHits: records.filter((record) => record.cache === 'hit' || record.cache === 'coalesced').length,
+      },
+    };
+  }
+
+  private entry(record: CallRecord, now: number): TraceCall {
+    const paths = record.readId === null ? undefined : this.needs.get(record.readId);
+    return {
+      method: record.method,
+      path: record.path ?? '',
+      status: record.status,
+      startMs: tenths(record.startedAt - this.startedAt),
+      durationMs: tenths((record.endedAt ?? now) - record.startedAt),
+      bytes: record.bytes,
+      retries: Math.max(0, record.attempts - 1),
+      cache: record.cache,
+      fields: paths === undefined ? [] : paths.map(pathText),
+      ...(record.note === undefined ? {} : { note: record.note }),
+    };
+  }
+}
+
+/** A stored answer's body (http/answer-cache.ts) with the trace of the request it answers: stored, no call. */
+export function withStoredTrace(body: string, trace: RequestTrace): string {
+  trace.answeredStored();
+  const answer = JSON.parse(body) as { extensions?: Record<string, unknown> };
+  answer.extensions = { ...answer.extensions, trace: trace.render() };
+  return JSON.stringify(answer);
+}
