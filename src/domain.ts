@@ -6,7 +6,7 @@ export type Privacy = 'PUBLIC' | 'PRIVATE' | 'PASSWORD';
 
 /**
  * The statistics the gateway knows, by our own names (the GraphQL enum's, in lower case). How each
- * is called on the wire depends on the install: upstream/dialect.ts.
+ * is called on the wire depends on the upstream: upstream/dialect.ts.
  */
 export const STAT_NAMES = [
   'browser',
@@ -240,7 +240,7 @@ export interface StatsQuery {
   page: number;
 }
 
-/** What the install said of the key's rate limit (X-RateLimit-* headers of its latest answer). */
+/** What the upstream said of the key's rate limit (X-RateLimit-* headers of its latest answer). */
 export interface RateLimit {
   limit: number;
   remaining: number;

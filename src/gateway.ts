@@ -1,5 +1,5 @@
 // The composition root: createGateway(config) builds the upstream client, what the gateway learns of
-// the install (the statistics' names), the stores (this process's memory or Redis), the read cache, the
+// the upstream (the statistics' names), the stores (this process's memory or Redis), the read cache, the
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -155,7 +155,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             res,
             state,
             () => toYoga(req, res, state),
-            // Sent only for a key the install accepted within KEY_RECHECK_S.
+            // Sent only for a key the upstream accepted within KEY_RECHECK_S.
             () => state.work?.answered(true),
           )
       : toYoga,
@@ -259,7 +259,7 @@ function createCache(
   onStoreError: (operation: string, error: unknown) => void;
   /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
-  /** With Redis: the keys owed a drop after a write Redis did not take (cache/unsettled.ts). */
+  /** With Redis: the keys with an invalidation pending after a write Redis did not take (cache/unsettled.ts). */
   unsettled?: UnsettledWrites;
   /**
    * With Redis: the ETags' secret, Redis's (the gateways on it agree) once read, never waited for
@@ -311,7 +311,7 @@ function createCache(
     };
   }
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
-  // The memory store always takes a write's drop; Redis may not (cut, paused, slow, full).
+  // The memory store always takes a write's invalidation; Redis may not (cut, paused, slow, full).
   const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError), cache.settledMs + cache.maxStaleMs) : undefined;
   const responseCache = createResponseCache({
     store,

@@ -53,7 +53,7 @@ const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);
 
 /**
  * A CLIENT span for one upstream call (all its attempts), child of what is active (the operation's
- * execute span), whose context goes to the install in `traceparent`. Route templates only: no id.
+ * execute span), whose context goes to the upstream in `traceparent`. Route templates only: no id.
  */
 export function traceUpstreamCall(method: HttpMethod, route: string): UpstreamCallTrace {
   const span = tracer.startSpan(`${method} ${route}`, {

@@ -1,17 +1,17 @@
 // Calendar days as `YYYY-MM-DD` strings, counted in UTC so that no clock or time zone moves them:
-// a day is a date, not an instant. "Today" is the only instant, resolved in the install's time zone.
+// a day is a date, not an instant. "Today" is the only instant, resolved in the upstream's time zone.
 import { z } from 'zod';
 import { custom, shown } from '../settings.js';
 
 const MS_PER_DAY = 86_400_000;
 
-/** The clock periods are resolved with and statistics are settled by: "today" is in the install's time zone. */
+/** The clock periods are resolved with and statistics are settled by: "today" is in the upstream's time zone. */
 export interface Clock {
   now(): number;
   timeZone: string;
 }
 
-/** UPSTREAM_TIMEZONE: the install's time zone, which decides which day is "today". */
+/** UPSTREAM_TIMEZONE: the upstream's time zone, which decides which day is "today". */
 export const CALENDAR_SETTINGS = {
   upstreamTimeZone: custom(
     'UPSTREAM_TIMEZONE',

@@ -1,5 +1,5 @@
-// Periods a dashboard asks for ("last 30 days") as the date ranges the install understands, resolved
-// at request time in the install's time zone. Every "last N days" period ends today, included.
+// Periods a dashboard asks for ("last 30 days") as the date ranges the upstream understands, resolved
+// at request time in the upstream's time zone. Every "last N days" period ends today, included.
 import { addDays, dayIn, monthEnd, monthStart } from './calendar.js';
 
 export const PERIODS = [

@@ -1,5 +1,5 @@
-// Daily rows (visitors or pageviews per day, as the install groups them) as a time series: every day
-// of the range, zero where the install had no row, summed into ISO weeks or calendar months; totals
+// Daily rows (visitors or pageviews per day, as the upstream groups them) as a time series: every day
+// of the range, zero where the upstream had no row, summed into ISO weeks or calendar months; totals
 // and the comparison with another period.
 import { addDays, daysBetween, eachDay, isoWeekStart, monthStart, yearEarlier } from './calendar.js';
 import type { DateRange } from './periods.js';

@@ -1,4 +1,4 @@
-// A statistic row's value, as the install encodes it, read for people: the name part of "US:United
+// A statistic row's value, as the upstream encodes it, read for people: the name part of "US:United
 // States", a language's name from its code (Node's Intl, no tables of our own), "Direct" for an empty
 // referrer, an event's "name:value:unit" split, a day of the daily statistics. A value that does not
 // have the expected shape keeps its text as the label, and its parts are null.

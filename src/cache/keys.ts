@@ -34,7 +34,7 @@ export const storeNames = {
   generation: (keyId: string): string => `gen:{${keyId}}`,
   /** The key's writes: every write with it moves this on, which drops its lists (their names hold it). */
   writes: (keyId: string): string => `lists:{${keyId}}`,
-  /** Marked while the install has accepted the key within KEY_RECHECK_S. */
+  /** Marked while the upstream has accepted the key within KEY_RECHECK_S. */
   seen: (keyId: string): string => `seen:{${keyId}}`,
   /** Marked while the key may have entries: only then does a 401 or a write have anything to drop. */
   hasEntries: (keyId: string): string => `has:{${keyId}}`,

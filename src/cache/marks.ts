@@ -1,7 +1,7 @@
 // The marks the read cache keeps of each key in the store, and what they allow:
-// - `seen`: the install accepted the key within KEY_RECHECK_S; only then are its cached answers given
+// - `seen`: the upstream accepted the key within KEY_RECHECK_S; only then are its cached answers given
 //   (and stale ones on an outage);
-// - `has entries`: the key may have entries; only then does a 401 move its generation on (a stream of
+// - `has entries`: the key may have entries; only then does a 401 advance its generation (a stream of
 //   unknown keys answered 401 leaves nothing in the store), or a write have anything to drop.
 import type { CacheStore } from './store.js';
 import type { StoreCall } from './waiting.js';
@@ -17,12 +17,12 @@ export class KeyMarks {
     private readonly entryLifeMs: number,
   ) {}
 
-  /** The install accepted the key just now. */
+  /** The upstream accepted the key just now. */
   async seen(keyId: string): Promise<void> {
     await this.safely('mark', () => this.store.mark(storeNames.seen(keyId), this.recheckMs));
   }
 
-  /** Whether the install accepted the key within KEY_RECHECK_S, asked through `lookup`. */
+  /** Whether the upstream accepted the key within KEY_RECHECK_S, asked through `lookup`. */
   async wasSeen(keyId: string, lookup: StoreCall): Promise<boolean> {
     return (await lookup('marked', () => this.store.marked(storeNames.seen(keyId)))) === true;
   }

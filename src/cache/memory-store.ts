@@ -92,7 +92,7 @@ export class MemoryCacheStore implements CacheStore {
     return this.counters.get(name) ?? 0;
   }
 
-  /** Counters live as long as this process: it keeps the counters of the keys the install accepted. */
+  /** Counters live as long as this process: it keeps the counters of the keys the upstream accepted. */
   async bump(name: string, _lifetimeMs: number): Promise<number> {
     const next = (this.counters.get(name) ?? 0) + 1;
     this.counters.set(name, next);

@@ -1,6 +1,6 @@
 // A read cache of decoded upstream answers, per API key. A real install throttles each key (60 calls a
 // minute), and most of what a dashboard reads is past days, which never change: statistics whose range
-// ends before today (in the install's time zone) are settled and kept long; ranges that reach today,
+// ends before today (in the upstream's time zone) are settled and kept long; ranges that reach today,
 // websites and lists are kept briefly; a write drops what it touched. Entries are found only by
 // requests with the same key: the cache key holds a keyed hash (HMAC) of the key, never the key.
 //
@@ -91,8 +91,8 @@ export interface CacheOptions extends CacheLifetimes {
    */
   storeBudgetMs?: number;
   /**
-   * The keys owed a drop after a write the store could not take (unsettled.ts): their reads go
-   * past the store until it lands. Shared with the stored answers (cache/stored-answers.ts).
+   * The keys with an invalidation pending after a write the store could not take (unsettled.ts): their reads go
+   * past the store until Redis has it. Shared with the stored answers (cache/stored-answers.ts).
    */
   unsettled?: UnsettledWrites;
 }
@@ -138,29 +138,29 @@ export interface RequestCache {
   /** After a write with the key: drop `entry` (the object written, if there is one) and every entry dropped by any write. */
   written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
   /**
-   * The install refused a write made with this key (401): its entries go, as on a read's 401, and
+   * The upstream refused a write made with this key (401): its entries go, as on a read's 401, and
    * nothing is written to the store for a key that has none (a made-up key).
    */
   refused(): Promise<void>;
-  /** The install answered a write made with this key with a success (reads through the cache count by themselves). */
+  /** The upstream answered a write made with this key with a success (reads through the cache count by themselves). */
   answered(): void;
   /**
-   * Resolves once the install accepted the key: in this request, by its `seen` mark (within KEY_RECHECK_S,
+   * Resolves once the upstream accepted the key: in this request, by its `seen` mark (within KEY_RECHECK_S,
    * on any gateway on the store), or by `validate` (one call, shared with the requests re-checking it);
-   * throws what the install answered otherwise (UNAUTHENTICATED for a key it refused).
+   * throws what the upstream answered otherwise (UNAUTHENTICATED for a key it refused).
    */
   checkKey(): Promise<void>;
   readonly usage: CacheUsage;
   /**
-   * True once, in this request, the install answered this key with a success, or the key's `seen`
-   * mark (the install accepted it within KEY_RECHECK_S) was found.
+   * True once, in this request, the upstream answered this key with a success, or the key's `seen`
+   * mark (the upstream accepted it within KEY_RECHECK_S) was found.
    */
   readonly keyAccepted: boolean;
 }
 
 /**
  * What a request accepts from the cache beyond its lifetimes: a live dashboard's poll takes a `recent`
- * entry (today's figures, a website) only if it was read from the install within `recentMaxAgeMs`, so
+ * entry (today's figures, a website) only if it was read from the upstream within `recentMaxAgeMs`, so
  * that each poll sees today as it is, while polls made at the same moment (another document of the
  * key) still share one read.
  */
@@ -233,7 +233,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
     let seenMark: Promise<boolean> | undefined;
     /**
-     * Has the install accepted this key within KEY_RECHECK_S: in this request, or by its `seen` mark?
+     * Has the upstream accepted this key within KEY_RECHECK_S: in this request, or by its `seen` mark?
      * Before a cached answer the store is asked within the request's budget; after a failed upstream
      * call (which may have outlasted it: a timeout) within the store's own timeout.
      */
@@ -259,7 +259,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
     let accepted: Promise<void> | undefined;
     /**
-     * Before the first cached answer: has the install accepted this key lately? Else ask it once, or
+     * Before the first cached answer: has the upstream accepted this key lately? Else ask it once, or
      * wait for the re-check another request is making. Its verdict stands for every request that
      * waited on it, an outage included (the key then gets no cached answer: nothing says it is still
      * valid); only a re-check cancelled because its own client left is made again.
@@ -280,7 +280,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       })());
 
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T> {
-      // A key owed a drop after a write the store did not take reads past the store until it lands.
+      // A key with an invalidation pending (a write the store did not take) reads past the store until Redis has it.
       const owed = (): boolean => authorization !== null && options.unsettled?.owes(authorization) === true;
       const straight = async (): Promise<T> => {
         counted('miss'); // no key, no store, or a drop owed: straight to the upstream
@@ -339,7 +339,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         } catch (error) {
           if (joined && !left() && abandoned.has(error)) continue;
           if (isKeyRevoked(error)) await marks.dropEntriesOf(scoped.keyId);
-          // Stale only for a key the install accepted within KEY_RECHECK_S: an outage says nothing
+          // Stale only for a key the upstream accepted within KEY_RECHECK_S: an outage says nothing
           // of the key, and a longer one must not serve a revoked key for ever.
           if (
             cached !== undefined &&
@@ -389,14 +389,14 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
         // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
-        // is in flight here, or the install accepted the key (a read of it may be in flight on another
+        // is in flight here, or the upstream accepted the key (a read of it may be in flight on another
         // gateway): either may be about to store what it read before the write. A store that cannot
         // say: as if it had some.
         if (!keyAccepted && inFlight.size === 0 && (await marks.mayHaveEntries(scoped.keyId, ask)) === false) return;
         // The counter first, then the delete: a read from before the write that stores its record after the
         // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
         // stored between the delete and the bump would outlive the write.) Within the request's budget:
-        // what the store does not take in time is owed, and lands later (unsettled.ts).
+        // what the store does not take in time stays pending, and is sent again until Redis has it (unsettled.ts).
         const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId), entryLifeMs));
         const deleted = written === null || (await ask('delete', () => store.delete(written).then(() => true))) === true;
         if (lists === undefined || !deleted) return owe();
@@ -406,7 +406,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       },
     };
 
-    /** The store did not take a write's drop: the key reads past it until the drop lands (and so does this request). */
+    /** The store did not take a write's invalidation: the key reads past it until Redis has it (this request too). */
     function owe(): void {
       if (authorization !== null) options.unsettled?.owe(authorization);
       scope = Promise.resolve(null);

@@ -36,7 +36,7 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KE
 return value`;
 /**
  * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
- * while it is full: the cache then owes the drop until it lands, cache-unsettled.ts).
+ * while it is full: the cache then keeps the invalidation pending until Redis has it, cache-unsettled.ts).
  */
 const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
@@ -105,7 +105,7 @@ export class RedisCacheStore implements CacheStore {
    * On a cluster, the connection as a whole stays up when a master dies. The connection to one node
    * closed while the cluster still counts on it is a connection lost; that node answering again, or
    * dropped by the cluster (its replica took its slots: the slots read again no longer name it), one
-   * ready again. A write's drop sent meanwhile, through this gateway or another, reached no master, and
+   * ready again. A write's invalidation sent meanwhile, through this gateway or another, reached no master, and
    * lands when its gateway finds the new one: until then what the new master holds is from before the
    * write. (Nodes the cluster closes itself, once it learnt it does not need them, are out of it by then.)
    * Registered before any node is added: the cluster adds them once it is connected.

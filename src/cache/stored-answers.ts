@@ -11,8 +11,8 @@
 //   on, through any gateway on the store); it is stored only if neither moved meanwhile, in one step
 //   in the store (the guard of CacheStore.set).
 // - A write the store did not take (Redis cut, paused, slow, full): the key's requests go through
-//   GraphQL, and store nothing, until its drop lands (cache/unsettled.ts).
-// - Revocation: sent only while the key's `seen` mark says the install accepted it within
+//   GraphQL, and store nothing, until its invalidation reaches Redis (cache/unsettled.ts).
+// - Revocation: sent only while the key's `seen` mark says the upstream accepted it within
 //   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
 // - Only a query's answer, 200, without errors, from fresh reads (no stale one: those come from an
@@ -77,7 +77,7 @@ export interface AnswerCacheOptions {
   /** The read cache's lifetimes: how long a key's entries may live (its `has` mark), KEY_RECHECK_S. */
   settledMs: number;
   maxStaleMs: number;
-  /** The gateway's clock: "today" in the install's time zone, and lifetimes (tests pin it). */
+  /** The gateway's clock: "today" in the upstream's time zone, and lifetimes (tests pin it). */
   clock: Clock;
   /** The path GraphQL is served at. */
   endpoint: string;
@@ -91,8 +91,8 @@ export interface AnswerCacheOptions {
   /** Each answer stored (metrics). */
   onStored?: () => void;
   /**
-   * Whether the key is owed a drop after a write the store did not take (cache/unsettled.ts):
-   * its requests go through GraphQL, past the store, until it lands.
+   * Whether the key has an invalidation pending after a write the store did not take (cache/unsettled.ts):
+   * its requests go through GraphQL, past the store, until Redis has it.
    */
   owes?: (authorization: string) => boolean;
 }

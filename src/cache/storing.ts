@@ -1,19 +1,19 @@
 // What the read cache stores of a read, and when a stored record answers. A record is fresh for its
 // lifetime, then may answer an outage for `maxStale` more; a request that asks for fresher (a live poll)
-// takes a `recent` record only if it was read from the install recently enough. A record is stored after
+// takes a `recent` record only if it was read from the upstream recently enough. A record is stored after
 // the answer, once its owner check (if any) succeeded, and only while the counters its request read stand.
 import type { CacheRecord, CacheStore, CounterGuard } from './store.js';
 import type { KeyMarks } from './marks.js';
 import type { StoreCall } from './waiting.js';
 
-/** A record of `value`, read from the install at `at`. */
+/** A record of `value`, read from the upstream at `at`. */
 export function recordOf(value: unknown, at: number, lifetimeMs: number, maxStaleMs: number): CacheRecord {
   return { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + maxStaleMs };
 }
 
 /**
  * Whether `record` answers now: within its lifetime and, for a request that asks it (`recentMaxAgeMs`),
- * a record that may change read from the install within that (a record's read was at freshUntil − its lifetime).
+ * a record that may change read from the upstream within that (a record's read was at freshUntil − its lifetime).
  */
 export function freshEnough(
   record: CacheRecord,

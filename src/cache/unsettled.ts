@@ -1,7 +1,7 @@
 // Writes the store has not heard of yet. A write drops what it touched by moving the key's writes counter
 // on in the store (read-cache.ts's `written`); when the store cannot be reached then (Redis cut, paused, slow,
-// full), the key is owed a drop: this process sends none of the key's reads or stored answers through
-// the store, and moves the key's generation on (every entry and stored answer of the key out of reach)
+// full), the key has an invalidation pending: this process sends none of the key's reads or stored answers through
+// the store, and advances the key's generation (every entry and stored answer of the key out of reach)
 // as soon as the store takes it. So no entry from before the write is served after it: here at once,
 // through the other gateways on the store from the moment Redis is back.
 //  - The drop is tried at once: a Redis that is paused or slow runs it when it answers again, before
@@ -9,9 +9,9 @@
 //  - It is tried again every RETRY_MS, and at once when the connection is ready again.
 //  - A gateway whose connection was lost reads past the store for RECONNECT_GRACE_MS once it is back:
 //    the other gateways reach Redis again within MAX_RECONNECT_DELAY_MS of it (each on its own schedule),
-//    and land what they owe as soon as they do.
+//    and send their pending invalidations as soon as they do.
 //  - Past MAX_OWED keys this process cannot name them all: every key reads past the store, and once
-//    the keys it knows landed, it moves on the generation of every key that may have entries (their
+//    the keys it knows reached Redis, it advances the generation of every key that may have entries (their
 //    `has` marks, walked in the store), then uses the store again.
 import type { CacheStore } from './store.js';
 import type { StoreCall } from './waiting.js';
@@ -22,18 +22,18 @@ import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';
 /** How often a drop the store could not take is tried again. */
 const RETRY_MS = 100;
 /**
- * The most keys owed a drop that are told apart (their Authorization headers, bounded in size, at most
+ * The most keys with an invalidation pending that are told apart (their Authorization headers, bounded in size, at most
  * some tens of MB): past it, every key reads past the store until every key with entries was dropped.
  */
 const MAX_OWED = 100_000;
-/** How long a gateway back on the store reads past it: every other gateway is back, with time to land its drops. */
+/** How long a gateway back on the store reads past it: every other gateway is back, and has sent its pending invalidations. */
 const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
 
 export class UnsettledWrites {
-  /** The keys (their Authorization as the cache gets it) owed a drop. */
+  /** The keys (their Authorization as the cache gets it) with an invalidation pending. */
   private readonly owed = new Set<string>();
   /**
-   * More keys were owed a drop than the bound: which ones is not known, so none reads through the
+   * More keys were with an invalidation pending than the bound: which ones is not known, so none reads through the
    * store until every key that may have entries was dropped. Counts the keys forgotten: a walk is
    * enough only if none was forgotten after it began.
    */
@@ -80,7 +80,7 @@ export class UnsettledWrites {
     this.settleSoon(0);
   }
 
-  /** Whether the key's reads must not go through the store (a drop it is owed has not landed, or the store is lost or just back). */
+  /** Whether the key's reads must not go through the store (its invalidation is still pending, or the store is lost or just back). */
   owes(authorization: string): boolean {
     return this.overflowed || this.owed.has(authorization) || this.lost || Date.now() < this.distrustedUntil;
   }
@@ -90,7 +90,7 @@ export class UnsettledWrites {
     return this.forgotten !== this.forgottenDropped;
   }
 
-  /** Drops remain to be landed. */
+  /** Invalidations are still pending. */
   private get unsettled(): boolean {
     return this.owed.size > 0 || this.overflowed;
   }
@@ -116,8 +116,8 @@ export class UnsettledWrites {
   }
 
   /**
-   * Moves on each owed key's generation, in turn, then (keys forgotten past the bound) every key's that
-   * may have entries; at the first failure, tries again later.
+   * Advances the generation of each key with an invalidation pending, in turn, then (keys forgotten past
+   * the bound) of every key that may have entries; at the first failure, tries again later.
    */
   private async settle(): Promise<void> {
     this.timer = undefined;
@@ -131,7 +131,7 @@ export class UnsettledWrites {
     if (this.unsettled) this.settleSoon(this.again ? 0 : RETRY_MS);
   }
 
-  /** Whether every key owed a drop got it. */
+  /** Whether every key with an invalidation pending got it. */
   private async settleOwed(): Promise<boolean> {
     for (const authorization of [...this.owed]) {
       if (this.closed) return false;
@@ -164,7 +164,7 @@ export class UnsettledWrites {
     this.forgottenDropped = forgotten;
   }
 
-  /** Moves the key's generation on; whether the store took it. */
+  /** Advances the key's generation; whether the store took it. */
   private async drop(keyId: string): Promise<boolean> {
     return (await this.safely('drop after a write', () => this.store.bump(storeNames.generation(keyId), this.entryLifeMs))) !== undefined;
   }

@@ -1,7 +1,7 @@
 // How the read cache waits, on the store and on calls other requests make. A store that fails or is slow
 // never fails a request: a failed store call is a miss, and each request waits for the store at most its
 // budget (CACHE_STORE_TIMEOUT_MS) in all, counted while a store call of its is unanswered (never while
-// it waits on the install). Concurrent requests join one call in flight (an upstream read,
+// it waits on the upstream). Concurrent requests join one call in flight (an upstream read,
 // a key's re-check) rather than make their own; one cancelled because the request that made it went
 // away says nothing of the upstream, and who joined it makes it again.
 
@@ -33,7 +33,7 @@ export type BudgetedCall = StoreCall & { use(): BudgetUse };
  * Store calls of one request, which together wait on the store at most `budgetMs` (none: no bound),
  * less what `before` spent of it (the stored answers' lookup, in front of GraphQL); undefined past it.
  * What counts is the time the request waits on the store: while at least one of its store calls is
- * unanswered (calls that overlap count once). The time the install takes to answer counts for nothing,
+ * unanswered (calls that overlap count once). The time the upstream takes to answer counts for nothing,
  * so a request whose install answers slowly still reads and drops through the store; a sick store
  * costs a request at most `budgetMs` in all, however many steps it has, not that much each.
  */

@@ -10,7 +10,7 @@ import type { AnswerSlot } from '../cache/stored-answers.js';
 import type { LookedUp } from '../cache/scope.js';
 import type { RequestTrace } from '../upstream/request-trace.js';
 
-/** Which line a request waits in (http/admission.ts): a key the install accepted lately, another key, or none. */
+/** Which line a request waits in (http/admission.ts): a key the upstream accepted lately, another key, or none. */
 export type Lane = 'known' | 'stranger' | 'keyless';
 
 /** The kind of operation a request runs, as read before admission (http/operation-type.ts). */
@@ -25,12 +25,12 @@ export interface RequestWork {
   readonly stream: boolean;
   /**
    * Its answer is produced: its slot is free from now on (writing the answer out holds the connection
-   * only). `keyAccepted`: the install accepted the request's key (it answered a call made with it).
+   * only). `keyAccepted`: the upstream accepted the request's key (it answered a call made with it).
    */
   answered(keyAccepted: boolean): void;
   /**
    * It is a subscription yoga streams: it leaves its slot for a stream's place, bound as every stream is.
-   * False when none is free, or the gateway is draining. `keyAccepted`: the install accepted its key (the
+   * False when none is free, or the gateway is draining. `keyAccepted`: the upstream accepted its key (the
    * live plugin checked it), which counts as known from now on.
    */
   becomeStream(keyAccepted?: boolean): boolean;
@@ -44,7 +44,7 @@ export interface RequestState {
   /** The line it waits in (http/admission.ts). */
   lane: Lane;
   /**
-   * Whether the install accepted the key lately, as it stood when the request was handed to GraphQL:
+   * Whether the upstream accepted the key lately, as it stood when the request was handed to GraphQL:
    * only then does the look-ahead (schema/prefetch.ts) spend upstream calls ahead of the answer that
    * would show the key refused. True for a live poll, whose subscription's key was checked.
    */
@@ -59,7 +59,7 @@ export interface RequestState {
   answerSlot?: AnswerSlot;
   /** The HTTP layer's side of the request's slot; none for a live poll. */
   work?: RequestWork;
-  /** A subscription's poll: it reads today's figures from the install, not from an earlier poll's entry. */
+  /** A subscription's poll: it reads today's figures from the upstream, not from an earlier poll's entry. */
   readonly livePoll: boolean;
   /** The GraphQL context, once yoga made it: for the steps after execution (caching, logs, metrics). */
   context?: GatewayContext;

@@ -144,7 +144,7 @@ export function createGatewayYoga(
       };
     },
     // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
-    // (use-live.ts), which reads today's figures from the install, not from a cache entry of up to
+    // (use-live.ts), which reads today's figures from the upstream, not from a cache entry of up to
     // CACHE_TTL_RECENT_S. The context is kept in the state, for the steps after execution.
     context: (initial) => {
       const { request } = initial;
@@ -173,7 +173,7 @@ export function createGatewayYoga(
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      // A subscription's one top-level field may not be skipped: a stream that selects nothing never asks the install.
+      // A subscription's one top-level field may not be skipped: a stream that selects nothing never asks the upstream.
       useSubscriptionRoot(),
       // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
       // subgraph does not print its schema (`_service { sdl }`).

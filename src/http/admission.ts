@@ -15,9 +15,9 @@
 // wait as long as they do. With the share, the flooding key does not take its freed slots back while the
 // other's request runs, and its requests at work drain down to their share: slots may stay idle then,
 // the price of fairness (docs/operations.md has the figures). Counted per line: a flood of made-up
-// keys in the strangers' line does not shrink the share of the keys the install accepted.
+// keys in the strangers' line does not shrink the share of the keys the upstream accepted.
 //
-// Lines by what a request's key is: one the install accepted lately (`known`: known-keys.ts), or not
+// Lines by what a request's key is: one the upstream accepted lately (`known`: known-keys.ts), or not
 // (strangers: a key not accepted yet, or none). A free slot goes to whoever comes, but while known
 // requests wait, strangers get only one slot in every STRANGER_TURN that frees up: a flood of requests
 // no install would answer slows its senders more than the callers the gateway serves, and a stranger
@@ -64,7 +64,7 @@ export const KEYLESS_MAX_ACTIVE = 1;
 export const KEYLESS_PER_SECOND = 50;
 
 /**
- * Which line a request waits in: a key the install accepted lately (`known`), another key (`stranger`),
+ * Which line a request waits in: a key the upstream accepted lately (`known`), another key (`stranger`),
  * or none that could be sent (`keyless`: no Authorization, or not one Bearer token; a stranger too).
  */
 export type Lane = 'known' | 'stranger' | 'keyless';

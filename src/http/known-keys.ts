@@ -1,7 +1,7 @@
-// The keys the install accepted lately, as admission control (admission.ts) asks: a request with one
+// The keys the upstream accepted lately, as admission control (admission.ts) asks: a request with one
 // waits in the known line, any other in the strangers'. A key enters when a request made with it got an
-// answer from the install (source.keyAccepted), and leaves KEY_RECHECK_S after the last such answer, or
-// when more keys than MAX_KNOWN_KEYS came since. Only keys the install accepted enter, so nobody without
+// answer from the upstream (source.keyAccepted), and leaves KEY_RECHECK_S after the last such answer, or
+// when more keys than MAX_KNOWN_KEYS came since. Only keys the upstream accepted enter, so nobody without
 // one can fill it. Per process: each worker learns its own.
 import { LRUCache } from 'lru-cache';
 
@@ -9,7 +9,7 @@ import { LRUCache } from 'lru-cache';
 export const MAX_KNOWN_KEYS = 10_000;
 
 export interface KnownKeys {
-  /** Whether the install accepted this key (`Bearer <token>`, canonical: readAuthorization) lately. */
+  /** Whether the upstream accepted this key (`Bearer <token>`, canonical: readAuthorization) lately. */
   knows(authorization: string): boolean;
   remember(authorization: string): void;
 }

@@ -44,7 +44,7 @@ export type HttpConfig = RefusalConfig &
     /** X-Gateway-Trace is heard (TRACE; graphql/plugins/use-request-trace.ts). */
     traces?: boolean;
     limits: Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'bodyBytes'>;
-    /** How long a key the install accepted keeps its requests in the known line (KEY_RECHECK_S; admission.ts). */
+    /** How long a key the upstream accepted keeps its requests in the known line (KEY_RECHECK_S; admission.ts). */
     knownKeyMs: number;
     live?: Partial<Pick<SettingsOf<typeof LIVE_SETTINGS>, 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
@@ -141,7 +141,7 @@ export async function serveHttp(
     });
   };
   // A request's slot is released when its answer is produced (yoga says so: use-work.ts), or when it
-  // closes. One whose key the install accepted lately waits in the known line (admission.ts).
+  // closes. One whose key the upstream accepted lately waits in the known line (admission.ts).
   const knownKeys = createKnownKeys(config.knownKeyMs);
   const admitRequest = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
     const { key } = state;
@@ -196,9 +196,9 @@ export async function serveHttp(
   };
   // What a request is decides how it is admitted: a subscription yoga streams takes a stream's place;
   // one yoga would not stream is refused; every other request takes a slot (operation-type.ts). A
-  // subscription proves its key as a request does: one whose key the install has not accepted lately (a
+  // subscription proves its key as a request does: one whose key the upstream has not accepted lately (a
   // stranger's, or one with no key) waits in its line for a slot like any request, and takes a stream's
-  // place only once the live plugin has checked its key with the install (use-live.ts). Keys nobody
+  // place only once the live plugin has checked its key with the upstream (use-live.ts). Keys nobody
   // issued hold no stream's place, only the strangers' bounded share of the slots while they are refused.
   const admit = (req: IncomingMessage, res: ServerResponse): void => {
     const state = stateOf(req);
@@ -293,8 +293,8 @@ function clientErrorAnswer(code: string | undefined, receiveTimeoutMs: number): 
 
 /**
  * Readiness for a load balancer or Kubernetes: 200 while serving, 503 while starting or draining. It
- * never asks the upstream (a probe a second per replica would eat the install's rate limit, and a
- * replica still answers from its cache while the install is down): breaker and store are reported only.
+ * never asks the upstream (a probe a second per replica would eat the upstream's rate limit, and a
+ * replica still answers from its cache while the upstream is down): breaker and store are reported only.
  */
 function answerReadiness(res: ServerResponse, phase: ServingPhase, report: () => ReadinessReport): void {
   const body = JSON.stringify({ status: phase === 'serving' ? 'ready' : phase, ...report() });

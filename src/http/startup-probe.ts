@@ -1,7 +1,7 @@
-// The start-up probe: one request without a key to the install's websites list, so that a wrong
+// The start-up probe: one request without a key to the upstream's websites list, so that a wrong
 // UPSTREAM_URL shows in the first lines of the log instead of at the first query. An install answers
 // it with JSON (a 401 without a key); a refused connection, a DNS or TLS failure, a 404 or an HTML page
-// says the address is not the analytics API. It only warns: the install may be down for a while and the
+// says the address is not the analytics API. It only warns: the upstream may be down for a while and the
 // gateway still answers from its cache, so it never keeps the gateway from starting.
 import { request } from 'undici';
 

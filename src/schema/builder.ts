@@ -36,7 +36,7 @@ export const builder = new SchemaBuilder<{
   },
   // Relay's Node interface and cursor connections (node.ts, website-connection.ts).
   relay: {
-    // node.ts defines Query.node and Query.nodes, with the ids as the install's own, their argument
+    // node.ts defines Query.node and Query.nodes, with the ids as the upstream's own, their argument
     // checks and their costs.
     nodeQueryOptions: false,
     nodesQueryOptions: false,

@@ -15,7 +15,7 @@ export interface GatewayContext extends Planned {
   /** What prefetch.ts worked out ahead for a Website.stats field, so its resolver need not again. */
   lookahead: Map<FieldNode, LookedAhead>;
   /**
-   * Whether the install accepted the request's key lately (http/known-keys.ts). Only then does the
+   * Whether the upstream accepted the request's key lately (http/known-keys.ts). Only then does the
    * look-ahead start statistics with the website: a stranger's first request makes one upstream call,
    * the one that shows whether its key is refused.
    */

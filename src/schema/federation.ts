@@ -49,7 +49,7 @@ function described(value: unknown): string {
 
 /**
  * The checks of `_entities(representations:)`, before any resolver: at most MAX_ENTITY_REPRESENTATIONS,
- * each a Website's key with an id of the install's form. The first bad one is named.
+ * each a Website's key with an id of the upstream's form. The first bad one is named.
  */
 export function representationsProblems({ representations }: { representations: readonly unknown[] }): Problem[] {
   if (representations.length > MAX_ENTITY_REPRESENTATIONS) {

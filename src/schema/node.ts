@@ -14,7 +14,7 @@ import { WebsiteRef, websiteNode } from './website.js';
 export const MAX_NODE_IDS = 100;
 
 /**
- * The type and own id an id stands for. Ids stay the install's own ("1"): Website is the only type
+ * The type and own id an id stands for. Ids stay the upstream's own ("1"): Website is the only type
  * with an identity, so its id is unique across the schema as it is. A second type with an identity
  * would get ids of a form of its own (`Visit:123`), told apart here; a bare number stays a Website's.
  */

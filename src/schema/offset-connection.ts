@@ -1,4 +1,4 @@
-// Relay's cursor arguments (first, after, last, before) over a list the install serves by page number
+// Relay's cursor arguments (first, after, last, before) over a list the upstream serves by page number
 // and page size (10, 25, 50 or 100): what a cursor holds, which items the arguments ask for, and the
 // fewest upstream pages that hold them. A cursor is an item's offset in the list, tied to the arguments
 // that order and filter it: with others, the same offset would be another item.

@@ -1,5 +1,5 @@
 // Date ranges: every range argument is either `from` + `to` or a `period` ("last 30 days"), resolved
-// at request time in the install's time zone; the range used is reported back (`range { from to }`).
+// at request time in the upstream's time zone; the range used is reported back (`range { from to }`).
 import type { Clock } from '../analytics/calendar.js';
 import { PERIODS, resolvePeriod, type DateRange, type Period } from '../analytics/periods.js';
 import { builder } from './builder.js';

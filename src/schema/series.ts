@@ -1,4 +1,4 @@
-// Time series and summaries of a website: the install's per-day visitor and pageview rows, every page
+// Time series and summaries of a website: the upstream's per-day visitor and pageview rows, every page
 // read (100 rows a page, the pages after the first in parallel, never more than the range's days can
 // fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
 import { daysBetween } from '../analytics/calendar.js';
@@ -61,7 +61,7 @@ function dailyBound(range: DateRange): PageBound {
   return { rows: days, pages: pagesOf(days) };
 }
 
-/** Every day of `range` for a metric: every page of the install's daily rows, zero-filled. */
+/** Every day of `range` for a metric: every page of the upstream's daily rows, zero-filled. */
 async function dailyPoints(
   ctx: GatewayContext,
   websiteId: string,

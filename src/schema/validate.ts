@@ -156,7 +156,7 @@ const WRITE_CHECKS: { [Type in keyof WriteTypes]: (name: string, value: WriteTyp
     if (value !== undefined && (value.length < 1 || value.length > LIMITS.password)) {
       return [{ field: ['input', name], message: `${name} must be 1 to ${LIMITS.password} characters, got ${value.length}.` }];
     }
-    // On create every install requires it. On update the install decides: its rule is `sometimes`, so a
+    // On create every install requires it. On update the upstream decides: its rule is `sometimes`, so a
     // website that already has a password keeps it, and one without is refused there (a 422 on password).
     if (creating && write.privacy === 'PASSWORD' && value === undefined) {
       return [{ field: ['input', name], message: `${name} is required when privacy is PASSWORD.` }];

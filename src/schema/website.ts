@@ -151,7 +151,7 @@ export const idArgumentProblems = ({ id }: { id: string }): Problem[] => problem
 
 /** The validated upstream query for a page of websites; an explicit null means "the default". */
 export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {
-  // `favorite` is checked by the install's answer: only an install without favorites refuses it.
+  // `favorite` is checked by the upstream's answer: only an install without favorites refuses it.
   assertNoProblems(listArgumentsProblems(args));
   const { search, ...rest } = listArguments(args);
   return {
@@ -343,7 +343,7 @@ function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
 
 /**
  * A write's payload: the website as stored (the source has it answer later reads of it in this
- * request, and dropped what the write made stale), with any field the install ignored, or why it did
+ * request, and dropped what the write made stale), with any field the upstream ignored, or why it did
  * not happen.
  */
 async function payloadOf(write: () => Promise<Website>, ignored: (website: Website) => UserError[] = () => []): Promise<WebsitePayload> {

@@ -205,7 +205,7 @@ async function readBackApplied(readBack: () => Promise<Website>): Promise<Websit
   }
 }
 
-/** A new website is found by its domain, which the install keeps unique; the newest comes first. */
+/** A new website is found by its domain, which the upstream keeps unique; the newest comes first. */
 async function findByDomain(send: Send, domain: string): Promise<Website> {
   const page = await fetchWebsitePage(send, { search: domain, sortBy: 'id', sort: 'desc', perPage: 100, page: 1 });
   const website = page.nodes.find((node) => node.domain === domain);
@@ -213,7 +213,7 @@ async function findByDomain(send: Send, domain: string): Promise<Website> {
   return website;
 }
 
-/** `write.domain` must be normalised as the install stores it (validate.ts), so it can be found again. */
+/** `write.domain` must be normalised as the upstream stores it (validate.ts), so it can be found again. */
 export function storeWebsite(send: Send, write: WebsiteWrite): Promise<Website> {
   return writeWebsite(send, { method: 'POST', path: '/websites', form: toWebsiteForm(write) }, () =>
     findByDomain(send, write.domain ?? ''),

@@ -57,7 +57,7 @@ export interface UpstreamClient {
 }
 
 /**
- * How the client reaches the install; config.ts reads each from the environment (docs/configuration.md),
+ * How the client reaches the upstream; config.ts reads each from the environment (docs/configuration.md),
  * defaulting to UPSTREAM_TRANSPORT_DEFAULTS.
  */
 export interface UpstreamTransportOptions {
@@ -75,7 +75,7 @@ export interface UpstreamTransportOptions {
   breakerResetMs: number;
 }
 
-/** How the gateway talks to the install: its address, timeouts, sockets, retries and breaker. */
+/** How the gateway talks to the upstream: its address, timeouts, sockets, retries and breaker. */
 export const UPSTREAM_TRANSPORT_SETTINGS = {
   url: custom('UPSTREAM_URL', upstreamUrlSchema('UPSTREAM_URL'), {
     fallback: null,
@@ -131,7 +131,7 @@ export const UPSTREAM_TRANSPORT_SETTINGS = {
 export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = defaultsOf(UPSTREAM_TRANSPORT_SETTINGS);
 
 /**
- * The install's base URL: absolute http(s), with no credentials (the caller's key is what authenticates),
+ * The upstream's base URL: absolute http(s), with no credentials (the caller's key is what authenticates),
  * query or fragment; a trailing /api/v1 is dropped (both forms are common in docs). A refusal never
  * repeats the value: it could hold a password.
  */
@@ -166,7 +166,7 @@ export interface UpstreamClientOptions extends UpstreamTransportOptions {
   onBreakerChange?: (open: boolean) => void;
   /** Called as a call starts (tracing: gateway.ts); what it answers follows the call's attempts to its end. */
   traceCall?: (method: HttpMethod, route: string) => UpstreamCallTrace;
-  /** Called when an attempt fails for the install's sake (no answer, a 5xx or a 429), with its cause, for the log. */
+  /** Called when an attempt fails for the upstream's sake (no answer, a 5xx or a 429), with its cause, for the log. */
   onAttemptFailed?: (failure: UpstreamFailure) => void;
 }
 
@@ -191,11 +191,11 @@ interface AttemptTrace {
 export interface UpstreamFailure {
   method: UpstreamRequest['method'];
   route: string;
-  /** host:port of the install, the port always written out. */
+  /** host:port of the upstream, the port always written out. */
   upstream: string;
   /** The socket, DNS, TLS or undici error code, when no answer came. */
   code?: string;
-  /** The status, when the install answered. */
+  /** The status, when the upstream answered. */
   status?: number;
 }
 
@@ -270,7 +270,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       );
     } catch (error) {
       done('error');
-      // A call its client cancelled is not the install's failure.
+      // A call its client cancelled is not the upstream's failure.
       if (!request.signal?.aborted) failed(request, { code: errorCode(error) ?? 'unknown' });
       throw transportError(error, request);
     }

@@ -1,24 +1,24 @@
 // How statistics are named on the wire differs between installs (docs/CONTRACT.md part C: an older
 // version calls four of them `os`, `pageviews`, `resolution`, `visitors` and has three more). The
 // GraphQL names stay; this module learns, per upstream, which wire name each statistic has, and
-// learns it again when the install refuses it later (upgraded or rolled back while the gateway
+// learns it again when the upstream refuses it later (upgraded or rolled back while the gateway
 // runs), or pins them from configuration.
 import type { StatName } from '../domain.js';
 import { choice } from '../settings.js';
 import { isStatNameRefused, unsupportedStat } from './errors.js';
 
-/** `auto`: learn from the install's answers. `contract`/`legacy`: use that family's names only. */
+/** `auto`: learn from the upstream's answers. `contract`/`legacy`: use that family's names only. */
 export type StatNaming = 'auto' | 'contract' | 'legacy';
 const STAT_NAMINGS: readonly [StatNaming, ...StatNaming[]] = ['auto', 'contract', 'legacy'];
 
-/** UPSTREAM_STAT_NAMES: the statistics' wire names, learnt from the install or pinned to a family. */
+/** UPSTREAM_STAT_NAMES: the statistics' wire names, learnt from the upstream or pinned to a family. */
 export const DIALECT_SETTINGS = {
   statNames: choice('UPSTREAM_STAT_NAMES', STAT_NAMINGS, {
     fallback: 'auto',
     doc: "wire names of statistics: auto learns them from the install; contract or legacy pins a family's",
   }),
 };
-/** UPSTREAM_STAT_NAMES when unset: learnt from the install. */
+/** UPSTREAM_STAT_NAMES when unset: learnt from the upstream. */
 
 /** Wire names by install family; a statistic missing from a family does not exist there. */
 const WIRE_NAMES: Readonly<Record<StatName, { contract?: string; legacy?: string }>> = {
@@ -92,7 +92,7 @@ export function createStatNames(naming: StatNaming): StatNames {
 
   return {
     async read(name, read) {
-      // Concurrent reads of a statistic wait for the one that is learning its name, so the install
+      // Concurrent reads of a statistic wait for the one that is learning its name, so the upstream
       // sees no refused name from the requests that come meanwhile. The loop awaits only while
       // someone is learning, so nothing runs between its end and the check of `known`.
       for (let pending = learning.get(name); pending !== undefined; pending = learning.get(name)) await pending;
@@ -103,7 +103,7 @@ export function createStatNames(naming: StatNaming): StatNames {
         return await read(wireName);
       } catch (error) {
         if (!isStatNameRefused(error)) throw error;
-        // The install refused a name it accepted before: it was upgraded or rolled back. Reads that
+        // The upstream refused a name it accepted before: it was upgraded or rolled back. Reads that
         // were already on their way with the old name are refused too; the first of them to get
         // here learns again (the other name only), the others wait for it and read once with what
         // it learnt.
@@ -111,7 +111,7 @@ export function createStatNames(naming: StatNaming): StatNames {
         const relearnt = known.get(name);
         if (relearnt === null) throw unsupportedStat(name);
         if (relearnt === undefined || relearnt === wireName) return learn(name, read, wireName);
-        // A refusal of this name too means the install changed again meanwhile: passed on, and the
+        // A refusal of this name too means the upstream changed again meanwhile: passed on, and the
         // next request learns again.
         return read(relearnt);
       }

@@ -54,8 +54,8 @@ export function opensBreaker(error: unknown): boolean {
 }
 
 /**
- * The upstream cannot answer now, so a stale cache entry may answer instead (for a key the install
- * accepted lately). Unlike the breaker, a 429 counts: the key's data is there, the install only
+ * The upstream cannot answer now, so a stale cache entry may answer instead (for a key the upstream
+ * accepted lately). Unlike the breaker, a 429 counts: the key's data is there, the upstream only
  * throttles it.
  */
 export function mayAnswerStale(error: unknown): boolean {
@@ -64,16 +64,16 @@ export function mayAnswerStale(error: unknown): boolean {
   return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
 }
 
-/** The install refused the key (401): it was revoked, or never valid; its cached entries go. */
+/** The upstream refused the key (401): it was revoked, or never valid; its cached entries go. */
 export const isKeyRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
 
-/** The install answered that it has no statistic by that name (a 422 on `name`): dialect.ts tries the other. */
+/** The upstream answered that it has no statistic by that name (a 422 on `name`): dialect.ts tries the other. */
 export function isStatNameRefused(error: unknown): boolean {
   return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;
 }
 
 /**
- * The install refused a write (a 4xx: a refused key, bad input, no such website, throttled): it changed
+ * The upstream refused a write (a 4xx: a refused key, bad input, no such website, throttled): it changed
  * nothing, so nothing cached needs dropping.
  */
 export function wasWriteRefused(error: unknown): boolean {
@@ -89,7 +89,7 @@ export function wasWriteApplied(error: unknown): boolean {
 
 /**
  * The write's input was refused in terms the caller can fix in a form: no such website (a 404, or a
- * website not found again by its domain), or fields the install names (a 422).
+ * website not found again by its domain), or fields the upstream names (a 422).
  */
 export function isInputRefused(error: unknown): error is GatewayError {
   if (!(error instanceof GatewayError)) return false;

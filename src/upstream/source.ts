@@ -25,12 +25,12 @@ import type { StatNames } from './dialect.js';
 import { ENTRY_KINDS, statsQueryKey, websiteListKey } from '../cache/keys.js';
 import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-trace.js';
 
-/** What outlives a request: the client, what the gateway has learnt of the install, the read cache, the clock. */
+/** What outlives a request: the client, what the gateway has learnt of the upstream, the read cache, the clock. */
 export interface Upstream {
   client: UpstreamClient;
   statNames: StatNames;
   cache: ResponseCache;
-  /** "Now" and the install's time zone: which statistics are settled (and the periods of the schema). */
+  /** "Now" and the upstream's time zone: which statistics are settled (and the periods of the schema). */
   clock: Clock;
 }
 
@@ -64,7 +64,7 @@ export const REQUEST_BOUNDS_SETTINGS = {
 export interface UpstreamUsage {
   /** Upstream calls made for this request (retries not counted). */
   upstreamCalls: number;
-  /** What the install's latest answer said of the key's rate limit; null when it said nothing. */
+  /** What the upstream's latest answer said of the key's rate limit; null when it said nothing. */
   rateLimit: RateLimit | null;
   /** What the reads did with the cache (the request cache's own object, set by createSource). */
   cache: CacheUsage;
@@ -88,7 +88,7 @@ export interface SourceRequest {
   trace?: RequestTrace;
 }
 
-/** Rows a page when every page of a statistic is read (the most the install allows). */
+/** Rows a page when every page of a statistic is read (the most the upstream allows). */
 export const ROWS_PER_PAGE = 100;
 
 /** The pages of 100 rows that `rows` rows fill; an empty list still has its first page. */
@@ -98,7 +98,7 @@ export const pagesOf = (rows: number): number => Math.max(1, Math.ceil(rows / RO
 export interface PageBound {
   /** The most pages read: what the field reading them declares in its cost. */
   pages: number;
-  /** The most rows the statistic can have over its range: past the pages they fill, the install is not believed. */
+  /** The most rows the statistic can have over its range: past the pages they fill, the upstream is not believed. */
   rows: number | null;
 }
 
@@ -113,28 +113,28 @@ export interface UpstreamSource {
   website(id: string, by?: AskedBy): Promise<Website>;
   /** A page of the caller's websites; each also answers later reads of its id in this request. */
   websitePage(query: WebsiteListQuery, by?: AskedBy): Promise<Page<Website>>;
-  /** A page of a statistic, cached only once this request has read its website (the install may serve anyone's). */
+  /** A page of a statistic, cached only once this request has read its website (the upstream may serve anyone's). */
   statPage(query: StatsQuery, by?: AskedBy): Promise<Page<Stat>>;
   /**
-   * Every row of a statistic, 100 a page, never more than `bound.pages` pages: the install is trusted no
+   * Every row of a statistic, 100 a page, never more than `bound.pages` pages: the upstream is trusted no
    * further than the field's declared cost. The pages known (the first, or the `knownPages` the caller
    * knows of) are read at once; then as many as they say there are, in parallel; then on while a last
    * page says another follows (a page without paging numbers says so when it is full).
    */
   everyStatRow(query: Omit<StatsQuery, 'page' | 'perPage'>, bound: PageBound, knownPages?: number, by?: AskedBy): Promise<Stat[]>;
-  /** `write.domain` must be normalised as the install stores it, so that it can be found again. */
+  /** `write.domain` must be normalised as the upstream stores it, so that it can be found again. */
   createWebsite(write: WebsiteWrite, by?: AskedBy): Promise<Website>;
   updateWebsite(id: string, write: WebsiteWrite, by?: AskedBy): Promise<Website>;
   deleteWebsite(id: string, by?: AskedBy): Promise<Deletion>;
   /** Whether the request records a trace: a field answered by what another started (the look-ahead) says it needed it. */
   readonly traced: boolean;
   /**
-   * True once, in this request, the install answered the key with a success, or the key's `seen` mark
-   * (the install accepted it within KEY_RECHECK_S) was found: the APQ registration asks.
+   * True once, in this request, the upstream answered the key with a success, or the key's `seen` mark
+   * (the upstream accepted it within KEY_RECHECK_S) was found: the APQ registration asks.
    */
   readonly keyAccepted: boolean;
   /**
-   * Resolves once the install accepted the key lately (this request, its `seen` mark, or one cheap read
+   * Resolves once the upstream accepted the key lately (this request, its `seen` mark, or one cheap read
    * made now); throws what it answered otherwise (UNAUTHENTICATED for a key it refused). A live stream of
    * a key not known proves it so before it takes a stream's place.
    */
@@ -261,7 +261,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   }, websiteListKey);
   // Stored only once this request read the page's website: the look-ahead and Query.stats start both
   // together, other paths have read it before, so waiting for it costs no upstream call. A statistic
-  // whose range ends before today, in the install's time zone, is settled: it never changes again.
+  // whose range ends before today, in the upstream's time zone, is settled: it never changes again.
   const statPage = perKey(
     (query: StatsQuery) =>
       read(
@@ -280,7 +280,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   let writes = 0;
   /**
-   * A write, then what it invalidates, unless the install refused it (a 4xx: it changed nothing). A
+   * A write, then what it invalidates, unless the upstream refused it (a 4xx: it changed nothing). A
    * write that failed otherwise (a timeout, a 5xx) may have been applied: it drops as one that succeeded.
    * A refused key (401) drops its entries as a read's 401 does, and nothing else: a made-up key's
    * write leaves nothing in the store. A traced request records its calls (the write, a read back)
@@ -399,7 +399,7 @@ function described(fetch: (send: Send) => Promise<unknown>): Promise<CallShape |
 }
 
 /**
- * More pages than `bound` allows. Past what the statistic's range can hold, the install is not telling
+ * More pages than `bound` allows. Past what the statistic's range can hold, the upstream is not telling
  * the truth; short of that, the statistic is longer than the gateway reads whole.
  */
 function tooManyPages(query: Pick<StatsQuery, 'name' | 'from' | 'to'>, pages: number, bound: PageBound): GatewayError {

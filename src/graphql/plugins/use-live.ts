@@ -61,7 +61,7 @@ const FINAL_CODES = new Set<string>([
  */
 export const liveFreshnessMs = (intervalMs: number): number => Math.min(1_000, intervalMs / 2);
 
-/** Below this share of the key's limit left, polls wait for the install's minute to refill. */
+/** Below this share of the key's limit left, polls wait for the upstream's minute to refill. */
 const LOW_REMAINING_SHARE = 0.25;
 
 /** The subscription's operation as a query: Subscription.website and Query.website take the same selection. */
@@ -100,7 +100,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   };
   const upstreamCalls = typeof extensions.upstreamCalls === 'number' ? extensions.upstreamCalls : 0;
   if (codes.some((code) => FINAL_CODES.has(code)) || answer.data === undefined || answer.data === null) {
-    // A key the install refuses is refused for every document: all of its streams end with it.
+    // A key the upstream refuses is refused for every document: all of its streams end with it.
     return { result: { errors }, upstreamCalls, final: true, ...(codes.includes('UNAUTHENTICATED') ? { endsKey: true } : {}) };
   }
   const rateLimited = errors.find((error) => error.extensions?.code === 'RATE_LIMITED');
@@ -109,7 +109,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   const low = rateLimit !== undefined && rateLimit.remaining < rateLimit.limit * LOW_REMAINING_SHARE;
   const backoffMs = Math.max(retryAfterS * 1000, low ? 60_000 : 0);
   // Only data and errors are compared and pushed: the figures of each poll (cache hits, calls) differ
-  // every time. `stale` says the data is not the install's latest (a 429, an outage).
+  // every time. `stale` says the data is not the upstream's latest (a 429, an outage).
   const stale = extensions.stale === true || rateLimited !== undefined;
   return {
     result: { data: answer.data, ...(errors.length > 0 ? { errors } : {}), ...(stale ? { extensions: { stale: true } } : {}) },
@@ -175,9 +175,9 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         const { credentials } = stateOf({ state }, request);
         if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
         const { authorization } = credentials;
-        // A stream proves its key as a request does. One whose key the install has not accepted lately
-        // still holds a request's slot (http/server.ts): its key is checked with the install first, for
-        // its polls may never ask the install (a new topic past the key's budget waits without a poll),
+        // A stream proves its key as a request does. One whose key the upstream has not accepted lately
+        // still holds a request's slot (http/server.ts): its key is checked with the upstream first, for
+        // its polls may never ask the upstream (a new topic past the key's budget waits without a poll),
         // and a key nobody issued must not hold a stream's place for LIVE_MAX_LIFETIME_S.
         const context = subscribeArgs.contextValue as GatewayContext;
         const work = state?.work;

@@ -2,8 +2,8 @@
 // Client's persisted-query link and urql's persistedExchange): a client sends a document's SHA-256
 // alone; on PersistedQueryNotFound it sends the document with its hash, which the gateway checks and
 // keeps, per process, in a store bounded in entries and bytes (least recently used out first). A
-// document is kept only once the request that sent it ran and the install accepted its key: a stranger,
-// or a key the install refuses, can send documents but not fill the store (in memory or in Redis).
+// document is kept only once the request that sent it ran and the upstream accepted its key: a stranger,
+// or a key the upstream refuses, can send documents but not fill the store (in memory or in Redis).
 // Trusted documents: a manifest of the documents a frontend was built with (GraphQL Code Generator's
 // client-preset writes it, `{ "sha256:<hex>": "<document>" }`), run by hash; when configured, no
 // other document runs at all.
@@ -26,7 +26,7 @@ export interface PersistedQueryOptions {
   /** Where registered documents go instead of this process's bounded store (Redis, shared by gateways). */
   registry?: DocumentRegistry;
   /**
-   * Whether the install accepted the key of the request whose context this is, asked once its operation
+   * Whether the upstream accepted the key of the request whose context this is, asked once its operation
    * has run; a registration is kept only then. Default: never (nothing registered).
    */
   keyAccepted?: (context: object) => boolean;

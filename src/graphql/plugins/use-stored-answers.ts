@@ -64,7 +64,7 @@ export function useStoredAnswers({
 
 /**
  * The answer as the same query gives it when every read hits the cache: no upstream call, the reads
- * all hits, no rate limit (the install said nothing). Null when it is not a GraphQL answer with data
+ * all hits, no rate limit (the upstream said nothing). Null when it is not a GraphQL answer with data
  * and the usage figures (use-usage-extensions.ts) and no errors.
  */
 export function asRepeated(text: string, usage: Usage): string | null {

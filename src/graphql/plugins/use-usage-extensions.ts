@@ -1,6 +1,6 @@
-// Puts in every response's `extensions` what the request cost and what the install said:
+// Puts in every response's `extensions` what the request cost and what the upstream said:
 // `cost: { requested, limit }`, `upstreamCalls`, `cache`, and `rateLimit: { limit, remaining }` when
-// the install reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
+// the upstream reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
 // the final part. An answer given before anything ran (a document that does not parse, a limit or a
 // validation rule refusing it, a missing operation name) says so with zeros.
 import type { Plugin } from 'graphql-yoga';

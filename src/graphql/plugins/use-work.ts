@@ -2,7 +2,7 @@
 // is produced: the request's slot frees up then, whatever its reader does (a body streamed as it is made,
 // an event stream's or @defer's parts, is still work). And a subscription found only now, by its hash or
 // id, leaves its slot for a stream's place (or is refused): every stream is a stream, never a request.
-// A subscription whose key the install has not accepted lately keeps its slot, in the strangers' line,
+// A subscription whose key the upstream has not accepted lately keeps its slot, in the strangers' line,
 // until the live plugin has checked its key (use-live.ts): only a proven key takes a stream's place.
 import type { Plugin } from 'graphql-yoga';
 import { GatewayError } from '../../errors.js';
