@@ -2,8 +2,8 @@
 // serve.mjs builds it (types and trusted-documents manifest from schema.graphql, then the bundle), starts
 // the built gateway with its sandbox and PERSISTED_DOCUMENTS, and serves the page. The page shows the
 // figures the API gives, draws its chart, follows the period picker, "Load more" and the website search,
-// shows a change in the sandbox live, says what is wrong with a bad key and a rate limit, sends hashes
-// only, logs no error and fetches nothing from outside. It takes the README's screenshot (written with
+// shows a change in the sandbox live, says what is wrong with a bad key, a rate limit and the install
+// down, sends hashes only, logs no error and fetches nothing from outside. It takes the README's screenshot (written with
 // UPDATE_SCREENSHOTS=1). Skipped outside CI without chromium (test/needs.ts) or the example's packages;
 // fails in CI.
 import { existsSync, writeFileSync } from 'node:fs';
@@ -259,6 +259,28 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
       expect(scripted.status).toBe(204);
       await page.locator('select[name=period]').selectOption('LAST_90_DAYS');
       await expect.poll(() => textOf(page, '[role=alert]'), { timeout: PAGE_TIMEOUT_MS }).toContain('try again in 30 s');
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+  it(
+    'says so when the install is down',
+    async () => {
+      // The rate limit's faults left are dropped; then the install answers 503 to every call (a read is
+      // tried again, then the gateway's breaker opens): a period not read yet cannot be shown.
+      const dropped = await fetch(`${served.sandbox}/__sandbox/faults`, { method: 'DELETE' });
+      expect(dropped.status).toBe(204);
+      const faults = Array.from({ length: 60 }, () => ({ kind: 'status', status: 503 }));
+      const scripted = await fetch(`${served.sandbox}/__sandbox/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(faults),
+      });
+      expect(scripted.status).toBe(204);
+      await page.locator('select[name=period]').selectOption('LAST_365_DAYS');
+      await expect
+        .poll(() => textOf(page, '[role=alert]'), { timeout: PAGE_TIMEOUT_MS })
+        .toContain('The analytics install is not answering properly');
+      await fetch(`${served.sandbox}/__sandbox/faults`, { method: 'DELETE' });
     },
     2 * PAGE_TIMEOUT_MS,
   );

@@ -178,6 +178,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           scripted.push(...parseScriptedFaults(parseJson(await readBody(req))));
           reply(204);
         },
+        // The faults not served yet are dropped: the next test starts from none.
+        DELETE: () => {
+          scripted.length = 0;
+          reply(204);
+        },
       },
     };
     const route = routes[path];

@@ -126,4 +126,16 @@ describe('afterHandling', () => {
     expect(() => sandbox.scriptFaults([{ kind: 'afterHandling', answer: 'slow' as 'reset' }])).toThrow(TypeError);
     expect((await call(sandbox, '/api/v1/websites/1')).status).toBe(200);
   });
+
+  it('drops the faults not served yet on DELETE', async () => {
+    await start();
+    const unavailable = [{ kind: 'status', status: 503 }];
+    expect((await call(sandbox, '/__sandbox/faults', { method: 'POST', key: null, json: [...unavailable, ...unavailable] })).status).toBe(
+      204,
+    );
+    expect((await call(sandbox, '/api/v1/websites/1')).status).toBe(503);
+    expect((await call(sandbox, '/__sandbox/faults', { method: 'DELETE', key: null })).status).toBe(204);
+    // The second 503 was dropped.
+    expect((await call(sandbox, '/api/v1/websites/1')).status).toBe(200);
+  });
 });
