@@ -41,8 +41,8 @@ export class MemoryCacheStore implements CacheStore {
     private readonly now: () => number = Date.now,
   ) {
     this.records = new LRUCache<string, HeldRecord>({
+      // Each record's size is given when it is set (heldBytes), counted once.
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (held, key) => heldBytes(key, held.text),
       // A record's lifetime is counted on the gateway's clock (tests pin it), up to its stale lifetime.
       perf: { now: () => this.now() },
       ttlResolution: 0,
@@ -71,10 +71,10 @@ export class MemoryCacheStore implements CacheStore {
     const text = JSON.stringify(record.value) as string | undefined;
     const ttl = record.staleUntil - this.now();
     if (text === undefined || ttl <= 0) return false;
-    const held = { text, freshUntil: record.freshUntil, staleUntil: record.staleUntil };
+    const size = heldBytes(key, text);
     // A record larger than the whole bound is not kept (lru-cache's maxEntrySize is the bound).
-    if (heldBytes(key, text) > this.records.maxSize) return false;
-    this.records.set(key, held, { ttl });
+    if (size > this.records.maxSize) return false;
+    this.records.set(key, { text, freshUntil: record.freshUntil, staleUntil: record.staleUntil }, { ttl, size });
     return true;
   }
 

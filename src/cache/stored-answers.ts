@@ -223,12 +223,11 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   /** Stores the answer, unless a write or a revocation moved the key's counters since the request began. */
   async function keep(slot: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void> {
-    const request = slot;
     const freshUntil = clock.now() + freshForMs;
     // Said before the answer is there, as for every entry: what a 401 or a write must drop.
-    await safely('mark', () => store.mark(storeNames.hasEntries(request.keyId), options.settledMs + options.maxStaleMs));
-    const guard = { [storeNames.generation(request.keyId)]: request.generation, [storeNames.writes(request.keyId)]: request.writes };
-    const stored = await safely('set', () => store.set(request.name, { value: answer, freshUntil, staleUntil: freshUntil }, guard));
+    await safely('mark', () => store.mark(storeNames.hasEntries(slot.keyId), options.settledMs + options.maxStaleMs));
+    const guard = { [storeNames.generation(slot.keyId)]: slot.generation, [storeNames.writes(slot.keyId)]: slot.writes };
+    const stored = await safely('set', () => store.set(slot.name, { value: answer, freshUntil, staleUntil: freshUntil }, guard));
     if (stored === true) options.onStored?.();
   }
 

@@ -182,7 +182,7 @@ export async function serveHttp(
     );
   };
   // The request's state, made once its body is here: its key read, its operation's kind, its lane.
-  const stateOf = (req: IncomingMessage): RequestState => {
+  const arrivingState = (req: IncomingMessage): RequestState => {
     const state = newRequestState(req.headers.authorization);
     const { type, parsedBody } = readOperation(req);
     state.operationType = type;
@@ -201,7 +201,7 @@ export async function serveHttp(
   // place only once the live plugin has checked its key with the upstream (use-live.ts). Keys nobody
   // issued hold no stream's place, only the strangers' bounded share of the slots while they are refused.
   const admit = (req: IncomingMessage, res: ServerResponse): void => {
-    const state = stateOf(req);
+    const state = arrivingState(req);
     if (state.operationType !== 'subscription') return admitRequest(req, res, state);
     if (!streamsSubscription(req.headers.accept)) return refuse(req, res, NOT_STREAMABLE, config);
     if (state.lane !== 'known') return admitRequest(req, res, state);
