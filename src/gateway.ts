@@ -61,7 +61,9 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
   const metrics = config.metrics ? createGatewayMetrics() : null;
-  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
+  // Lines are written to stdout without waiting (a write in flight gathers the lines that come meanwhile
+  // into the next), and what is left is written at exit.
+  const logger = options.logger ?? pino({ level: config.logLevel, base: null }, pino.destination({ dest: 1, sync: false }));
   const client = createUpstreamClient({
     ...config.upstream,
     url: config.upstream.url,
@@ -129,7 +131,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
-  const yoga = createGatewayYoga(config, {
+  const { yoga, answer } = createGatewayYoga(config, {
     upstream,
     logger,
     live,
@@ -147,6 +149,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     handOverParsedBody(req, state.parsedBody);
     void yoga(req, res, { state });
   };
+  // A query run before, sent again in the same form, is answered in front of yoga (known-operations.ts).
+  const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void =>
+    answer(req, res, state, () => toYoga(req, res, state));
   const http = await serveHttp(
     answers
       ? (req, res, state) =>
@@ -154,11 +159,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             req,
             res,
             state,
-            () => toYoga(req, res, state),
+            () => toGraphQL(req, res, state),
             // Sent only for a key the upstream accepted within KEY_RECHECK_S.
             () => state.work?.answered(true),
           )
-      : toYoga,
+      : toGraphQL,
     { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
     logger,
     () => ({
