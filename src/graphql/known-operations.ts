@@ -6,13 +6,13 @@
 // compilation. What depends on the request is done again, exactly as yoga's steps do it: the key (read
 // by the HTTP layer), the variables (coerced by the compiled operation), the argument checks and the cost
 // (the plan's checks, use-plan.ts), execution, the usage extensions, Cache-Control, the security headers,
-// the request log, metrics and the slot (use-work.ts).
+// CORS, the request log, metrics and the slot (use-work.ts).
 //
 // Anything else goes through yoga, untouched, so that every answer that is not a plain success is
 // yoga's own: a refused argument, a cost over the limit or variables that do not coerce (checked here
 // before any resolver runs, then left to yoga, which refuses them with its errors); an answer with
 // errors (handed to yoga with its result: `handover`, so that yoga formats and masks them and no upstream
-// call is made twice); a request with an Origin (CORS), a trace, a stored-answer slot, OpenTelemetry,
+// call is made twice); a trace, a stored-answer slot, OpenTelemetry,
 // an Accept that is not plain JSON, @defer/@stream, @skip/@include (yoga orders their fields), a
 // subscription, a mutation, a GET. An operation is known once yoga ran it compiled (GRAPHQL_JIT_ON_RUN),
 // and stays known while its compiled form is kept (COMPILED_CACHE_MAX_BYTES); its forms are kept within
@@ -40,6 +40,8 @@ export interface KnownOperationsOptions {
   checks: readonly PlanCheck[];
   /** MAX_COST, reported in the usage extensions. */
   costLimit: number;
+  /** The CORS headers of an answer to a request from `origin` (none when it is not allowed), as yoga's. */
+  cors: (origin: string) => string[];
   /** The request's GraphQL context, as yoga's context factory makes it (graphql/context.ts). */
   context: (state: RequestState, res: ServerResponse) => GatewayContext;
   /** The request log (none below LOG_LEVEL=info). */
@@ -55,6 +57,10 @@ interface Known {
   operation: OperationPlan;
   operationName: string | null;
 }
+
+const NO_HEADERS: readonly string[] = [];
+/** Origins whose CORS headers are kept made. */
+const MAX_ORIGINS = 64;
 
 interface GraphQLBody {
   query?: unknown;
@@ -110,7 +116,7 @@ export function jsonAnswerType(accept: string | undefined): 'application/json' |
 /** What a request's headers must be for it to be answered here (the rest goes to yoga). */
 function answerTypeOf(req: IncomingMessage, endpoint: string, accepts: Map<string, string | null>): string | null {
   const { headers } = req;
-  if (req.method !== 'POST' || req.url !== endpoint || headers.origin !== undefined) return null;
+  if (req.method !== 'POST' || req.url !== endpoint) return null;
   const accept = headers.accept ?? '';
   let type = accepts.get(accept);
   if (type === undefined) {
@@ -136,6 +142,16 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     sizeCalculation: (_known, form) => 2 * form.length + 200,
   });
   const accepts = new Map<string, string | null>();
+  // Origins are few (a frontend's): their headers are made once; past the bound, made for each answer.
+  const origins = new Map<string, string[]>();
+  const corsOf = (origin: string): string[] => {
+    let headers = origins.get(origin);
+    if (headers === undefined) {
+      headers = options.cors(origin);
+      if (origins.size < MAX_ORIGINS) origins.set(origin, headers);
+    }
+    return headers;
+  };
 
   const answerKnown = async (
     res: ServerResponse,
@@ -162,11 +178,13 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     const { usage, source } = context;
     const text = JSON.stringify({ data: result.data, extensions: usageFigures(usage, costLimit) });
     const freshFor = usage.cache.freshForS;
+    const origin = res.req.headers.origin;
     res.writeHead(200, [
       'content-type',
       `${type}; charset=utf-8`,
       'content-length',
       String(Buffer.byteLength(text)),
+      ...(origin === undefined ? NO_HEADERS : corsOf(origin)),
       'x-content-type-options',
       SECURITY_HEADERS['x-content-type-options'] as string,
       'referrer-policy',

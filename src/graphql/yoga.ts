@@ -12,7 +12,7 @@ import type { GatewayContext } from '../schema/context.js';
 import { schema, subgraphSchema } from '../schema/index.js';
 import type { RequestBounds, Upstream } from '../upstream/source.js';
 import { createContext } from './context.js';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, type CorsConfig, isAllowedOrigin } from './cors.js';
+import { type CorsConfig, corsAnswerHeaders, corsOptionsFor, isAllowedOrigin } from './cors.js';
 import { type DOCUMENT_CACHE_SETTINGS, createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './plugins/use-graphiql-page.js';
 import {
@@ -144,6 +144,7 @@ export function createGatewayYoga(
         compiled,
         checks,
         costLimit: config.maxCost,
+        cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
         context: (state, res) => (state.context = createContext(upstream, config, state, res)),
         ...(requestLog ? { log: requestLog } : {}),
         ...(metricsStep ? { observe: (operation: string | null, seconds: number) => metricsStep.observeStored(operation, seconds) } : {}),
@@ -165,14 +166,7 @@ export function createGatewayYoga(
     cors: (request) => {
       const origin = request.headers.get('origin');
       if (origin === null || !isAllowedOrigin(origin, config)) return false;
-      return {
-        origin,
-        methods: ['GET', 'POST'],
-        allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposedHeaders: CORS_EXPOSED_HEADERS,
-        credentials: false,
-        maxAge: 600,
-      };
+      return corsOptionsFor(origin);
     },
     // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
     // (use-live.ts), which reads today's figures from the upstream, not from a cache entry of up to

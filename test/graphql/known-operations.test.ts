@@ -3,8 +3,8 @@
 // stack is) and through one where none ever does (GRAPHQL_JIT_ON_RUN=0), compared over HTTP: status, the
 // headers a client or a cache reads, and the body. Which requests reach yoga is counted by wrapping the
 // path's `next`: a known query answered again never does; every check that refuses it still does, with
-// yoga's errors; and what the path does not serve (a trace, an Origin, @defer, a subscription, a GET, a
-// mutation) goes to yoga from the first request on.
+// yoga's errors; and what the path does not serve (a trace, @defer, a subscription, a GET, a mutation)
+// goes to yoga from the first request on.
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -46,7 +46,21 @@ interface Answer {
 }
 
 /** The headers a client or a cache reads (not Date, Connection, Keep-Alive). */
-const READ_HEADERS = ['content-type', 'content-length', 'cache-control', 'vary', 'etag', 'x-content-type-options', 'referrer-policy'];
+const READ_HEADERS = [
+  'content-type',
+  'content-length',
+  'cache-control',
+  'vary',
+  'etag',
+  'x-content-type-options',
+  'referrer-policy',
+  'access-control-allow-origin',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-expose-headers',
+  'access-control-max-age',
+  'access-control-allow-credentials',
+];
 
 async function send(stack: Stack, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const response = await fetch(stack.endpoint, {
@@ -92,8 +106,8 @@ describe('known operations over HTTP', () => {
       }),
     );
     [known, standard] = await Promise.all([
-      startStack({ env: { MAX_COST: '40', LOG_LEVEL: 'info' }, gateway: { logger } }),
-      startStack({ env: { MAX_COST: '40', GRAPHQL_JIT_ON_RUN: '0' } }),
+      startStack({ env: { MAX_COST: '40', CORS_ORIGINS: 'https://app.example', LOG_LEVEL: 'info' }, gateway: { logger } }),
+      startStack({ env: { MAX_COST: '40', CORS_ORIGINS: 'https://app.example', GRAPHQL_JIT_ON_RUN: '0' } }),
     ]);
   });
   afterAll(async () => {
@@ -123,6 +137,14 @@ describe('known operations over HTTP', () => {
     ]) {
       const answer = await sameAsYoga(known, standard, { query: DASHBOARD, operationName: 'Dashboard' }, { accept });
       expect(answer.headers['content-type']).toBe(`${jsonAnswerType(accept)}; charset=utf-8`);
+    }
+  });
+
+  it('answers a page of an allowed origin with the CORS headers yoga gives, and another origin without', async () => {
+    for (const origin of ['https://app.example', 'http://localhost:5173', 'https://elsewhere.example']) {
+      const answer = await sameAsYoga(known, standard, { query: DASHBOARD }, { origin });
+      expect(answer.toYoga).toBe(0);
+      expect(answer.headers['access-control-allow-origin']).toBe(origin === 'https://elsewhere.example' ? null : origin);
     }
   });
 
@@ -178,18 +200,38 @@ describe('known operations over HTTP', () => {
     expect(known.sandbox.log.entries.length - before).toBe(3);
   });
 
-  it('never takes what it does not serve: a trace, an Origin, @defer, a mutation, a GET', async () => {
+  it('never takes what it does not serve: a trace, @defer, a mutation, a GET', async () => {
     await send(known, { query: DASHBOARD });
     reachedYoga.count = 0;
     await send(known, { query: DASHBOARD }, { 'x-gateway-trace': '1' });
-    await send(known, { query: DASHBOARD }, { origin: 'https://elsewhere.example' });
     const deferred = `query Deferred { website(id: "1") { id ... @defer { domain } } }`;
     for (let run = 0; run < 2; run++) await send(known, { query: deferred }, { accept: 'multipart/mixed' });
     const refusedWrite = 'mutation { createWebsite(input: { domain: "not a domain" }) { userErrors { code } } }';
     for (let run = 0; run < 2; run++) await send(known, { query: refusedWrite });
     const get = await fetch(`${known.endpoint}?query=${encodeURIComponent(DASHBOARD)}`, { headers: { authorization: `Bearer ${KEY_1}` } });
     expect(get.status).toBe(200);
-    expect(reachedYoga.count).toBe(7);
+    expect(reachedYoga.count).toBe(6);
+  });
+
+  it('never answers a subscription: it streams from yoga, or is refused as one that cannot be', async () => {
+    const subscription = { query: 'subscription Live { website(id: "1") { id domain } }' };
+    for (let run = 0; run < 2; run++) {
+      const refused = await sameAsYoga(known, standard, subscription, { accept: 'application/json' });
+      expect(refused.status).toBe(406);
+    }
+    reachedYoga.count = 0;
+    for (let run = 0; run < 2; run++) {
+      const stream = new AbortController();
+      const response = await fetch(known.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${KEY_1}` },
+        body: JSON.stringify(subscription),
+        signal: stream.signal,
+      });
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      stream.abort();
+    }
+    expect(reachedYoga.count).toBe(2);
   });
 
   it('keeps the documents limits: a document over them is refused every time, never known', async () => {
