@@ -1,33 +1,37 @@
 // Known operations: a query this gateway has run before, sent again in the same form, is answered here,
 // in front of yoga, on the path a known operation needs and nothing else. The form is what the client
-// sends: the document's text (or its persisted hash) and operation name, by POST as JSON. What does not
-// depend on the values was done the first times, by yoga's full path: parsing, the document limits
-// (tokens, depth, aliases, directives, fields), validation, the operation's plan, graphql-jit's
-// compilation. What depends on the request is done again, exactly as yoga's steps do it: the key (read
-// by the HTTP layer), the variables (coerced by the compiled operation), the argument checks and the cost
-// (the plan's checks, use-plan.ts), execution, the usage extensions, Cache-Control, the security headers,
-// CORS, the request log, metrics and the slot (use-work.ts).
+// sends: the document's text (or its persisted hash) and operation name, by POST as JSON or by GET. What
+// does not depend on the values was done the first times, by yoga's full path: parsing, the document
+// limits (tokens, depth, aliases, directives, fields), validation, the operation's plan, graphql-jit's
+// compilation. What depends on the request is done again, as yoga's steps do it: the key (read by the
+// HTTP layer), the variables (coerced by the compiled operation), the argument checks and the cost (the
+// plan's checks, use-plan.ts), execution, the usage extensions, Cache-Control and a GET's ETag (or 304),
+// the security and CORS headers, the stored answer (use-stored-answers.ts), the request log, metrics and
+// the slot (use-work.ts).
 //
 // Anything else goes through yoga, untouched, so that every answer that is not a plain success is
 // yoga's own: a refused argument, a cost over the limit or variables that do not coerce (checked here
 // before any resolver runs, then left to yoga, which refuses them with its errors); an answer with
-// errors (handed to yoga with its result: `handover`, so that yoga formats and masks them and no upstream
-// call is made twice); a trace, a stored-answer slot, OpenTelemetry,
-// an Accept that is not plain JSON, @defer/@stream, @skip/@include (yoga orders their fields), a
-// subscription, a mutation, a GET. An operation is known once yoga ran it compiled (GRAPHQL_JIT_ON_RUN),
-// and stays known while its compiled form is kept (COMPILED_CACHE_MAX_BYTES); its forms are kept within
-// a budget of bytes of their own (what a client sent: text or hash, operation name).
+// errors (handed to yoga with its result, `handover`, so that yoga formats and masks them and no
+// upstream call is made twice); a request with a trace; an Accept that is not plain JSON; @defer/@stream
+// and @skip/@include (yoga orders their fields); a subscription; a mutation. Nor anything at all where
+// OpenTelemetry traces are made (their spans are yoga's steps). An operation is known once yoga ran it
+// compiled (GRAPHQL_JIT_ON_RUN), and stays known while its compiled form is kept
+// (COMPILED_CACHE_MAX_BYTES); its forms are kept within a budget of bytes of their own.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { SECURITY_HEADERS } from '../http-headers.js';
+import { SECURITY_HEADERS, ifNoneMatchHas } from '../http-headers.js';
 import type { GatewayContext } from '../schema/context.js';
 import { type OperationPlan, planRequest } from '../schema/plan.js';
 import type { CompiledExecutionStep } from './plugins/use-compiled-execution.js';
 import type { PlanCheck } from './plugins/use-plan.js';
 import type { RequestLog } from './plugins/use-request-log.js';
 import { usageFigures } from './plugins/use-usage-extensions.js';
+import { etagOf } from './plugins/use-http-caching.js';
+import { keepAnswer } from './plugins/use-stored-answers.js';
+import type { AnswerKeeper } from '../cache/stored-answers.js';
 import type { GatewayServerContext, RequestState } from './request-state.js';
 
 export interface KnownOperationsOptions {
@@ -40,6 +44,8 @@ export interface KnownOperationsOptions {
   checks: readonly PlanCheck[];
   /** MAX_COST, reported in the usage extensions. */
   costLimit: number;
+  /** The ETags' secret (use-http-caching.ts): a GET's answer carries the ETag of its data. */
+  etagSecret: () => string;
   /** The CORS headers of an answer to a request from `origin` (none when it is not allowed), as yoga's. */
   cors: (origin: string) => string[];
   /** The request's GraphQL context, as yoga's context factory makes it (graphql/context.ts). */
@@ -48,6 +54,8 @@ export interface KnownOperationsOptions {
   log?: RequestLog;
   /** Each answer given here, for the metrics (an answered query, outcome ok). */
   observe?: (operation: string | null, seconds: number) => void;
+  /** Where answers are stored (cache/stored-answers.ts), as use-stored-answers.ts does; none with CACHE=off. */
+  answers?: AnswerKeeper;
   /** Bytes of forms kept (text or hash and operation name). */
   maxBytes: number;
 }
@@ -87,6 +95,25 @@ export function formOf(body: object): string | undefined {
   return persisted.version === 1 && typeof persisted.sha256Hash === 'string' ? `h${name}\n${persisted.sha256Hash}` : undefined;
 }
 
+/** A GET's parameters as yoga reads them (empty means absent; variables and extensions JSON); undefined when they do not parse. */
+function paramsOf(url: string): GraphQLBody | undefined {
+  const search = new URLSearchParams(url.slice(url.indexOf('?') + 1));
+  const json = (name: string): unknown => {
+    const value = search.get(name);
+    return value ? JSON.parse(value) : undefined;
+  };
+  try {
+    return {
+      query: search.get('query') || undefined,
+      operationName: search.get('operationName') || undefined,
+      variables: json('variables'),
+      extensions: json('extensions'),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The media type yoga answers a query's result in for this Accept, as its result processors choose it
  * (the last match wins: event stream, multipart, then the JSON types, over the accepted types in reverse
@@ -113,11 +140,16 @@ export function jsonAnswerType(accept: string | undefined): 'application/json' |
   return chosen === 'application/json' || chosen === 'application/graphql-response+json' ? chosen : null;
 }
 
-/** What a request's headers must be for it to be answered here (the rest goes to yoga). */
-function answerTypeOf(req: IncomingMessage, endpoint: string, accepts: Map<string, string | null>): string | null {
-  const { headers } = req;
-  if (req.method !== 'POST' || req.url !== endpoint) return null;
-  const accept = headers.accept ?? '';
+/** The body of a POST as JSON, or a GET's parameters, at the endpoint; undefined for any other request. */
+function bodyOf(req: IncomingMessage, state: RequestState, endpoint: string): GraphQLBody | undefined {
+  const url = req.url ?? '';
+  if (req.method === 'POST') return url === endpoint ? state.parsedBody : undefined;
+  return req.method === 'GET' && url.startsWith(endpoint) && url[endpoint.length] === '?' ? paramsOf(url) : undefined;
+}
+
+/** The media type of the answer, as yoga would choose it for the request's Accept; null when not JSON (yoga answers). */
+function answerTypeOf(req: IncomingMessage, accepts: Map<string, string | null>): string | null {
+  const accept = req.headers.accept ?? '';
   let type = accepts.get(accept);
   if (type === undefined) {
     type = jsonAnswerType(accept);
@@ -154,6 +186,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
   };
 
   const answerKnown = async (
+    req: IncomingMessage,
     res: ServerResponse,
     state: RequestState,
     known: Known,
@@ -176,10 +209,11 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       return next();
     }
     const { usage, source } = context;
-    const text = JSON.stringify({ data: result.data, extensions: usageFigures(usage, costLimit) });
+    const data = JSON.stringify(result.data);
+    const text = `{"data":${data},"extensions":${JSON.stringify(usageFigures(usage, costLimit))}}`;
     const freshFor = usage.cache.freshForS;
-    const origin = res.req.headers.origin;
-    res.writeHead(200, [
+    const origin = req.headers.origin;
+    const headers = [
       'content-type',
       `${type}; charset=utf-8`,
       'content-length',
@@ -193,10 +227,29 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       'Origin, Authorization',
       'cache-control',
       freshFor === null ? 'no-store' : `private, max-age=${freshFor}`,
-    ]);
+    ];
+    // A GET's cacheable answer has the ETag of its data, and is a 304 when the client has it (use-http-caching.ts).
+    let status = 200;
+    if (req.method === 'GET' && freshFor !== null) {
+      const etag = etagOf(options.etagSecret(), state.key ?? '', data);
+      headers.push('etag', etag);
+      if (ifNoneMatchHas(req.headers['if-none-match'] ?? null, etag)) {
+        status = 304;
+        headers.splice(0, 4);
+      }
+    }
+    res.writeHead(status, headers);
     state.work?.answered(source.keyAccepted);
-    res.end(text);
+    res.end(status === 304 ? undefined : text);
     const name = known.operationName ?? known.operation.name ?? null;
+    // Looked up and not found: the answer is stored if it can be (use-stored-answers.ts).
+    const slot = state.answerSlot;
+    if (slot !== undefined) {
+      delete state.answerSlot;
+      if (options.answers && status === 200 && freshFor !== null && freshFor > 0 && usage.cache.stale === 0) {
+        keepAnswer(options.answers, slot, { headers, text, usage, operation: known.operation.name ?? null, maxAgeS: freshFor });
+      }
+    }
     const durationMs = performance.now() - startedAt;
     observe?.(name, durationMs / 1000);
     log?.write(name, {
@@ -210,16 +263,20 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
 
   return {
     answer(req, res, state, next) {
-      const body = state.parsedBody;
-      if (body === undefined || state.trace !== undefined || state.answerSlot !== undefined || state.operationType === 'mutation') {
+      if (state.trace !== undefined || state.operationType === 'mutation' || state.operationType === 'subscription') {
         return next();
       }
-      if (state.operationType === 'subscription') return next();
-      const type = answerTypeOf(req, endpoint, accepts);
-      const form = type === null ? undefined : formOf(body);
-      const known = form === undefined ? undefined : forms.get(form);
-      if (known === undefined || type === null) return next();
-      answerKnown(res, state, known, body, type, next).catch((error: unknown) => {
+      const body = bodyOf(req, state, endpoint);
+      const form = body === undefined ? undefined : formOf(body);
+      if (body === undefined || form === undefined) return next();
+      const known = forms.get(form);
+      const type = known === undefined ? null : answerTypeOf(req, accepts);
+      if (known === undefined || type === null) {
+        // Yoga runs it: the form is learned if it runs as a known operation can (`step`).
+        state.knownForm = form;
+        return next();
+      }
+      answerKnown(req, res, state, known, body, type, next).catch((error: unknown) => {
         // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
         log?.fault(error);
         if (!res.headersSent) {
@@ -240,15 +297,12 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
           return;
         }
         const planned = context.plan;
-        const body = state.parsedBody;
-        if (!planned || planned.selection === null || body === undefined || state.trace !== undefined || state.livePoll) return;
+        const form = state.knownForm;
+        if (!planned || planned.selection === null || form === undefined || forms.has(form)) return;
         const { operation } = planned;
         if (operation.type !== 'query' || operation.document.incremental || operation.document.conditional) return;
         if (compiled.compiledOf(operation) === undefined) return;
-        const form = formOf(body);
-        if (form === undefined || forms.has(form)) return;
-        const name = (body as GraphQLBody).operationName;
-        forms.set(form, { operation, operationName: typeof name === 'string' ? name : null });
+        forms.set(form, { operation, operationName: args.operationName ?? null });
       },
     },
   };

@@ -76,6 +76,8 @@ export interface RequestState {
    * yoga takes its context and answers the result, running nothing again (graphql/known-operations.ts).
    */
   handover?: { context: GatewayContext; result: ExecutionResult };
+  /** Its form (text or hash, operation name), when the known-operations path may learn it from yoga's run. */
+  knownForm?: string;
 }
 
 /** The state of a request that sent `authorization` (the header's value): its key read, nothing else known yet. */

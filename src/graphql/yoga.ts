@@ -23,12 +23,13 @@ import {
 } from './plugins/use-persisted-queries.js';
 import { useArgumentChecks } from './plugins/use-argument-checks.js';
 import { useBrowserPostGuard } from './plugins/use-browser-post-guard.js';
+import { useGetParams } from './plugins/use-get-params.js';
 import { type COMPILED_EXECUTION_SETTINGS, useCompiledExecution } from './plugins/use-compiled-execution.js';
 import { type COST_LIMIT_SETTINGS, useCostLimit } from './plugins/use-cost-limit.js';
 import { useDateLiterals } from './plugins/use-date-literals.js';
 import { type DOCUMENT_LIMIT_SETTINGS, useDocumentLimits } from './plugins/use-document-limits.js';
 import { type FIELD_LIMIT_SETTINGS, useFieldLimit } from './plugins/use-field-limit.js';
-import { useHttpCaching } from './plugins/use-http-caching.js';
+import { processEtagSecret, useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
 import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
@@ -124,6 +125,8 @@ export function createGatewayYoga(
   // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
   // operation). The steps that read the plan are given it: none can run before it.
+  // The ETags' secret: the cache's (shared by the gateways on a store), or this process's.
+  const secret = etagSecret ?? processEtagSecret();
   const servedSchema = config.federation ? subgraphSchema().schema : schema;
   const checks = [useArgumentChecks(), useCostLimit({ limit: config.maxCost })];
   const plan = usePlan(checks);
@@ -144,6 +147,8 @@ export function createGatewayYoga(
         compiled,
         checks,
         costLimit: config.maxCost,
+        etagSecret: secret,
+        ...(answers ? { answers } : {}),
         cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
         context: (state, res) => (state.context = createContext(upstream, config, state, res)),
         ...(requestLog ? { log: requestLog } : {}),
@@ -184,6 +189,7 @@ export function createGatewayYoga(
     plugins: [
       ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT, traces })] : []),
       useBrowserPostGuard(),
+      useGetParams(),
       ...usePersistedQueries({
         maxEntries: pq.maxEntries,
         maxBytes: pq.maxBytes,
@@ -215,7 +221,7 @@ export function createGatewayYoga(
       // After the compiled execution: it learns the operations run compiled, and runs a handed-over result.
       ...(known ? [known.step] : []),
       useSecurityHeaders(),
-      useHttpCaching({ plan, ...(etagSecret ? { etagSecret } : {}) }),
+      useHttpCaching({ plan, etagSecret: secret }),
       // After it: an answer is stored with its Cache-Control and ETag.
       ...(answers ? [useStoredAnswers({ plan, answers })] : []),
       ...(metricsStep ? [metricsStep] : []),

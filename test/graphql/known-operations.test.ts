@@ -3,13 +3,14 @@
 // stack is) and through one where none ever does (GRAPHQL_JIT_ON_RUN=0), compared over HTTP: status, the
 // headers a client or a cache reads, and the body. Which requests reach yoga is counted by wrapping the
 // path's `next`: a known query answered again never does; every check that refuses it still does, with
-// yoga's errors; and what the path does not serve (a trace, @defer, a subscription, a GET, a mutation)
-// goes to yoga from the first request on.
+// yoga's errors; and what the path does not serve (a trace, @defer, a subscription, a mutation) goes to
+// yoga from the first request on. With the cache on, it stores the answers it gives, and a GET's carries
+// its ETag (or is a 304).
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formOf, jsonAnswerType } from '../../src/graphql/known-operations.js';
-import { KEY_1, startStack, type Stack } from '../fixture.js';
+import { FIXED_DASHBOARD, KEY_1, UPDATE_WEBSITE, startStack, type Stack } from '../fixture.js';
 
 const reachedYoga = vi.hoisted(() => ({ count: 0 }));
 vi.mock('../../src/graphql/known-operations.js', async (importOriginal) => {
@@ -67,6 +68,18 @@ async function send(stack: Stack, body: unknown, headers: Record<string, string>
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY_1}`, ...headers },
     body: JSON.stringify(body),
+  });
+  return {
+    status: response.status,
+    headers: Object.fromEntries(READ_HEADERS.map((name) => [name, response.headers.get(name)])),
+    body: await response.text(),
+  };
+}
+
+/** A GET of the endpoint with these parameters (variables and extensions as JSON). */
+async function sendGet(stack: Stack, params: Record<string, string>, headers: Record<string, string> = {}): Promise<Answer> {
+  const response = await fetch(`${stack.endpoint}?${new URLSearchParams(params)}`, {
+    headers: { authorization: `Bearer ${KEY_1}`, accept: 'application/graphql-response+json', ...headers },
   });
   return {
     status: response.status,
@@ -200,7 +213,27 @@ describe('known operations over HTTP', () => {
     expect(known.sandbox.log.entries.length - before).toBe(3);
   });
 
-  it('never takes what it does not serve: a trace, @defer, a mutation, a GET', async () => {
+  it('answers a GET as yoga does, and leaves to yoga parameters that do not parse', async () => {
+    const params = { query: WITH_VARIABLES, variables: JSON.stringify(GOOD) };
+    const expected = await sendGet(standard, params);
+    const before = reachedYoga.count;
+    for (let run = 0; run < 3; run++) expect(await sendGet(known, params)).toEqual(expected);
+    expect(JSON.parse(expected.body)).not.toHaveProperty('errors');
+    // Known from the POSTs before: the same form, whichever method brings it.
+    expect(reachedYoga.count - before).toBe(0);
+    const broken = { query: WITH_VARIABLES, variables: '{"id": ' };
+    const refused = await sendGet(standard, broken);
+    for (let run = 0; run < 2; run++) expect(await sendGet(known, broken)).toEqual(refused);
+    // yoga's own parser answered 500 here; now a clear 400.
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body).errors[0]).toMatchObject({
+      message: 'The variables parameter of this GET is not valid JSON.',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    expect(reachedYoga.count - before).toBe(3);
+  });
+
+  it('never takes what it does not serve: a trace, @defer, a mutation', async () => {
     await send(known, { query: DASHBOARD });
     reachedYoga.count = 0;
     await send(known, { query: DASHBOARD }, { 'x-gateway-trace': '1' });
@@ -208,9 +241,7 @@ describe('known operations over HTTP', () => {
     for (let run = 0; run < 2; run++) await send(known, { query: deferred }, { accept: 'multipart/mixed' });
     const refusedWrite = 'mutation { createWebsite(input: { domain: "not a domain" }) { userErrors { code } } }';
     for (let run = 0; run < 2; run++) await send(known, { query: refusedWrite });
-    const get = await fetch(`${known.endpoint}?query=${encodeURIComponent(DASHBOARD)}`, { headers: { authorization: `Bearer ${KEY_1}` } });
-    expect(get.status).toBe(200);
-    expect(reachedYoga.count).toBe(6);
+    expect(reachedYoga.count).toBe(5);
   });
 
   it('never answers a subscription: it streams from yoga, or is refused as one that cannot be', async () => {
@@ -278,5 +309,62 @@ describe('the form of a request', () => {
     expect(jsonAnswerType('multipart/mixed')).toBeNull();
     expect(jsonAnswerType('application/json; charset=latin1')).toBeNull();
     expect(jsonAnswerType('application/graphql-response+json, application/json;q=0.9')).toBe('application/graphql-response+json');
+  });
+});
+
+describe('known operations with the cache on', () => {
+  let stack: Stack;
+  const lines: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    const logger = pino(
+      { level: 'info', base: null },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+          done();
+        },
+      }),
+    );
+    stack = await startStack({ env: { CACHE: 'on', LOG_LEVEL: 'info' }, gateway: { logger } });
+  });
+  afterAll(() => stack?.close());
+
+  const get = (headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${stack.endpoint}?query=${encodeURIComponent(FIXED_DASHBOARD)}`, { headers: { authorization: `Bearer ${KEY_1}`, ...headers } });
+  /** A write with the key: its cached reads and stored answers are dropped (the dashboard's data stays the same). */
+  const write = async (): Promise<void> => {
+    const written = await stack.gql<unknown>(UPDATE_WEBSITE, { id: '1', input: { excludeBots: true } });
+    expect(written.errors).toBeUndefined();
+  };
+
+  it('stores the answers it gives, and answers a GET with its ETag, or a 304', async () => {
+    const first = await get();
+    const firstText = await first.text();
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^W\//);
+    await write();
+    reachedYoga.count = 0;
+    const second = await get();
+    // After the write, the stored answer is dropped: the same data as the first, from the known path.
+    expect(JSON.parse(await second.text()).data).toEqual(JSON.parse(firstText).data);
+    expect(second.headers.get('etag')).toBe(etag);
+    expect(second.headers.get('cache-control')).toMatch(/^private, max-age=\d+$/);
+    expect(reachedYoga.count).toBe(0);
+    // What it gave was stored: the next is sent stored (the store is written just after the answer).
+    let stored = false;
+    for (let attempt = 0; attempt < 50 && !stored; attempt++) {
+      const logged = lines.length;
+      await (await get()).text();
+      for (let waited = 0; lines.length === logged && waited < 1_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+      stored = lines.slice(logged).some((line) => line.storedAnswer === true);
+    }
+    expect(stored).toBe(true);
+    await write();
+    reachedYoga.count = 0;
+    const notModified = await get({ 'if-none-match': etag ?? '' });
+    expect(notModified.status).toBe(304);
+    expect(await notModified.text()).toBe('');
+    expect(notModified.headers.get('etag')).toBe(etag);
+    expect(reachedYoga.count).toBe(0);
   });
 });

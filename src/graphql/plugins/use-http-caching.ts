@@ -20,9 +20,14 @@ export interface HttpCachingOptions {
   etagSecret?: () => string;
 }
 
+/** The ETags' secret when the cache gives none: this process's own. */
+export function processEtagSecret(): () => string {
+  const secret = randomBytes(32).toString('hex');
+  return () => secret;
+}
+
 export function useHttpCaching({ plan, etagSecret }: HttpCachingOptions): Plugin<GatewayContext, GatewayServerContext> {
-  const processSecret = randomBytes(32).toString('hex');
-  const secret = etagSecret ?? (() => processSecret);
+  const secret = etagSecret ?? processEtagSecret();
   /** Requests whose operation is a query that ran to a result without errors. */
   const cacheable = new WeakSet<Request>();
   return {
@@ -56,6 +61,12 @@ export function useHttpCaching({ plan, etagSecret }: HttpCachingOptions): Plugin
   };
 }
 
+/** The ETag of an answer's data (as JSON) under a key: keyed by the gateways' secret, weak. */
+export function etagOf(secret: string, key: string, dataJson: string): string {
+  const tag = createHmac('sha256', secret).update(`${key}\n`).update(dataJson).digest('base64url');
+  return `W/"${tag.slice(0, 27)}"`;
+}
+
 /** A GET's answer with the ETag of its key and data, or a 304 when the client has it. */
 async function tagged(
   key: string,
@@ -74,8 +85,7 @@ async function tagged(
     setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
     return;
   }
-  const tag = createHmac('sha256', secret).update(`${key}\n`).update(JSON.stringify(data)).digest('base64url');
-  const etag = `W/"${tag.slice(0, 27)}"`;
+  const etag = etagOf(secret, key, JSON.stringify(data));
   response.headers.set('etag', etag);
   if (ifNoneMatchHas(ifNoneMatch, etag)) {
     response.headers.delete('content-type');

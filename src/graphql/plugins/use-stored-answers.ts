@@ -6,7 +6,7 @@
 // query answers when all its reads hit the cache, so that a stored answer says what a repeat would say.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext, Usage } from '../../schema/context.js';
-import type { AnswerKeeper, StoredAnswer } from '../../cache/stored-answers.js';
+import type { AnswerKeeper, AnswerSlot, StoredAnswer } from '../../cache/stored-answers.js';
 import type { GatewayServerContext } from '../request-state.js';
 import type { PlanStep } from './use-plan.js';
 
@@ -48,18 +48,34 @@ export function useStoredAnswers({
         return;
       const text = await response.text();
       setResponse(new fetchAPI.Response(text, { status: 200, headers: response.headers }));
-      const body = asRepeated(text, usage);
-      if (body === null) return;
       const headers: string[] = [];
-      response.headers.forEach((value, name) => {
-        if (!NOT_STORED.has(name)) headers.push(name, value);
-      });
-      const reads = usage.cache.hits + usage.cache.misses;
-      const { generation, writes } = slot;
-      const answer: StoredAnswer = { generation, writes, headers, body, operation: operation.name, cost: usage.cost, reads };
-      void answers.keep(slot, answer, Number(maxAge) * 1000);
+      response.headers.forEach((value, name) => headers.push(name, value));
+      keepAnswer(answers, slot, { headers, text, usage, operation: operation.name, maxAgeS: Number(maxAge) });
     },
   };
+}
+
+/**
+ * Stores a query's answer, 200 with data and no errors, from fresh reads, kept `private, max-age=maxAgeS`
+ * (maxAgeS > 0): its headers (name, value, ...: those made when it is sent left out) and text, as a repeat says it.
+ */
+export function keepAnswer(
+  answers: AnswerKeeper,
+  slot: AnswerSlot,
+  answered: { headers: readonly string[]; text: string; usage: Usage; operation: string | null; maxAgeS: number },
+): void {
+  const { usage } = answered;
+  const body = asRepeated(answered.text, usage);
+  if (body === null) return;
+  const headers: string[] = [];
+  for (let i = 0; i + 1 < answered.headers.length; i += 2) {
+    const name = answered.headers[i] as string;
+    if (!NOT_STORED.has(name)) headers.push(name, answered.headers[i + 1] as string);
+  }
+  const reads = usage.cache.hits + usage.cache.misses;
+  const { generation, writes } = slot;
+  const answer: StoredAnswer = { generation, writes, headers, body, operation: answered.operation, cost: usage.cost, reads };
+  void answers.keep(slot, answer, answered.maxAgeS * 1000);
 }
 
 /**
