@@ -7,7 +7,7 @@
 // yoga from the first request on. With the cache on, it stores the answers it gives, and a GET's carries
 // its ETag (or is a 304).
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formOf, jsonAnswerType } from '../../src/graphql/known-operations.js';
 import { FIXED_DASHBOARD, KEY_1, UPDATE_WEBSITE, startStack, type Stack } from '../fixture.js';
@@ -76,6 +76,19 @@ async function send(stack: Stack, body: unknown, headers: Record<string, string>
   };
 }
 
+/** A logger at info whose lines go into `lines`, parsed. */
+function loggingInto(lines: Record<string, unknown>[]): Logger {
+  return pino(
+    { level: 'info', base: null },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
+}
+
 /** A GET of the endpoint with these parameters (variables and extensions as JSON). */
 async function sendGet(stack: Stack, params: Record<string, string>, headers: Record<string, string> = {}): Promise<Answer> {
   const response = await fetch(`${stack.endpoint}?${new URLSearchParams(params)}`, {
@@ -109,15 +122,7 @@ describe('known operations over HTTP', () => {
   let standard: Stack;
   const lines: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    const logger = pino(
-      { level: 'info', base: null },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-          done();
-        },
-      }),
-    );
+    const logger = loggingInto(lines);
     [known, standard] = await Promise.all([
       startStack({ env: { MAX_COST: '40', CORS_ORIGINS: 'https://app.example', LOG_LEVEL: 'info' }, gateway: { logger } }),
       startStack({ env: { MAX_COST: '40', CORS_ORIGINS: 'https://app.example', GRAPHQL_JIT_ON_RUN: '0' } }),
@@ -316,15 +321,7 @@ describe('known operations with the cache on', () => {
   let stack: Stack;
   const lines: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    const logger = pino(
-      { level: 'info', base: null },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-          done();
-        },
-      }),
-    );
+    const logger = loggingInto(lines);
     stack = await startStack({ env: { CACHE: 'on', LOG_LEVEL: 'info' }, gateway: { logger } });
   });
   afterAll(() => stack?.close());
