@@ -941,7 +941,8 @@ async function runFloorPass(
     const floorCheck = await checkOne(floorHarness.gateway.url, 'floor');
     const hiveCheck = hiveHarness ? await checkOne(hiveHarness.gateway.url, 'Hive Gateway', hiveSteps) : null;
     // Hive Gateway's answer has the OpenAPI document's shape: its website domain and statistics rows against the gateway's.
-    const rowsOf = (data: string | null, from: 'gateway' | 'hive'): string | null => (data === null ? null : dashboardRows(JSON.parse(data), from));
+    const rowsOf = (data: string | null, from: 'gateway' | 'hive'): string | null =>
+      data === null ? null : dashboardRows(JSON.parse(data), from);
     const hiveRows = hiveCheck ? rowsOf(hiveCheck.data, 'hive') : null;
     const gatewayRows = rowsOf(gatewayCheck.data, 'gateway');
     const hiveSameData = hiveRows === null || gatewayRows === null ? null : hiveRows === gatewayRows;

@@ -38,7 +38,7 @@ const supergraph = await getComposedSchemaFromConfig(
         sourceHandler: loadOpenAPISubgraph('Analytics', {
           source,
           endpoint: `${upstream.replace(/\/+$/, '')}/api/v1`,
-          operationHeaders: { Authorization: '{context.headers.authorization}', Accept: 'application/json' },
+          operationHeaders: { Authorization: '{context.headers.authorization}' },
         }),
       },
     ],
