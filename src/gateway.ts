@@ -58,10 +58,33 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** Lines gathered before a write to stdout: a write per line costs more than the line (about 16 request lines). */
+const LOG_WRITE_MIN_BYTES = 4096;
+/** The longest a line waits for others before it is written anyway. */
+const LOG_FLUSH_MS = 250;
+
+/**
+ * The gateway's log: pino to stdout, written without waiting, lines gathered into writes of
+ * LOG_WRITE_MIN_BYTES or every LOG_FLUSH_MS, and what is left written at exit (pino's destination does).
+ */
+function stdoutLogger(level: string): { logger: Logger; stopLog: () => void } {
+  if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MIN_BYTES });
+  const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
+  flushing.unref();
+  return {
+    logger: pino({ level, base: null }, destination),
+    stopLog: () => {
+      clearInterval(flushing);
+      destination.flush();
+    },
+  };
+}
+
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
   const metrics = config.metrics ? createGatewayMetrics() : null;
-  const logger = options.logger ?? pino({ level: config.logLevel, base: null });
+  const { logger, stopLog } = options.logger ? { logger: options.logger, stopLog: () => undefined } : stdoutLogger(config.logLevel);
   const client = createUpstreamClient({
     ...config.upstream,
     url: config.upstream.url,
@@ -129,7 +152,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
-  const yoga = createGatewayYoga(config, {
+  const { yoga, answer } = createGatewayYoga(config, {
     upstream,
     logger,
     live,
@@ -147,6 +170,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     handOverParsedBody(req, state.parsedBody);
     void yoga(req, res, { state });
   };
+  // A query run before, sent again in the same form, is answered in front of yoga (known-operations.ts).
+  const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void =>
+    answer(req, res, state, () => toYoga(req, res, state));
   const http = await serveHttp(
     answers
       ? (req, res, state) =>
@@ -154,11 +180,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             req,
             res,
             state,
-            () => toYoga(req, res, state),
+            () => toGraphQL(req, res, state),
             // Sent only for a key the upstream accepted within KEY_RECHECK_S.
             () => state.work?.answered(true),
           )
-      : toYoga,
+      : toGraphQL,
     { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
     logger,
     () => ({
@@ -183,6 +209,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     await client.close();
     await upstream.cache.close();
     await metricsListener?.close();
+    stopLog();
   };
   return {
     url: http.url,

@@ -19,21 +19,20 @@ function callerLeft(res: ServerResponse): AbortSignal {
 }
 
 /**
- * The context of the request whose state is `state`; `res`, its HTTP answer (none for a live poll, whose
- * request carries its own signal). A live poll reads today's figures fresh (`freshness`).
+ * The context of the request whose state is `state`; `caller`, its HTTP answer, or for a live poll (which
+ * has none) its request's signal. A live poll reads today's figures fresh (`freshness`).
  */
 export function createContext(
-  request: Request,
   upstream: Upstream,
   bounds: RequestBounds,
   state: RequestState,
-  res?: ServerResponse,
+  caller: ServerResponse | AbortSignal,
   freshness?: Freshness,
 ): GatewayContext {
   const usage: Usage = { upstreamCalls: 0, cost: null, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const source = createSource(upstream, {
     credentials: state.credentials,
-    signal: res === undefined ? request.signal : callerLeft(res),
+    signal: caller instanceof AbortSignal ? caller : callerLeft(caller),
     deadline: Date.now() + bounds.requestDeadlineMs,
     maxConcurrency: bounds.maxConcurrency,
     usage,

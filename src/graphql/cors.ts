@@ -56,6 +56,35 @@ export function isAllowedOrigin(origin: string, { corsOrigins, production }: Cor
   return !production && LOCAL_DEV_ORIGIN.test(origin);
 }
 
+/** What an allowed origin's answers say: yoga's CORS options, and the same as headers. */
+export function corsOptionsFor(origin: string) {
+  return {
+    origin,
+    methods: ['GET', 'POST'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    credentials: false,
+    maxAge: 600,
+  };
+}
+
+/** The CORS headers of an answer (not a preflight's) to an allowed origin, as yoga writes them from corsOptionsFor. */
+export function corsAnswerHeaders(origin: string): string[] {
+  const options = corsOptionsFor(origin);
+  return [
+    'access-control-allow-origin',
+    options.origin,
+    'access-control-allow-methods',
+    options.methods.join(', '),
+    'access-control-allow-headers',
+    options.allowedHeaders.join(', '),
+    'access-control-expose-headers',
+    options.exposedHeaders.join(', '),
+    'access-control-max-age',
+    String(options.maxAge),
+  ];
+}
+
 /** For the start-up output. */
 export function describeAllowedOrigins({ corsOrigins, production }: CorsConfig): string {
   const named = corsOrigins.includes('*') ? ['any origin (*)'] : corsOrigins;

@@ -5,6 +5,7 @@
 // what the stored-answer lookup spent and found; what yoga tells the HTTP layer (RequestWork); and, once
 // yoga made it, the GraphQL context. A live poll runs with a state derived from its subscription's.
 import { type KeyReading, readAuthorization } from '../api-key.js';
+import type { ExecutionResult } from 'graphql';
 import type { GatewayContext } from '../schema/context.js';
 import type { AnswerSlot } from '../cache/stored-answers.js';
 import type { LookedUp } from '../cache/scope.js';
@@ -70,6 +71,11 @@ export interface RequestState {
    * where that is allowed (graphql/plugins/use-request-trace.ts); never for a live poll.
    */
   trace?: RequestTrace;
+  /**
+   * A result the known-operations path ran and hands to yoga to answer (it has errors, which yoga formats):
+   * yoga takes its context and answers the result, running nothing again (graphql/known-operations.ts).
+   */
+  handover?: { context: GatewayContext; result: ExecutionResult };
 }
 
 /** The state of a request that sent `authorization` (the header's value): its key read, nothing else known yet. */

@@ -1,7 +1,7 @@
 // yoga with our schema and the plugin list: the order below is the order a request meets them.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
@@ -12,7 +12,7 @@ import type { GatewayContext } from '../schema/context.js';
 import { schema, subgraphSchema } from '../schema/index.js';
 import type { RequestBounds, Upstream } from '../upstream/source.js';
 import { createContext } from './context.js';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, type CorsConfig, isAllowedOrigin } from './cors.js';
+import { type CorsConfig, corsAnswerHeaders, corsOptionsFor, isAllowedOrigin } from './cors.js';
 import { type DOCUMENT_CACHE_SETTINGS, createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './plugins/use-graphiql-page.js';
 import {
@@ -35,7 +35,7 @@ import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan } from './plugins/use-plan.js';
-import { useRequestLog } from './plugins/use-request-log.js';
+import { RequestLog, useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useStoredAnswers } from './plugins/use-stored-answers.js';
@@ -45,7 +45,8 @@ import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 import { type REQUEST_TRACE_SETTINGS, tracesAllowed, useRequestTrace } from './plugins/use-request-trace.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
 import { useWork } from './plugins/use-work.js';
-import { type GatewayServerContext, livePollState, stateOf } from './request-state.js';
+import { type GatewayServerContext, type RequestState, livePollState, stateOf } from './request-state.js';
+import { createKnownOperations } from './known-operations.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -103,23 +104,54 @@ export interface StoredAnswers extends AnswerKeeper {
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
+/** Yoga, and the path in front of it for the operations it ran before (known-operations.ts). */
+export interface GatewayGraphQL {
+  yoga: GatewayYoga;
+  /** Answers a request whose operation is known in its form, or calls `next` (yoga). */
+  answer(req: IncomingMessage, res: ServerResponse, state: RequestState, next: () => void): void;
+}
+
+/** Bytes of request forms (a document's text or hash, an operation name) the known-operations path keeps. */
+const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
+
 export function createGatewayYoga(
   config: GatewayYogaConfig,
   { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
-): GatewayYoga {
+): GatewayGraphQL {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
   // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
   // operation). The steps that read the plan are given it: none can run before it.
-  const plan = usePlan([useArgumentChecks(), useCostLimit({ limit: config.maxCost })]);
+  const servedSchema = config.federation ? subgraphSchema().schema : schema;
+  const checks = [useArgumentChecks(), useCostLimit({ limit: config.maxCost })];
+  const plan = usePlan(checks);
+  const compiled = useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes });
+  // Not at all below LOG_LEVEL=info: its lines would be built for nothing on every request.
+  const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger) : undefined;
   // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
   const traces = tracesAllowed(config);
   const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
   if (metricsStep) answers?.whenSent((sent) => metricsStep.observeStored(sent.operation, sent.durationMs / 1000));
+  // A query run before, sent again in the same form, is answered without yoga (known-operations.ts);
+  // not where OpenTelemetry traces are made: their spans are yoga's steps.
+  const known = config.tracing
+    ? undefined
+    : createKnownOperations({
+        schema: servedSchema,
+        endpoint: GRAPHQL_ENDPOINT,
+        compiled,
+        checks,
+        costLimit: config.maxCost,
+        cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
+        context: (state, res) => (state.context = createContext(upstream, config, state, res)),
+        ...(requestLog ? { log: requestLog } : {}),
+        ...(metricsStep ? { observe: (operation: string | null, seconds: number) => metricsStep.observeStored(operation, seconds) } : {}),
+        maxBytes: KNOWN_FORMS_MAX_BYTES,
+      });
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
-    schema: config.federation ? subgraphSchema().schema : schema,
+    schema: servedSchema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     logging: false,
@@ -134,14 +166,7 @@ export function createGatewayYoga(
     cors: (request) => {
       const origin = request.headers.get('origin');
       if (origin === null || !isAllowedOrigin(origin, config)) return false;
-      return {
-        origin,
-        methods: ['GET', 'POST'],
-        allowedHeaders: CORS_ALLOWED_HEADERS,
-        exposedHeaders: CORS_EXPOSED_HEADERS,
-        credentials: false,
-        maxAge: 600,
-      };
+      return corsOptionsFor(origin);
     },
     // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
     // (use-live.ts), which reads today's figures from the upstream, not from a cache entry of up to
@@ -149,9 +174,11 @@ export function createGatewayYoga(
     context: (initial) => {
       const { request } = initial;
       const state = stateOf(initial, request);
+      // A result the known-operations path ran, with its context: answered as it is.
+      if (state.handover !== undefined) return (state.context = state.handover.context);
       const { res } = initial as { res?: ServerResponse };
       const freshness = state.livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined;
-      state.context = createContext(request, upstream, config, state, res, freshness);
+      state.context = createContext(upstream, config, state, res ?? request.signal, freshness);
       return state.context;
     },
     plugins: [
@@ -184,22 +211,16 @@ export function createGatewayYoga(
       plan,
       // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
-      useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes }),
+      compiled,
+      // After the compiled execution: it learns the operations run compiled, and runs a handed-over result.
+      ...(known ? [known.step] : []),
       useSecurityHeaders(),
       useHttpCaching({ plan, ...(etagSecret ? { etagSecret } : {}) }),
       // After it: an answer is stored with its Cache-Control and ETag.
       ...(answers ? [useStoredAnswers({ plan, answers })] : []),
       ...(metricsStep ? [metricsStep] : []),
       ...(config.tracing ? [useTracing({ plan })] : []),
-      // Not at all below LOG_LEVEL=info: its line would be built for nothing on every request.
-      ...(logger.isLevelEnabled('info')
-        ? [
-            useRequestLog({
-              plan,
-              write: (line) => logger.info(line, 'graphql request'),
-            }),
-          ]
-        : []),
+      ...(requestLog ? [useRequestLog({ plan, log: requestLog })] : []),
       // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
       useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
@@ -233,5 +254,5 @@ export function createGatewayYoga(
       validation.plugin,
     ].map(validation.onlyToValidate),
   });
-  return yoga;
+  return { yoga, answer: known ? known.answer : (_req, _res, _state, next) => next() };
 }

@@ -68,6 +68,7 @@ function compiledBytes({ document }: OperationPlan): number {
 interface Compiled {
   query: CompiledQuery['query'];
   operation: OperationPlan;
+  run?: CompiledRun;
 }
 
 interface Entry {
@@ -125,11 +126,30 @@ function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult
   return { errors, ...rest };
 }
 
+/** An operation compiled: run with its context and (raw) variables, its errors located as the standard executor's. */
+export type CompiledRun = (
+  context: object,
+  variables: Record<string, unknown> | null | undefined,
+) => ExecutionResult | Promise<ExecutionResult>;
+
+export interface CompiledExecutionStep extends Plugin<GatewayContext> {
+  /** The operation's compiled run, if it is compiled and kept now (counted as run); undefined otherwise. */
+  compiledOf(operation: OperationPlan): CompiledRun | undefined;
+}
+
+/** How a compiled operation runs: graphql-jit's function, its errors relocated. */
+function runOf(compiled: Compiled): CompiledRun {
+  return (context, variables) => {
+    const result = compiled.query(undefined, context, variables);
+    return result instanceof Promise ? result.then((settled) => relocated(settled, compiled)) : relocated(result, compiled);
+  };
+}
+
 export function useCompiledExecution(
   plan: PlanStep,
   { onRun = DEFAULT_JIT_ON_RUN, maxBytes = DEFAULT_COMPILED_CACHE_MAX_BYTES }: CompiledExecutionOptions = {},
-): Plugin<GatewayContext> {
-  if (onRun === 0) return {};
+): CompiledExecutionStep {
+  if (onRun === 0) return { compiledOf: () => undefined };
   // Entries live as long as their operation's plan, which lives as long as yoga's parse cache keeps its document.
   const entries = new WeakMap<OperationPlan, Entry>();
   // Holds the compiled entries (strongly) within the budget; an entry pushed out is counted again.
@@ -142,6 +162,13 @@ export function useCompiledExecution(
     },
   });
   return {
+    compiledOf(operation) {
+      const entry = entries.get(operation);
+      if (!entry?.compiled) return undefined;
+      kept.get(entry); // most recently run
+      entry.compiled.run ??= runOf(entry.compiled);
+      return entry.compiled.run;
+    },
     onExecute({ args, setExecuteFn }) {
       // No plan: an operation name the document does not hold (use-operation-name.ts refuses it before
       // execution; kept here too), so entries are bounded by the document's operations.
@@ -163,10 +190,9 @@ export function useCompiledExecution(
       const { compiled } = entry;
       // Variables that do not coerce: the standard executor refuses them with our scalars' messages.
       if (!compiled || planned.selection === null) return;
-      setExecuteFn((execution) => {
-        const result = compiled.query(execution.rootValue, execution.contextValue, execution.variableValues);
-        return result instanceof Promise ? result.then((settled) => relocated(settled, compiled)) : relocated(result, compiled);
-      });
+      compiled.run ??= runOf(compiled);
+      const run = compiled.run;
+      setExecuteFn((execution) => run(execution.contextValue as object, execution.variableValues));
     },
   };
 }

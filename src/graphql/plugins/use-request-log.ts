@@ -1,6 +1,10 @@
 // One log line per GraphQL request: operation name, duration, upstream calls, cost, outcome. Built
 // from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
+// Written through one pino child per operation name (RequestLog): the name is written into the child's
+// bindings once, and each line adds only its figures.
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../request-state.js';
 import type { Planned } from '../../schema/plan.js';
@@ -18,16 +22,56 @@ export interface RequestLogLine {
   trace_id?: string;
 }
 
+/** A line's figures: all but the operation's name. */
+export type RequestLogFields = Omit<RequestLogLine, 'operation'>;
+
+/** Where request lines go: the gateway's RequestLog, a test's array. */
+export interface RequestLogWriter {
+  write(operation: string | null, fields: RequestLogFields): void;
+}
+
 export interface RequestLogOptions {
   /** The request's plan, for the operation's name. Required. */
   plan: PlanStep;
-  /** Where each line goes (the gateway passes pino's `info`). Required. */
-  write: (line: RequestLogLine) => void;
+  /** Where each line goes. Required. */
+  log: RequestLogWriter;
 }
 
 const MAX_NAME_LENGTH = 100;
+/** Operation names with a child logger of their own; names past it (a client making up names) share the least recent's fate. */
+const MAX_NAMED_LOGGERS = 1_000;
 
-export function useRequestLog({ plan, write }: RequestLogOptions): Plugin<GatewayContext, GatewayServerContext> {
+/** The request log: `graphql request` lines at info, each operation's name bound once in a pino child. */
+export class RequestLog implements RequestLogWriter {
+  private readonly named = new LRUCache<string, Logger>({ max: MAX_NAMED_LOGGERS });
+  private readonly anonymous: Logger;
+
+  constructor(private readonly logger: Logger) {
+    this.anonymous = logger.child({ operation: null });
+  }
+
+  write(operation: string | null, fields: RequestLogFields): void {
+    let child = this.anonymous;
+    if (operation !== null) {
+      const name = operation.length > MAX_NAME_LENGTH ? operation.slice(0, MAX_NAME_LENGTH) : operation;
+      child = this.named.get(name) ?? this.bind(name);
+    }
+    child.info(fields, 'graphql request');
+  }
+
+  /** A fault of the gateway's own while answering (the request is answered another way). */
+  fault(error: unknown): void {
+    this.logger.error({ err: error }, 'known operation path failed');
+  }
+
+  private bind(name: string): Logger {
+    const child = this.logger.child({ operation: name });
+    this.named.set(name, child);
+    return child;
+  }
+}
+
+export function useRequestLog({ plan, log }: RequestLogOptions): Plugin<GatewayContext, GatewayServerContext> {
   const started = new WeakMap<Request, { at: number; operation: string | null }>();
   const nameFromDocument = (context: Planned & { request: Request }): void => {
     const entry = started.get(context.request);
@@ -60,8 +104,7 @@ export function useRequestLog({ plan, write }: RequestLogOptions): Plugin<Gatewa
       );
       // The usage figures: requests refused before execution have no context. The trace id: use-tracing.ts.
       const { context, traceId } = serverContext.state ?? {};
-      write({
-        operation: entry.operation,
+      log.write(entry.operation, {
         durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
         upstreamCalls: context?.usage.upstreamCalls ?? 0,
         cost: context?.usage.cost ?? null,

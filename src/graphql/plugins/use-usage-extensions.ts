@@ -13,16 +13,21 @@ export interface UsageExtensionsOptions {
   costLimit?: number;
 }
 
-export function useUsageExtensions({
-  costLimit = DEFAULT_COST_LIMIT,
-}: UsageExtensionsOptions = {}): Plugin<GatewayContext, GatewayServerContext> {
-  const figures = (usage: Usage | undefined): Record<string, unknown> => ({
+/** The figures of a request's usage (none: nothing ran), as `extensions` carries them. */
+export function usageFigures(usage: Usage | undefined, costLimit: number): Record<string, unknown> {
+  return {
     cost: { requested: usage?.cost ?? 0, limit: costLimit },
     upstreamCalls: usage?.upstreamCalls ?? 0,
     cache: { hits: usage?.cache.hits ?? 0, misses: usage?.cache.misses ?? 0, stale: usage?.cache.stale ?? 0 },
     ...(usage !== undefined && usage.cache.stale > 0 ? { stale: true } : {}),
     rateLimit: usage?.rateLimit ?? undefined,
-  });
+  };
+}
+
+export function useUsageExtensions({
+  costLimit = DEFAULT_COST_LIMIT,
+}: UsageExtensionsOptions = {}): Plugin<GatewayContext, GatewayServerContext> {
+  const figures = (usage: Usage | undefined): Record<string, unknown> => usageFigures(usage, costLimit);
   return {
     onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {

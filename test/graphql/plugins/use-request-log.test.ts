@@ -6,7 +6,7 @@ import { post, tinyYoga } from './yoga.js';
 function logged() {
   const lines: RequestLogLine[] = [];
   const plan = usePlan();
-  const yoga = tinyYoga([plan, useRequestLog({ plan, write: (line) => lines.push(line) })]);
+  const yoga = tinyYoga([plan, useRequestLog({ plan, log: { write: (operation, fields) => lines.push({ operation, ...fields }) } })]);
   return { lines, yoga };
 }
 
