@@ -20,6 +20,7 @@ import {
 import { DEFAULT_LIVE, runLivePass, type LivePassOptions, type LivePassResult } from './live.js';
 import { runScalePass, type ScalePassOptions, type ScalePassResult } from './scale.js';
 import { STATIC_SCRIPT, runStoredPass, type StoredPassOptions, type StoredPassResult } from './stored.js';
+import { dashboardRows, hiveDashboardBody, startHiveGateway } from './hive-gateway.js';
 import { runGatewayLoad, runRestLoad, sizedAmount, type LoadResult } from './load.js';
 import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
@@ -172,16 +173,19 @@ export function cachingPasses(
 }
 
 /**
- * The `floor` pass: the dashboard alternately through the harness's gateway (CACHE=off) and through
- * dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick only), `rounds` runs each;
- * with `previousScript`, through another build's gateway too (gateway, previous, floor, …).
+ * The `floor` pass: the dashboard alternately through the harness's gateway (CACHE=off, its request log on)
+ * and through dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack, a yardstick only), and
+ * with `hiveGateway` through Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, another yardstick), `rounds`
+ * runs each; with `previousScript`, through another build's gateway too (gateway, previous, floor, Hive, …).
  */
 export interface FloorPassOptions {
   /** Sandbox latency (0: the gateways' own cost decides throughput). */
   latencyMs: number;
   connections: number;
-  /** Measured runs of each, alternating gateway, floor, gateway, floor… (gateway, previous, floor… with previousScript). */
+  /** Measured runs of each, alternating gateway, floor, Hive Gateway, gateway… (gateway, previous, floor… with previousScript). */
   rounds: number;
+  /** Hive Gateway over an OpenAPI source of the same two REST reads, composed at bench time, in the same alternation. */
+  hiveGateway: boolean;
   /**
    * Another build's main.js (relative to the project root or absolute, like gatewayScript), started like
    * the harness's gateway (same environment, CACHE=off, same node flags) and measured in the same
@@ -190,13 +194,17 @@ export interface FloorPassOptions {
   previousScript?: string;
 }
 
-/** Targets of the floor pass: gateway ÷ floor. */
-export const FLOOR_TARGETS = { requestsPerSecondRatio: 0.85, cpuRatio: 1.0 } as const;
+/**
+ * Targets of the floor pass (issue 47), the gateway with its default settings (its request log on):
+ * gateway ÷ floor, req/s at least 1.3 and CPU per request at most 0.7; Hive Gateway's CPU per request at
+ * least 4 times the gateway's (Hive ÷ gateway), and the gateway's req/s at least 4 times Hive Gateway's.
+ */
+export const FLOOR_TARGETS = { requestsPerSecondRatio: 1.3, cpuRatio: 0.7, hiveCpuRatio: 4, hiveRequestsPerSecondRatio: 4 } as const;
 
-/** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each. */
+/** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each, Hive Gateway too. */
 export function floorPass(
   names: readonly PassName[],
-  options: { repeat?: number; connections?: number; latencyMs?: number; previousScript?: string } = {},
+  options: { repeat?: number; connections?: number; latencyMs?: number; previousScript?: string; hiveGateway?: boolean } = {},
 ): Pick<BenchOptions, 'floor'> {
   if (!names.includes('floor')) return { floor: null };
   return {
@@ -204,6 +212,7 @@ export function floorPass(
       latencyMs: options.latencyMs ?? 0,
       connections: options.connections ?? 20,
       rounds: Math.max(3, options.repeat ?? 1),
+      hiveGateway: options.hiveGateway ?? true,
       ...(options.previousScript ? { previousScript: options.previousScript } : {}),
     },
   };
@@ -289,6 +298,11 @@ export interface Measurement {
   answersByCalls: Record<string, number> | null;
   /** Gateway only: user + system CPU time per request. */
   cpuMsPerRequest: number | null;
+  /**
+   * Gateway only: bytes the process wrote to its stdout per request (the gateway's request log; the
+   * harness reads and drops them); null where not counted.
+   */
+  outputBytesPerRequest: number | null;
   /** Gateway only: largest VmRSS sampled during the runs. */
   peakRssMb: number | null;
   /** The sandbox's CPU time per upstream call it answered (it shares the machine's cores). */
@@ -411,6 +425,8 @@ export interface FloorPassResult extends FloorPassOptions {
   requestsPerSecondRatio: number;
   /** Median CPU ms per request of the gateway ÷ the floor's (target ≤ FLOOR_TARGETS.cpuRatio). */
   cpuRatio: number;
+  /** Hive Gateway over OpenAPI (FloorPassOptions.hiveGateway), when it was measured. */
+  hive?: FloorHiveResult;
   /** One dashboard through each answered the same `data`; null when a check request failed. */
   sameData: boolean | null;
   /** Upstream calls of one dashboard through each (the check request). */
@@ -420,6 +436,27 @@ export interface FloorPassResult extends FloorPassOptions {
   /** The previous build's gateway (previousScript), when given. */
   previous?: FloorPreviousResult;
   notes: string[];
+}
+
+/** The floor pass's figures of Hive Gateway over an OpenAPI source (FloorPassOptions.hiveGateway), measured in the same alternation. */
+export interface FloorHiveResult {
+  /** Medians over the rounds (sums for requests and errors). */
+  measurement: Measurement;
+  /** Each run, in the order measured. */
+  runs: FloorRun[];
+  /** Median CPU ms per request of Hive Gateway ÷ the gateway's (target ≥ FLOOR_TARGETS.hiveCpuRatio). */
+  hiveCpuRatio: number;
+  /** Median req/s of the gateway ÷ Hive Gateway's (target ≥ FLOOR_TARGETS.hiveRequestsPerSecondRatio). */
+  gatewayRequestsPerSecondRatio: number;
+  /** Hive Gateway ÷ the floor: median CPU ms per request, and median req/s. */
+  floorCpuRatio: number;
+  floorRequestsPerSecondRatio: number;
+  /** Its dashboard had the gateway's website domain and statistics rows; null when a check request failed. */
+  sameData: boolean | null;
+  /** Upstream calls of one dashboard through it (the check request). */
+  checkCalls: number;
+  /** Its VmHWM at the end of the pass. */
+  peakRssMb: number | null;
 }
 
 /** The floor pass's figures of the previous build (FloorPassOptions.previousScript), measured in the same alternation. */
@@ -481,11 +518,13 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       ready: /listening on (http:\/\/[^\s]+)/,
     });
     children.push(sandbox);
+    // The gateway as users run it: NODE_ENV=production and its request log on at info (LOG_LEVEL's default),
+    // one line per request on its stdout, which the harness reads and drops (--gateway-env
+    // '{"LOG_LEVEL":"silent"}' to measure without it).
     const gatewayEnv: Record<string, string> = {
       HOST: '127.0.0.1',
       PORT: '0',
       UPSTREAM_URL: sandbox.url,
-      LOG_LEVEL: 'silent',
       NODE_ENV: 'production',
       // These passes measure the gateway's own work and its upstream calls, request by request: the read
       // cache would answer every repeat (--gateway-env '{"CACHE":"on"}' to measure with it).
@@ -519,12 +558,14 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const { previousScript } = options;
     const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
     const gatewayProcess = scenarioPasses || options.cachePass || options.floor ? await startGateway({}) : null;
-    const gateway = { url: gatewayProcess?.url ?? '', pid: gatewayProcess?.pid ?? 0 };
+    const gateway = { url: gatewayProcess?.url ?? '', pid: gatewayProcess?.pid ?? 0, outputBytes: gatewayProcess?.outputBytes };
     // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
     if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
     const previousProcess =
       previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined;
-    const previousGateway = previousProcess ? { url: previousProcess.url, pid: previousProcess.pid } : undefined;
+    const previousGateway = previousProcess
+      ? { url: previousProcess.url, pid: previousProcess.pid, outputBytes: previousProcess.outputBytes }
+      : undefined;
 
     control = new SandboxControl(sandbox.url, options.quietMs);
     // The same number of sockets as the gateway's pool, read the way the gateway reads it.
@@ -622,7 +663,15 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       previousProcess && script === previousScript
         ? Promise.resolve({ ...previousProcess, stop: async () => undefined }) // stopped with the others at the end
         : startGatewayFrom(script, {}, [], options.previousNode);
-    const floor = floorOptions ? { floor: await runFloorPass(floorOptions, options, harness, startFloor, startPrevious) } : {};
+    // Hive Gateway over the OpenAPI document of the dashboard's reads, composed against this sandbox.
+    const startHive = async (): Promise<ChildServer> => {
+      const child = await startHiveGateway(sandbox.url, options.gatewayNodeArgs);
+      children.push(child);
+      return child;
+    };
+    const floor = floorOptions
+      ? { floor: await runFloorPass(floorOptions, options, harness, { startFloor, startPrevious, startHive }) }
+      : {};
     // The repeated dashboard's stored answer against a static server with its bytes, after the floor.
     const startStatic = async (env: Record<string, string>): Promise<ChildServer> => {
       const child = await spawnServer({
@@ -703,7 +752,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
 interface Harness {
   control: SandboxControl;
   rest: RestClient;
-  gateway: { url: string; pid: number };
+  /** outputBytes: what the process has written to its stdout so far (ChildServer.outputBytes), where known. */
+  gateway: { url: string; pid: number; outputBytes?: (() => number) | undefined };
   sandboxPid: number;
   context: ScenarioContext;
 }
@@ -782,7 +832,7 @@ async function runCachePass(
 
     const warmProcess = await startGateway({ CACHE: 'on' });
     try {
-      const warm: Harness = { ...cold, gateway: { url: warmProcess.url, pid: warmProcess.pid } };
+      const warm: Harness = { ...cold, gateway: { url: warmProcess.url, pid: warmProcess.pid, outputBytes: warmProcess.outputBytes } };
       // Its first request fills the cache; the next one should read nothing upstream.
       await control.settle();
       const filledAt = performance.now();
@@ -821,18 +871,25 @@ async function runCachePass(
 /** The floor gateway's entry point, relative to the project root (always this build's, whatever --gateway-script says). */
 export const FLOOR_SCRIPT = 'dist-bench/bench/floor-gateway.js';
 
+/** What the floor pass starts besides the harness's gateway; each is stopped by the harness at the end too. */
+interface FloorStarters {
+  startFloor(): Promise<ChildServer>;
+  startPrevious(script: string): Promise<ChildServer>;
+  startHive(): Promise<ChildServer>;
+}
+
 /**
  * The dashboard through the harness's gateway (CACHE=off) and through a fresh floor gateway on the same
  * sandbox, alternately (gateway, floor, gateway, floor…), `rounds` measured runs each, each after its own
  * warm-up; medians of req/s and CPU per request, and their ratios gateway ÷ floor. With previousScript,
- * a fresh gateway of that build too, in the same alternation (gateway, previous, floor, …).
+ * a fresh gateway of that build too, in the same alternation (gateway, previous, floor, …); with `hiveGateway`,
+ * Hive Gateway over OpenAPI last in each round (its own form of the dashboard: the same seven reads).
  */
 async function runFloorPass(
   floorPass: FloorPassOptions,
   options: BenchOptions,
   harness: Harness,
-  startFloor: () => Promise<ChildServer>,
-  startPrevious: (script: string) => Promise<ChildServer>,
+  { startFloor, startPrevious, startHive }: FloorStarters,
 ): Promise<FloorPassResult> {
   const { control, log } = { control: harness.control, log: options.log };
   const notes: string[] = [];
@@ -843,23 +900,35 @@ async function runFloorPass(
   await control.setLatency(floorPass.latencyMs);
   log(
     `pass "floor": ${floorPass.latencyMs} ms sandbox, ${floorPass.connections} connections, the gateway (CACHE=off)` +
-      `${previousScript ? `, the previous build (${previousScript}, CACHE=off)` : ''} and the floor (${FLOOR_SCRIPT}) alternately`,
+      `${previousScript ? `, the previous build (${previousScript}, CACHE=off)` : ''}, the floor (${FLOOR_SCRIPT})` +
+      `${floorPass.hiveGateway ? ' and Hive Gateway over OpenAPI' : ''} alternately`,
   );
-  // Both at once (each is stopped by the harness at the end, whichever failed to start).
-  const [floorProcess, previousProcess] = await Promise.all([
+  // All at once (each is stopped by the harness at the end, whichever failed to start). Hive Gateway that
+  // cannot start is a note, and the pass goes on without it.
+  const [floorProcess, previousProcess, hiveProcess] = await Promise.all([
     startFloor(),
     previousScript ? startPrevious(previousScript) : Promise.resolve(undefined),
+    floorPass.hiveGateway
+      ? startHive().catch((error: Error) => {
+          notes.push(`Hive Gateway: not measured: ${error.message.split('\n')[0] ?? ''}`);
+          return undefined;
+        })
+      : Promise.resolve(undefined),
   ]);
   try {
-    const floorHarness: Harness = { ...harness, gateway: { url: floorProcess.url, pid: floorProcess.pid } };
-    const previousHarness: Harness | null = previousProcess
-      ? { ...harness, gateway: { url: previousProcess.url, pid: previousProcess.pid } }
-      : null;
+    const harnessOf = (child: ChildServer): Harness => ({
+      ...harness,
+      gateway: { url: child.url, pid: child.pid, outputBytes: child.outputBytes },
+    });
+    const floorHarness = harnessOf(floorProcess);
+    const previousHarness = previousProcess ? harnessOf(previousProcess) : null;
+    const hiveHarness = hiveProcess ? harnessOf(hiveProcess) : null;
+    const hiveSteps: GraphqlStep[] = [{ body: () => hiveDashboardBody(harness.context), dynamic: false }];
 
     // One dashboard through each: the same data, and the same number of upstream calls.
-    const checkOne = async (url: string, label: string): Promise<{ data: string | null; calls: number }> => {
+    const checkOne = async (url: string, label: string, asked = steps): Promise<{ data: string | null; calls: number }> => {
       await control.settle();
-      const answer = await fetchDashboard(url, steps);
+      const answer = await fetchDashboard(url, asked);
       if (answer.problem) notes.push(`check (${label}): ${answer.problem}`);
       const count = await control.reads();
       await control.resetLog();
@@ -870,6 +939,15 @@ async function runFloorPass(
     const gatewayCheck = await checkOne(harness.gateway.url, 'gateway');
     const previousCheck = previousHarness ? await checkOne(previousHarness.gateway.url, 'previous build') : null;
     const floorCheck = await checkOne(floorHarness.gateway.url, 'floor');
+    const hiveCheck = hiveHarness ? await checkOne(hiveHarness.gateway.url, 'Hive Gateway', hiveSteps) : null;
+    // Hive Gateway's answer has the OpenAPI document's shape: its website domain and statistics rows against the gateway's.
+    const rowsOf = (data: string | null, from: 'gateway' | 'hive'): string | null =>
+      data === null ? null : dashboardRows(JSON.parse(data), from);
+    const hiveRows = hiveCheck ? rowsOf(hiveCheck.data, 'hive') : null;
+    const gatewayRows = rowsOf(gatewayCheck.data, 'gateway');
+    const hiveSameData = hiveRows === null || gatewayRows === null ? null : hiveRows === gatewayRows;
+    if (hiveCheck && hiveCheck.data !== null && hiveRows === null) notes.push('Hive Gateway answered the dashboard in another shape');
+    if (hiveSameData === false) notes.push("Hive Gateway answered other statistics than the gateway's to the same dashboard");
     const sameData = gatewayCheck.data === null || floorCheck.data === null ? null : gatewayCheck.data === floorCheck.data;
     if (sameData === false) notes.push('the floor answered other data than the gateway to the same dashboard');
     // The previous build against both (a data difference between those two is noted above).
@@ -887,26 +965,30 @@ async function runFloorPass(
       }
     }
 
-    type Kind = 'gateway' | 'previous' | 'floor';
-    const targets: [Kind, Harness][] = [
-      ['gateway', harness],
-      ...(previousHarness ? [['previous', previousHarness] as [Kind, Harness]] : []),
-      ['floor', floorHarness],
+    type Kind = 'gateway' | 'previous' | 'floor' | 'hive';
+    const label: Record<Kind, string> = { gateway: 'gateway', previous: 'previous build', floor: 'floor', hive: 'Hive Gateway' };
+    const targets: [Kind, Harness, GraphqlStep[]][] = [
+      ['gateway', harness, steps],
+      ...(previousHarness ? [['previous', previousHarness, steps] as [Kind, Harness, GraphqlStep[]]] : []),
+      ['floor', floorHarness, steps],
+      ...(hiveHarness ? [['hive', hiveHarness, hiveSteps] as [Kind, Harness, GraphqlStep[]]] : []),
     ];
-    const runs: Record<Kind, RunFigures[]> = { gateway: [], previous: [], floor: [] };
+    const runs: Record<Kind, RunFigures[]> = { gateway: [], previous: [], floor: [], hive: [] };
     for (let round = 1; round <= floorPass.rounds; round++) {
-      for (const [kind, target] of targets) {
-        log(`  dashboard through the ${kind === 'previous' ? 'previous build' : kind} (run ${round}/${floorPass.rounds})`);
-        runs[kind].push(await measureGateway(scenario, steps, pass, options, target));
+      for (const [kind, target, asked] of targets) {
+        log(`  dashboard through the ${label[kind]} (run ${round}/${floorPass.rounds})`);
+        runs[kind].push(await measureGateway(scenario, asked, pass, options, target));
       }
     }
     const gateway = summarise('gateway', runs.gateway);
     const floor = summarise('gateway', runs.floor);
     const previous = previousHarness ? summarise('gateway', runs.previous) : null;
+    const hive = hiveHarness ? summarise('gateway', runs.hive) : null;
     for (const [kind, measurement] of [
       ['gateway', gateway],
       ['previous build', previous],
       ['floor', floor],
+      ['Hive Gateway', hive],
     ] as const) {
       if (measurement && measurement.errors > 0)
         notes.push(`${measurement.errors} requests through the ${kind} failed (transport error, non-2xx or GraphQL errors)`);
@@ -932,6 +1014,22 @@ async function runFloorPass(
             },
           }
         : {};
+    const hiveResult: { hive: FloorHiveResult } | Record<string, never> =
+      hive && hiveCheck && hiveProcess
+        ? {
+            hive: {
+              measurement: hive,
+              runs: each(runs.hive),
+              hiveCpuRatio: ratioOf(hive.cpuMsPerRequest, gateway.cpuMsPerRequest),
+              gatewayRequestsPerSecondRatio: ratioOf(gateway.requestsPerSecond, hive.requestsPerSecond),
+              floorCpuRatio: ratioOf(hive.cpuMsPerRequest, floor.cpuMsPerRequest),
+              floorRequestsPerSecondRatio: ratioOf(hive.requestsPerSecond, floor.requestsPerSecond),
+              sameData: hiveSameData,
+              checkCalls: hiveCheck.calls,
+              peakRssMb: memoryMb(hiveProcess.pid, 'VmHWM'),
+            },
+          }
+        : {};
     return {
       ...floorPass,
       gateway,
@@ -943,9 +1041,11 @@ async function runFloorPass(
       checkCalls: { gateway: gatewayCheck.calls, floor: floorCheck.calls },
       floorPeakRssMb: memoryMb(floorProcess.pid, 'VmHWM'),
       ...previousResult,
+      ...hiveResult,
       notes,
     };
   } finally {
+    await hiveProcess?.stop();
     await previousProcess?.stop();
     await floorProcess.stop();
   }
@@ -1113,6 +1213,8 @@ interface RunFigures {
   load: LoadResult;
   upstreamCalls: number;
   cpuMs: number | null;
+  /** Bytes the gateway wrote to its stdout during the run (its request log); null where not counted. */
+  outputBytes: number | null;
   peakRssMb: number | null;
   sandboxCpuMs: number | null;
 }
@@ -1136,14 +1238,17 @@ async function measureGateway(
   await control.settle();
   const cpu0 = cpuTimeMs(gateway.pid);
   const sandbox0 = cpuTimeMs(sandboxPid);
+  const output0 = gateway.outputBytes?.() ?? null;
   const rss = sampleRss(gateway.pid);
   const load = await runGatewayLoad({ ...base, amount });
   const peakRssMb = rss.stop();
   const cpuMs = difference(cpu0, cpuTimeMs(gateway.pid));
   const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
   const { count } = await control.count();
+  // After a round trip to the sandbox: the last lines of the run have been read from the pipe by then.
+  const outputBytes = difference(output0, gateway.outputBytes?.() ?? null);
   await control.resetLog();
-  return { load, upstreamCalls: count, cpuMs, peakRssMb, sandboxCpuMs };
+  return { load, upstreamCalls: count, cpuMs, outputBytes, peakRssMb, sandboxCpuMs };
 }
 
 async function measureRest(
@@ -1161,7 +1266,7 @@ async function measureRest(
   const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
   const { count } = await control.count();
   await control.resetLog();
-  return { load, upstreamCalls: count, cpuMs: null, peakRssMb: null, sandboxCpuMs };
+  return { load, upstreamCalls: count, cpuMs: null, outputBytes: null, peakRssMb: null, sandboxCpuMs };
 }
 
 /** The runs' answersByCalls added up. */
@@ -1193,6 +1298,7 @@ function summarise(client: ClientKind, runs: readonly RunFigures[]): Measurement
       calls: done > 0 ? run.upstreamCalls / done : Number.NaN,
       reported: run.load.reportedCalls === null || done === 0 ? null : run.load.reportedCalls / done,
       cpu: run.cpuMs === null || done === 0 ? null : run.cpuMs / done,
+      output: run.outputBytes === null || done === 0 ? null : run.outputBytes / done,
       sandboxCpu: run.sandboxCpuMs === null || run.upstreamCalls === 0 ? null : run.sandboxCpuMs / run.upstreamCalls,
     };
   });
@@ -1213,6 +1319,7 @@ function summarise(client: ClientKind, runs: readonly RunFigures[]): Measurement
         : null,
     answersByCalls: client === 'gateway' && runs.every((run) => run.load.answersByCalls !== null) ? sumCounts(runs) : null,
     cpuMsPerRequest: client === 'gateway' ? med((f) => f.cpu) : null,
+    outputBytesPerRequest: client === 'gateway' ? median(each.map((f) => f.output)) : null,
     peakRssMb: client === 'gateway' ? maxOf(runs.map((run) => run.peakRssMb)) : null,
     sandboxCpuMsPerCall: median(each.map((f) => f.sandboxCpu)),
   };

@@ -21,6 +21,7 @@ export {
   type DefaultPassOptions,
   type FloorPassOptions,
   type FloorPassResult,
+  type FloorHiveResult,
   type FloorPreviousResult,
   type FloorRun,
   type Measurement,

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'undici';
@@ -27,13 +28,20 @@ export interface ChildServer {
   pid: number;
   /** What the process printed as its address. */
   url: string;
+  /**
+   * Bytes it has written to its stdout since it printed its address (the gateway's request log goes
+   * there): read and dropped by the harness, only counted.
+   */
+  outputBytes(): number;
   /** SIGTERM (the servers exit cleanly on it, which also writes a --cpu-prof profile), SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
 
 export interface SpawnServerOptions {
-  /** Script path relative to the project root, e.g. dist/main.js. */
+  /** Script path relative to the project root, e.g. dist/main.js, or absolute. */
   script: string;
+  /** Arguments after the script. */
+  args?: readonly string[];
   env: Record<string, string>;
   /** First capture group: the URL the process prints once it listens. */
   ready: RegExp;
@@ -48,7 +56,7 @@ export interface SpawnServerOptions {
 export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
   const script = fileURLToPath(new URL(options.script, `file://${PROJECT_ROOT}`));
   if (!existsSync(script)) throw new Error(`${options.script} is missing: run "npm run build" first.`);
-  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), script], {
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), script, ...(options.args ?? [])], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,13 +66,16 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     stderr = (stderr + chunk).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let outputBytes = 0;
 
   const url = await new Promise<string>((resolve, reject) => {
+    // Decoded only until the address shows; after it, the output is counted, never decoded.
+    const decoder = new StringDecoder('utf8');
     let stdout = '';
     const onExit = (code: number | null, signal: string | null): void => fail(`exited (${signal ?? code}) before it was ready`);
     const onError = (error: Error): void => fail(error.message);
-    const onData = (chunk: string): void => {
-      stdout += chunk;
+    const onData = (chunk: Buffer): void => {
+      stdout += decoder.write(chunk);
       const match = options.ready.exec(stdout);
       if (!match?.[1]) return;
       settle();
@@ -74,8 +85,10 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
       clearTimeout(timer);
       child.off('exit', onExit).off('error', onError);
       child.stdout?.off('data', onData);
-      // Keep draining its output so a full pipe never blocks it.
-      child.stdout?.resume();
+      // Keep draining its output (the request log, one line per request) so a full pipe never blocks it.
+      child.stdout?.on('data', (chunk: Buffer) => {
+        outputBytes += chunk.length;
+      });
     };
     const fail = (message: string): void => {
       settle();
@@ -84,10 +97,10 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     };
     const timer = setTimeout(() => fail('did not print its address in time'), options.timeoutMs ?? 15_000);
     child.on('exit', onExit).on('error', onError);
-    child.stdout?.setEncoding('utf8').on('data', onData);
+    child.stdout?.on('data', onData);
   });
 
-  return { pid: child.pid as number, url, stop: () => stopChild(child, exited) };
+  return { pid: child.pid as number, url, outputBytes: () => outputBytes, stop: () => stopChild(child, exited) };
 }
 
 /** A TCP port free on 127.0.0.1 right now (for a program that cannot pick its own, like redis-server). */
@@ -209,13 +222,16 @@ export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000, e
   const child = spawn(program, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
+  let outputBytes = 0;
   try {
     const version = await new Promise<string | null>((resolve, reject) => {
       const done = (error: Error | null, value: string | null = null): void => {
         clearTimeout(timer);
         child.off('exit', onExit).off('error', onError);
         child.stdout?.off('data', onData);
-        child.stdout?.resume();
+        child.stdout?.on('data', (chunk: string) => {
+          outputBytes += Buffer.byteLength(chunk);
+        });
         child.stderr?.resume();
         if (error) reject(error);
         else resolve(value);
@@ -237,6 +253,7 @@ export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000, e
       url: `redis://127.0.0.1:${port}`,
       port,
       version,
+      outputBytes: () => outputBytes,
       stop: async () => {
         await stopChild(child, exited);
         rmSync(dir, { recursive: true, force: true });

@@ -21,8 +21,11 @@ export interface StoredPassOptions {
   redisServer: string | null;
 }
 
-/** Targets: the repeated dashboard against the static server. */
-export const STORED_TARGETS = { cpuRatio: 4, requestsPerSecondRatio: 0.25 } as const;
+/**
+ * Target (issue 47): the repeated dashboard's CPU per request at most twice the static server's. Its
+ * req/s against the static server's is shown for information only.
+ */
+export const STORED_TARGETS = { cpuRatio: 2 } as const;
 
 export const STATIC_SCRIPT = 'dist-bench/bench/static-server.js';
 
@@ -47,7 +50,7 @@ export interface StoredPassResult extends StoredPassOptions {
   static: StoredRow;
   /** Gateway B on one Redis with A, which stored the answer; null when not measured. */
   shared: StoredRow | null;
-  /** stored ÷ static: CPU ms/req (target ≤ 4), req/s (target ≥ 0.25); the same for shared. */
+  /** stored ÷ static: CPU ms/req (target ≤ STORED_TARGETS.cpuRatio), req/s (information); the same for shared. */
   cpuRatio: number;
   requestsPerSecondRatio: number;
   sharedCpuRatio: number | null;

@@ -1,6 +1,7 @@
-// A short run of the floor pass, so that it never rots: the gateway, a previous build and the minimal
-// floor gateway (bench/floor-gateway.ts) on the same stack, alternately. It spawns dist/sandbox/main.js
-// and dist/main.js: `npm test` builds them first.
+// A short run of the floor pass, so that it never rots: the gateway (its request log on), a previous build,
+// the minimal floor gateway (bench/floor-gateway.ts) on the same stack and Hive Gateway over an OpenAPI
+// source (bench/hive-gateway.ts), alternately. It spawns dist/sandbox/main.js, dist/main.js and
+// dist-bench/bench/hive-compose.js: `npm test` builds them first.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +12,11 @@ import { RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js
 describe('benchmark harness: the floor pass', () => {
   expectEveryProcessEnded();
 
-  it('runs the floor pass short: the gateway, a previous build and the minimal floor gateway alternately, with their ratios', async () => {
-    // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each; no previous build unless given.
+  it('runs the floor pass short: the gateway, a previous build, the floor gateway and Hive Gateway alternately, with their ratios', async () => {
+    // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each, Hive Gateway too; no previous build unless given.
     expect(floorPass([])).toEqual({ floor: null });
-    expect(floorPass(['floor'], { repeat: 1 })).toStrictEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3 } });
+    expect(floorPass(['floor'], { repeat: 1 })).toStrictEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3, hiveGateway: true } });
+    expect(floorPass(['floor'], { hiveGateway: false }).floor?.hiveGateway).toBe(false);
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
@@ -50,10 +52,20 @@ describe('benchmark harness: the floor pass', () => {
     expect(previous?.runs).toHaveLength(2);
     expectCalls(floor?.gateway, 7);
     expectCalls(previous?.measurement, 7);
-    // The floor's answers do not count their calls: at least the reads reach the sandbox.
-    expect(floor?.floor.reportedCallsPerRequest).toBeNull();
-    expect(floor?.floor.upstreamCallsPerRequest).toBeGreaterThanOrEqual(7);
-    for (const m of [floor?.gateway, floor?.floor, previous?.measurement]) {
+    // Hive Gateway over OpenAPI: the same seven reads, the same statistics rows as the gateway's.
+    const hive = floor?.hive;
+    expect(hive?.checkCalls).toBe(7);
+    expect(hive?.sameData).toBe(true);
+    expect(hive?.runs).toHaveLength(2);
+    // The floor's and Hive Gateway's answers do not count their calls: at least the reads reach the sandbox.
+    for (const m of [floor?.floor, hive?.measurement]) {
+      expect(m?.reportedCallsPerRequest).toBeNull();
+      expect(m?.upstreamCallsPerRequest).toBeGreaterThanOrEqual(7);
+    }
+    // The gateway runs with its request log on (the default LOG_LEVEL): lines on its stdout, read by the harness.
+    expect(floor?.gateway.outputBytesPerRequest).toBeGreaterThan(0);
+    expect(previous?.measurement.outputBytesPerRequest).toBeGreaterThan(0);
+    for (const m of [floor?.gateway, floor?.floor, previous?.measurement, hive?.measurement]) {
       expect(m?.errors).toBe(0);
       for (const figure of [m?.requestsPerSecond, m?.cpuMsPerRequest]) {
         expect(Number.isFinite(figure)).toBe(true);
@@ -66,7 +78,8 @@ describe('benchmark harness: the floor pass', () => {
       previous?.gatewayRequestsPerSecondRatio,
       previous?.gatewayCpuRatio,
     ];
-    for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio, ...ratios]) {
+    const hiveRatios = [hive?.hiveCpuRatio, hive?.gatewayRequestsPerSecondRatio, hive?.floorCpuRatio, hive?.floorRequestsPerSecondRatio];
+    for (const ratio of [floor?.requestsPerSecondRatio, floor?.cpuRatio, ...ratios, ...hiveRatios]) {
       expect(Number.isFinite(ratio)).toBe(true);
       expect(ratio).toBeGreaterThan(0);
     }
@@ -75,17 +88,31 @@ describe('benchmark harness: the floor pass', () => {
     expect(json.floor?.previousScript).toBe('dist/main.js');
     expect(json.floor?.previous?.gatewayRequestsPerSecondRatio).toBe(previous?.gatewayRequestsPerSecondRatio);
     expect(json.floor?.previous?.runs).toHaveLength(2);
+    expect(json.floor?.hive?.hiveCpuRatio).toBe(hive?.hiveCpuRatio);
 
     const markdown = formatReport(report);
     expect(markdown).toContain(
-      '## Pass "floor": the gateway against a minimal gateway on the same stack, 0 ms sandbox latency, 20 connections',
+      '## Pass "floor": the gateway against a minimal gateway on the same stack and Hive Gateway over OpenAPI, 0 ms sandbox latency, 20 connections',
     );
-    expect(markdown).toMatch(/\| gateway \(CACHE=off\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \|/);
-    expect(markdown).toMatch(/\| floor \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \|/);
-    // The previous build: the third row, its ratios to the floor, and this build against it.
+    // The gateway wrote its request log (stdout bytes per request above 0); the floor writes nothing.
     expect(markdown).toMatch(
-      /\| floor \|.*\n\| previous \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \| [\d.]+ \| \d+, \d+ \| [\d.]+, [\d.]+ \|\n/,
+      /\| gateway \(CACHE=off\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \| [\d.]+ \| [1-9]\d* \|/,
     );
+    expect(markdown).toMatch(/\| floor \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \| [\d.]+ \| 0 \|/);
+    // The previous build, then Hive Gateway: their rows, their ratios, and this build against them.
+    expect(markdown).toMatch(
+      /\| floor \|.*\n\| previous \(dist\/main\.js\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \| [\d.]+ \| \d+ \| \d+, \d+ \| [\d.]+, [\d.]+ \|\n/,
+    );
+    expect(markdown).toMatch(
+      /\| previous .*\n\| Hive Gateway \(OpenAPI\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \| [\d.]+ \| \d+ \| \d+, \d+ \| [\d.]+, [\d.]+ \|\n/,
+    );
+    expect(markdown).toContain(
+      "measured last in each round with the same dashboard in its own schema: 7 upstream calls; the same website and statistics rows as the gateway's.",
+    );
+    expect(markdown).toMatch(
+      /\nHive Gateway ÷ gateway: CPU ms\/req \d+\.\d\d \(target ≥ 4: (met|not met)\); gateway ÷ Hive Gateway: req\/s \d+\.\d\d \(target ≥ 4: (met|not met)\)\.\n/,
+    );
+    expect(markdown).toMatch(/\nHive Gateway ÷ floor: CPU ms\/req \d+\.\d\d; req\/s \d+\.\d\d\.\n/);
     expect(markdown).toContain(
       'All three answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the previous build, 7 through the floor.',
     );
@@ -95,20 +122,24 @@ describe('benchmark harness: the floor pass', () => {
     );
     // The ratios and their targets, printed whether met or not.
     expect(markdown).toMatch(
-      /Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 0\.85: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 1: (met|not met)\)\./,
+      /Gateway ÷ floor: req\/s \d+\.\d\d \(target ≥ 1\.3: (met|not met)\); CPU ms\/req \d+\.\d\d \(target ≤ 0\.7: (met|not met)\)\./,
     );
-    expect(markdown).toMatch(/\| gateway req\/s ÷ floor req\/s ≥ 0\.85 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
-    expect(markdown).toMatch(/\| gateway CPU ms\/req ÷ floor CPU ms\/req ≤ 1 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| gateway req\/s ÷ floor req\/s ≥ 1\.3 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| gateway CPU ms\/req ÷ floor CPU ms\/req ≤ 0\.7 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| Hive Gateway CPU ms\/req ÷ gateway CPU ms\/req ≥ 4 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(/\| gateway req\/s ÷ Hive Gateway req\/s ≥ 4 .* \| \d+\.\d\d \(\d+ ÷ \d+\) \| [✓✗] \|/);
     // A run of the floor pass alone judges only its targets, and those stay about gateway ÷ floor.
     expect(markdown).not.toContain('dashboard p50 within upstream latency');
     expect(markdown.slice(markdown.indexOf('## Targets'))).not.toMatch(/previous/i);
 
-    // Without a previous build, the section has no trace of one.
-    const { previous: _previous, previousScript: _script, ...withoutPrevious } = floor ?? ({} as NonNullable<typeof floor>);
+    // Without a previous build, the section has no trace of one; without Hive Gateway, its targets are not measured.
+    const { previous: _previous, previousScript: _script, hive: _hive, ...withoutOthers } = floor ?? ({} as NonNullable<typeof floor>);
     const { previousNode: _node, ...withoutPreviousNode } = report;
-    const plain = formatReport({ ...withoutPreviousNode, floor: withoutPrevious });
+    const plain = formatReport({ ...withoutPreviousNode, floor: withoutOthers });
     expect(plain).not.toMatch(/previous/i);
     expect(plain).toContain('Both answered the same data. One dashboard made 7 upstream calls through the gateway, 7 through the floor.');
     expect(plain).toMatch(/\| floor \|.*\|\n\nGateway ÷ floor: /);
+    expect(plain).not.toContain('Hive Gateway ÷');
+    expect(plain).toMatch(/\| gateway req\/s ÷ Hive Gateway req\/s ≥ 4 .* \| not measured \| – \|/);
   }, 60_000);
 });
