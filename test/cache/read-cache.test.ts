@@ -702,7 +702,7 @@ describe("statistics of a website the key cannot read are never cached under it 
     "%s: KEY_2 asking for KEY_1's website is NOT_FOUND each time, in one round trip, and no statistics are stored",
     async (_name, query) => {
       const setSpy = vi.spyOn(MemoryCacheStore.prototype, 'set');
-      const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' }, { sandbox: { dialect: 'legacy', latencyMs: 50 } });
+      const { stack } = await cachedStack({ KEY_RECHECK_S: '3600' }, { sandbox: { dialect: 'legacy', latencyMs: 300 } });
       // The look-ahead starts statistics with the website only for keys the install accepted lately.
       for (const key of [KEY_1, KEY_2]) dataOf(await stack.gql('{ websites { totalCount } }', {}, key));
       for (let attempt = 1; attempt <= 2; attempt++) {
