@@ -3,7 +3,8 @@
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { stdoutLogger } from './log.js';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
@@ -56,29 +57,6 @@ export interface Gateway {
   onDraining(listener: () => void): void;
   /** Ends every connection at once, then closes the upstream pool and the store. */
   close(): Promise<void>;
-}
-
-/** Lines gathered before a write to stdout: a write per line costs more than the line (about 16 request lines). */
-const LOG_WRITE_MIN_BYTES = 4096;
-/** The longest a line waits for others before it is written anyway. */
-const LOG_FLUSH_MS = 250;
-
-/**
- * The gateway's log: pino to stdout, written without waiting, lines gathered into writes of
- * LOG_WRITE_MIN_BYTES or every LOG_FLUSH_MS, and what is left written at exit (pino's destination does).
- */
-function stdoutLogger(level: string): { logger: Logger; stopLog: () => void } {
-  if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
-  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MIN_BYTES });
-  const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
-  flushing.unref();
-  return {
-    logger: pino({ level, base: null }, destination),
-    stopLog: () => {
-      clearInterval(flushing);
-      destination.flush();
-    },
-  };
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {

@@ -1,0 +1,26 @@
+// A short run of bench/request-log.ts, so that it never rots: each way of writing the request log runs
+// in a child whose stdout is a pipe; the figures come out finite and of the right sign, never their size.
+import { describe, expect, it } from 'vitest';
+import { LOG_WAYS, formatRequestLog, measureRequestLog } from '../../bench/request-log.js';
+import { expectEveryProcessEnded } from './short.js';
+
+describe('benchmark: the request log', () => {
+  expectEveryProcessEnded();
+
+  it('measures each way in a child, with a quick and a busy reader', async () => {
+    for (const reader of ['quick', 'busy'] as const) {
+      const results = await measureRequestLog({ lines: 2_000, rounds: 1, reader });
+      expect(results.map((result) => result.way)).toEqual([...LOG_WAYS]);
+      for (const result of results) {
+        expect(result.microsPerLine).toHaveLength(1);
+        expect(Number.isFinite(result.medianMicrosPerLine)).toBe(true);
+        expect(result.medianMicrosPerLine).toBeGreaterThan(0);
+        // `none` writes nothing; the two others every line, the same bytes.
+        if (result.way === 'none') expect(result.bytesPerLine).toBe(0);
+        else expect(result.bytesPerLine).toBeGreaterThan(100);
+      }
+      expect(results[1]?.bytesPerLine).toBe(results[2]?.bytesPerLine);
+      expect(formatRequestLog(results, 2_000, reader)).toContain(`its reader ${reader}`);
+    }
+  });
+});
