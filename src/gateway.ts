@@ -9,6 +9,7 @@ import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
+import { RequestLog } from './graphql/plugins/use-request-log.js';
 import { tracesAllowed } from './graphql/plugins/use-request-trace.js';
 import type { RequestState } from './graphql/request-state.js';
 import { createAnswerCache, type AnswerCache } from './cache/stored-answers.js';
@@ -101,24 +102,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : undefined;
   // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
   // below LOG_LEVEL=info, nor with nothing else to tell: the line would be built for nothing).
-  const toldOfStored = metrics !== null || config.tracing || logger.isLevelEnabled('info');
+  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing).
+  const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger) : undefined;
+  const toldOfStored = metrics !== null || config.tracing || requestLog !== undefined;
   if (toldOfStored)
     answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
       metrics?.storedAnswer('sent');
       const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
-      logger.info(
-        {
-          operation,
-          durationMs,
-          upstreamCalls: 0,
-          cost,
-          cache: { hits: reads, misses: 0, stale: 0 },
-          outcome: 'ok',
-          storedAnswer: true,
-          ...(traceId === undefined ? {} : { trace_id: traceId }),
-        },
-        'graphql request',
-      );
+      requestLog?.write(operation, {
+        durationMs,
+        upstreamCalls: 0,
+        cost,
+        cache: { hits: reads, misses: 0, stale: 0 },
+        outcome: 'ok',
+        storedAnswer: true,
+        trace_id: traceId,
+      });
     });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
@@ -132,7 +131,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const { yoga, answer } = createGatewayYoga(config, {
     upstream,
-    logger,
+    ...(requestLog ? { requestLog } : {}),
     live,
     ...(answers ? { answers } : {}),
     ...(etagSecret ? { etagSecret } : {}),

@@ -4,7 +4,6 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Logger } from 'pino';
 import type { AnswerKeeper } from '../cache/stored-answers.js';
 import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
 import { flag, onOff, type SettingsOf } from '../settings.js';
@@ -36,7 +35,7 @@ import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan } from './plugins/use-plan.js';
-import { RequestLog, useRequestLog } from './plugins/use-request-log.js';
+import { type RequestLog, useRequestLog } from './plugins/use-request-log.js';
 import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
 import { useStoredAnswers } from './plugins/use-stored-answers.js';
@@ -85,7 +84,8 @@ export interface GatewayYogaOptions {
   upstream: Upstream;
   /** Where APQ registrations go when several gateways share a store (Redis); default this process. */
   documentRegistry?: DocumentRegistry;
-  logger: Logger;
+  /** The request log (gateway.ts; none below LOG_LEVEL=info): a line per request. */
+  requestLog?: RequestLog;
   /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
   /** Where the GraphQL figures go (METRICS_PORT set); without it none are kept. */
@@ -117,7 +117,7 @@ const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
   config: GatewayYogaConfig,
-  { upstream, logger, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
+  { upstream, requestLog, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
 ): GatewayGraphQL {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
@@ -131,8 +131,7 @@ export function createGatewayYoga(
   const checks = [useArgumentChecks(), useCostLimit({ limit: config.maxCost })];
   const plan = usePlan(checks);
   const compiled = useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes });
-  // Not at all below LOG_LEVEL=info: its lines would be built for nothing on every request.
-  const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger) : undefined;
+
   // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
   const traces = tracesAllowed(config);
   const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;

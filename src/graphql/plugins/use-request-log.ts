@@ -18,8 +18,10 @@ export interface RequestLogLine {
   cache: { hits: number; misses: number; stale: number };
   outcome: 'ok' | 'error';
   errorCodes?: string[];
+  /** Sent from its stored answer (cache/stored-answers.ts), before GraphQL ran. */
+  storedAnswer?: true;
   /** The request's OpenTelemetry trace id, when tracing is on. */
-  trace_id?: string;
+  trace_id?: string | undefined;
 }
 
 /** A line's figures: all but the operation's name. */
