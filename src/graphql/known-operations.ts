@@ -269,13 +269,11 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       const body = bodyOf(req, state, endpoint);
       const form = body === undefined ? undefined : formOf(body);
       if (body === undefined || form === undefined) return next();
+      // Whenever yoga runs it (here or later), the form is learned if it runs as a known operation can (`step`).
+      state.knownForm = form;
       const known = forms.get(form);
       const type = known === undefined ? null : answerTypeOf(req, accepts);
-      if (known === undefined || type === null) {
-        // Yoga runs it: the form is learned if it runs as a known operation can (`step`).
-        state.knownForm = form;
-        return next();
-      }
+      if (known === undefined || type === null) return next();
       answerKnown(req, res, state, known, body, type, next).catch((error: unknown) => {
         // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
         log?.fault(error);
@@ -298,8 +296,10 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
         }
         const planned = context.plan;
         const form = state.knownForm;
-        if (!planned || planned.selection === null || form === undefined || forms.has(form)) return;
+        if (!planned || planned.selection === null || form === undefined) return;
         const { operation } = planned;
+        // Known already, as this plan (a document parsed again has a plan of its own, compiled anew).
+        if (forms.get(form)?.operation === operation) return;
         if (operation.type !== 'query' || operation.document.incremental || operation.document.conditional) return;
         if (compiled.compiledOf(operation) === undefined) return;
         forms.set(form, { operation, operationName: args.operationName ?? null });

@@ -365,3 +365,27 @@ describe('known operations with the cache on', () => {
     expect(reachedYoga.count).toBe(0);
   });
 });
+
+describe('a known operation whose document was parsed again', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // No parsed document kept, and room for about one compiled operation: each run parses anew, and
+    // another operation's compilation pushes the first one's out.
+    stack = await startStack({ env: { DOCUMENT_CACHE_MAX_BYTES: '0', COMPILED_CACHE_MAX_BYTES: '40000' } });
+  });
+  afterAll(() => stack?.close());
+
+  it('is learned again as its new plan, and answered without yoga after that', async () => {
+    const site = { query: '{ website(id: "1") { id domain } }' };
+    const sites = { query: '{ websites { totalCount } }' };
+    await send(stack, site);
+    await send(stack, sites);
+    reachedYoga.count = 0;
+    // Its compiled form was pushed out: yoga runs it, and the path learns its new plan.
+    const again = await send(stack, site);
+    expect(JSON.parse(again.body).data.website.domain).toBeTruthy();
+    expect(reachedYoga.count).toBe(1);
+    await send(stack, site);
+    expect(reachedYoga.count).toBe(1);
+  });
+});
