@@ -91,6 +91,8 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
+  /** The check of the secret that answered last, and its answer: at hand while it is the one in use. */
+  private settledSecret: { check: Promise<string>; secret: string } | undefined;
   /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
   private withoutFlags = false;
   /** Reads a cluster's slots again while one of its nodes is lost. */
@@ -282,7 +284,7 @@ export class RedisCacheStore implements CacheStore {
    * gateway whose secret was replaced takes the new one (the gateways share entries again).
    */
   secret(): Promise<string> {
-    if (this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs) return this.sharedSecret;
+    if (this.secretIsRecent()) return this.sharedSecret as Promise<string>;
     this.secretCheckedAt = Date.now();
     const key = `${PREFIX}secret`;
     const proposed = this.knownSecret ?? randomBytes(32).toString('hex');
@@ -293,6 +295,7 @@ export class RedisCacheStore implements CacheStore {
       const secret = getReply?.[1];
       if (typeof secret !== 'string' || secret === '') throw new Error('Redis lost the cache secret');
       this.knownSecret = secret;
+      this.settledSecret = { check, secret };
       return secret;
     });
     this.sharedSecret = check;
@@ -300,6 +303,16 @@ export class RedisCacheStore implements CacheStore {
       if (this.sharedSecret === check) this.sharedSecret = undefined; // try again on the next request
     });
     return check;
+  }
+
+  /** The secret, when the check in use (within the recheck period) has answered: no call, no wait. */
+  secretNow(): string | undefined {
+    const settled = this.settledSecret;
+    return settled !== undefined && settled.check === this.sharedSecret && this.secretIsRecent() ? settled.secret : undefined;
+  }
+
+  private secretIsRecent(): boolean {
+    return this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs;
   }
 
   async close(): Promise<void> {

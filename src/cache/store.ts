@@ -50,11 +50,12 @@ export interface CacheStore {
   secret(): Promise<string>;
   /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
   look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
+  /** The secret when the store has it at hand, without a call or a wait (undefined: ask `secret`). */
+  secretNow?(): string | undefined;
   /**
-   * A store in this process's memory answers at once: the secret and a look without a promise, so that
-   * a stored answer is found and sent in one go (no wait, so no budget to count). None for Redis.
+   * A store in this process's memory answers a look at once, without a promise, so that a stored answer
+   * is found and sent in one go (no wait, so no budget to count). None for Redis.
    */
-  secretNow?(): string;
   lookNow?(key: string, counters: readonly string[], marks: readonly string[]): StoreLook;
   /** Told when the connection to a store over the network is lost and when it is ready again (none for memory). */
   onConnection?(listener: (event: 'lost' | 'ready') => void): void;

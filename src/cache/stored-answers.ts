@@ -179,18 +179,19 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const marksOf = (place: Place): string[] => [storeNames.seen(place.keyId)];
 
   /**
-   * What the store's answer says: where the request's answer goes (set in its state), and the stored
-   * answer to send if it is there, its key's counters unmoved, fresh, and its key seen lately.
+   * What the store's answer says: the stored answer to send if it is there, its key's counters unmoved,
+   * fresh, and its key seen lately; else where the request's answer goes (set in its state).
    */
   function hitIn(found: StoreLook, place: Place, state: AnswerRequest): Hit | undefined {
     const { record, counters, marks } = found;
     const [generation = 0, writes = 0] = counters;
+    if (record !== undefined && record.bytes !== undefined && marks[0] === true) {
+      const answer = record.value as HeldAnswer;
+      const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
+      if (answer.generation === generation && answer.writes === writes && maxAge > 0) return { answer, body: record.bytes, maxAge };
+    }
     state.answerSlot = { name: place.name, keyId: place.keyId, generation, writes };
-    if (record === undefined || record.bytes === undefined || marks[0] !== true) return undefined;
-    const answer = record.value as HeldAnswer;
-    const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
-    if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return undefined;
-    return { answer, body: record.bytes, maxAge };
+    return undefined;
   }
 
   /** The lookup through a store that answers at once (memory): no promise, no budget. */
@@ -209,7 +210,8 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   async function lookUp(req: IncomingMessage, state: AnswerRequest, ask: StoreCall): Promise<Hit | undefined> {
     if (state.key === null || options.owes?.(state.key) === true) return undefined;
-    const secret = await ask('secret', () => store.secret());
+    // The secret at hand when the store has it (Redis read it lately): no call, no timer.
+    const secret = store.secretNow?.() ?? (await ask('secret', () => store.secret()));
     if (secret === undefined) return undefined;
     const place = placeOf(req, state, secret);
     if (place === null) return undefined;
@@ -279,10 +281,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
           return next();
         }
         // Its client left while the store answered: nothing to send, and nothing more to do.
-        if (!res.destroyed) {
-          delete state.answerSlot;
-          send(req, res, hit, startedAt, state.trace);
-        }
+        if (!res.destroyed) send(req, res, hit, startedAt, state.trace);
         sent?.();
       };
       if (store.lookNow !== undefined) return answer(lookNow(req, state), { usedMs: 0, spent: false });

@@ -135,6 +135,26 @@ describe('MemoryCacheStore: records held as text', () => {
   });
 });
 
+describe("MemoryCacheStore: a record's bytes", () => {
+  it('are held in a buffer of their own, counted byte for byte beside the JSON, and given back as they are', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    const given = Buffer.from('{"data":{"page":"/café"}}');
+    const record: CacheRecord = { ...recordOf({ headers: ['vary', 'Origin'] }), bytes: given };
+    await store.set('a', record);
+    expect(store.size).toEqual({ entries: 1, bytes: costOf('a', record.value) + given.byteLength });
+    given.fill(0); // the caller's buffer changes: what is held does not
+    const found = await store.get('a');
+    expect(Buffer.from(found?.bytes ?? [])).toEqual(Buffer.from('{"data":{"page":"/café"}}'));
+    // Not a slice of node's shared pool of small buffers, which would keep the whole pool alive.
+    expect(found?.bytes?.buffer.byteLength).toBe(found?.bytes?.byteLength);
+    expect(store.lookNow('a', ['c'], ['m'])).toEqual(await store.look('a', ['c'], ['m']));
+    // Counted within the bound: bytes that would pass it are not stored.
+    expect(await store.set('big', { ...recordOf('v'), bytes: Buffer.alloc(10_000) })).toBe(false);
+    await store.delete('a');
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+  });
+});
+
 describe('MemoryCacheStore: sets guarded by counters', () => {
   it('stores only while every counter of the guard still has its value (unset counts 0)', async () => {
     const store = new MemoryCacheStore(10_000, manualClock().now);
