@@ -144,6 +144,9 @@ interface Hit {
   maxAge: number;
 }
 
+/** The largest request (head and body) hashed in the reused buffer; a larger one is hashed from a buffer of its own. */
+const SCRATCH_MAX_BYTES = 64 * 1024;
+
 const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
@@ -161,8 +164,19 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     const today = dayIn(clock.timeZone, clock.now());
     const head = `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`;
     // One hash of one buffer: no hash object to make and feed for each request.
-    return hash('sha256', body === undefined ? head : Buffer.concat([Buffer.from(head), body]), 'base64url');
+    return hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
   }
+
+  /** One buffer for the request's hash to read, reused: a request's head and body are copied in, no new buffer each time. */
+  let scratch = Buffer.allocUnsafeSlow(4096);
+  const hashed = (head: string, body: Buffer): Buffer => {
+    const size = Buffer.byteLength(head) + body.byteLength;
+    if (size > SCRATCH_MAX_BYTES) return Buffer.concat([Buffer.from(head), body]);
+    if (size > scratch.byteLength) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX_BYTES, size * 2));
+    const at = scratch.write(head);
+    body.copy(scratch, at);
+    return scratch.subarray(0, size);
+  };
 
   /** Where the request's answer is, under the store's `secret`; null when it has none to look up. */
   function placeOf(req: IncomingMessage, state: AnswerRequest, secret: string): Place | null {
