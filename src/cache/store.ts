@@ -8,7 +8,8 @@ export interface CacheRecord {
   value: unknown;
   /**
    * Bytes kept as they are beside the value, never encoded as JSON: a stored answer's body
-   * (stored-answers.ts), which a hit sends as it is, without decoding it. Not to be changed by who reads it.
+   * (stored-answers.ts), which a hit sends as it is, without decoding it. Not to be changed by who reads
+   * it, nor the value of a record that has them (the memory store gives both as it holds them).
    */
   bytes?: Uint8Array;
   /** Until then the record answers as it is. */
