@@ -151,8 +151,9 @@ describe("MemoryCacheStore: a record's bytes", () => {
     expect(found?.value).toEqual({ headers: ['vary', 'Origin'], generation: 0 });
     // Decoded once and frozen all through: every hit gets it as it is held, and cannot change it.
     expect((await store.get('a'))?.value).toBe(found?.value);
-    expect(Object.isFrozen(found?.value) && Object.isFrozen((found?.value as typeof value).headers)).toBe(true);
-    expect(() => (found?.value as typeof value).headers.push('x')).toThrow(TypeError);
+    const held = found?.value as typeof value;
+    expect(Object.isFrozen(held) && Object.isFrozen(held.headers)).toBe(true);
+    expect(() => held.headers.push('x')).toThrow(TypeError);
     // Not a slice of node's shared pool of small buffers, which would keep the whole pool alive.
     expect(found?.bytes?.buffer.byteLength).toBe(found?.bytes?.byteLength);
     expect(store.lookNow('a', ['c'], ['m'])).toEqual(await store.look('a', ['c'], ['m']));
