@@ -40,7 +40,7 @@ export interface AnswerSlot {
   operation?: { name: string | null; type: string };
 }
 
-/** What a stored answer holds (JSON in the store). */
+/** What a stored answer holds: in the store its body as bytes, the rest as JSON beside them (HeldAnswer). */
 export interface StoredAnswer {
   /** The key's generation and writes counters when the request that made it began. */
   generation: number;
