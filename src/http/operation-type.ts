@@ -115,9 +115,13 @@ function lexOperations(document: string): Operations | null {
  * of a comma-separated list, that type alone or with parameters, as sent (yoga compares case and all).
  */
 export function contentTypeIs(contentType: string | undefined, expected: string): boolean {
-  const first = contentType?.split(',')[0];
-  return first !== undefined && (first === expected || first.startsWith(`${expected};`));
+  if (contentType === undefined) return false;
+  const comma = contentType.indexOf(',');
+  const first = comma === -1 ? contentType : contentType.slice(0, comma);
+  return first === expected || (first.startsWith(expected) && first.charCodeAt(expected.length) === SEMICOLON);
 }
+
+const SEMICOLON = 0x3b;
 
 /** What a JSON body says: its operation's kind, and whether yoga may take it parsed (a non-empty plain object). */
 interface JsonReading {
@@ -126,9 +130,12 @@ interface JsonReading {
 }
 
 /** What recent JSON bodies said: a repeated request (a dashboard reloaded) is not parsed before admission. */
-const jsonBodies = new Recent<JsonReading>(16 * 1024, 512 * 1024);
+const REMEMBERED_BODY_BYTES = 16 * 1024;
+const jsonBodies = new Recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
 /** Requests whose JSON body was known, and not parsed: parsed for yoga only if it runs (handOverParsedBody). */
 const parseLater = new WeakSet<IncomingMessage>();
+/** The last JSON body read (a copy of its bytes) and what it said: its repeat is known by comparing bytes, no text made. */
+let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
 
 /**
  * Hands yoga the JSON body readOperation parsed as `req.body`, in place of its bytes: @whatwg-node/server
@@ -141,6 +148,20 @@ const parseLater = new WeakSet<IncomingMessage>();
 export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
   if (parsedBody !== undefined) req.body = parsedBody;
   else if (parseLater.has(req) && req.body instanceof Uint8Array) req.body = JSON.parse(textOf(req.body)) as object;
+}
+
+/** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
+function known(req: IncomingMessage, reading: JsonReading): OperationRead {
+  if (reading.handedOver) parseLater.add(req);
+  return { type: reading.type };
+}
+
+/** What lastJson keeps of a body: a copy of its bytes, when what it said is known and it is not too long to remember. */
+function lastJsonOf(body: Uint8Array, reading: JsonReading | undefined): typeof lastJson {
+  if (reading === undefined || body.byteLength > REMEMBERED_BODY_BYTES) return undefined;
+  const bytes = Buffer.allocUnsafeSlow(body.byteLength);
+  bytes.set(body);
+  return { bytes, reading };
 }
 
 const textOf = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
@@ -183,17 +204,18 @@ export function readOperation(req: IncomingMessage & { body?: Uint8Array }): Ope
     query = params.get('query');
     operationName = params.get('operationName');
   } else if (req.body !== undefined) {
+    const { body } = req;
     const contentType = req.headers['content-type'];
-    const text = textOf(req.body);
-    if (contentTypeIs(contentType, 'application/graphql')) query = text;
+    if (contentTypeIs(contentType, 'application/graphql')) query = textOf(body);
     else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
-      const known = jsonBodies.get(text);
-      if (known !== undefined) {
-        if (known.handedOver) parseLater.add(req);
-        return { type: known.type };
-      }
+      if (lastJson?.bytes.equals(body) === true) return known(req, lastJson.reading);
+      const text = textOf(body);
+      const remembered = jsonBodies.get(text);
+      lastJson = lastJsonOf(body, remembered);
+      if (remembered !== undefined) return known(req, remembered);
       const { type, handedOver, parsedBody } = readJson(text);
       jsonBodies.set(text, { type, handedOver });
+      lastJson = lastJsonOf(body, { type, handedOver });
       return parsedBody === undefined ? { type } : { type, parsedBody };
     }
   }
