@@ -3,6 +3,7 @@
 // live topics, caps and budget, logs) uses that form. And the key's id, for what must name a key without
 // holding it (the store's names, live topics). Nothing else parses the header.
 import { createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 // RFC 9110 (11.4): credentials are a scheme, case-insensitive, then one or more spaces and the token;
 // RFC 6750's b64token is what a Bearer token may look like. Anything else is refused before it is forwarded.
@@ -29,6 +30,24 @@ export function readAuthorization(header: string | null | undefined): KeyReading
   return { authorization: `Bearer ${token}` };
 }
 
+/** How many keys' ids are remembered (the least recently used go first), and the longest key remembered. */
+export const KEY_IDS_REMEMBERED = { count: 10_000, keyChars: 256 } as const;
+
+/**
+ * Recent keys' ids, each with the secret it was made with: a key's requests name its entries in the store
+ * several times each, and an HMAC is an object and two hashes. Bounded by count, and a key longer than a
+ * key is (a header of kilobytes) is hashed each time: made-up keys take at most count × keyChars.
+ */
+const rememberedIds = new LRUCache<string, { secret: string; id: string }>({ max: KEY_IDS_REMEMBERED.count });
+
 /** An API key's id: a keyed hash (HMAC-SHA-256) of its canonical Authorization, never the key. */
-export const keyIdOf = (secret: string, authorization: string): string =>
-  createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
+export function keyIdOf(secret: string, authorization: string): string {
+  const known = rememberedIds.get(authorization);
+  if (known !== undefined && known.secret === secret) return known.id;
+  const id = createHmac('sha256', secret).update(authorization).digest('base64url').slice(0, 32);
+  if (authorization.length <= KEY_IDS_REMEMBERED.keyChars) rememberedIds.set(authorization, { secret, id });
+  return id;
+}
+
+/** How many keys' ids are remembered now. */
+export const rememberedKeyIds = (): number => rememberedIds.size;

@@ -5,7 +5,10 @@
 // objects, which take more heap than their JSON, live on through the young generation and are traced
 // by every full collection; its text is one string (two bytes a character when it has characters
 // beyond Latin-1), of which a collection sees one object. A hit pays one JSON.parse and gets a value of
-// its own, as a Redis hit does (docs/performance.md#memory has the figures).
+// its own, as a Redis hit does (docs/performance.md#memory has the figures). A record with bytes (a stored
+// answer: its body) holds them as they are, in a buffer of their own, outside V8's heap (its collections
+// do not trace them), and its small value (the answer's headers and counters) decoded once and frozen: a
+// hit decodes nothing, and gets both as they are held.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
@@ -16,18 +19,46 @@ const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 /** A record's own objects, its entry in the LRU and its key's header. */
 const RECORD_OVERHEAD_BYTES = 200;
 
-/** What a record held as `text` under `key` costs in V8's heap, in bytes. */
-function heldBytes(key: string, text: string): number {
+/**
+ * A value held decoded (a record with bytes) is counted as this many times its JSON text: the few small
+ * objects of a stored answer's headers and counters take about 1.8 times their JSON.
+ */
+const DECODED_FACTOR = 2;
+
+/** What a record whose value is `text` as JSON (held so, or decoded when it has `bytes`) costs under `key`, in bytes. */
+function heldBytes(key: string, text: string, bytes: Uint8Array | undefined): number {
   const perCharacter = BEYOND_LATIN1.test(text) ? 2 : 1;
-  return key.length + perCharacter * text.length + RECORD_OVERHEAD_BYTES;
+  const valueBytes = perCharacter * text.length * (bytes === undefined ? 1 : DECODED_FACTOR);
+  return key.length + valueBytes + (bytes?.byteLength ?? 0) + RECORD_OVERHEAD_BYTES;
 }
 
-interface HeldRecord {
-  /** The value as JSON: one string, not the thousands of objects a decoded page is made of. */
-  text: string;
-  freshUntil: number;
-  staleUntil: number;
+/** A value of its own decoded from `text`, frozen all through: held once, given as it is to every hit. */
+function frozenFrom(text: string): unknown {
+  const freeze = (value: unknown): unknown => {
+    if (typeof value === 'object' && value !== null) for (const inner of Object.values(value)) freeze(inner);
+    return Object.freeze(value);
+  };
+  return freeze(JSON.parse(text));
 }
+
+/** A copy of `bytes` in a buffer of its own: not a slice of node's shared pool, which would keep all of it. */
+function ownCopy(bytes: Uint8Array): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
+  copy.set(bytes);
+  return copy;
+}
+
+type HeldRecord = (
+  | {
+      /** The value as JSON: one string, not the thousands of objects a decoded page is made of. */
+      text: string;
+    }
+  | {
+      /** The record's bytes, in a buffer of their own, and its value decoded and frozen (frozenFrom). */
+      bytes: Buffer;
+      value: unknown;
+    }
+) & { freshUntil: number; staleUntil: number };
 
 export class MemoryCacheStore implements CacheStore {
   private readonly records: LRUCache<string, HeldRecord>;
@@ -54,6 +85,10 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   async get(key: string): Promise<CacheRecord | undefined> {
+    return this.getNow(key);
+  }
+
+  private getNow(key: string): CacheRecord | undefined {
     const held = this.records.get(key);
     if (held === undefined) return undefined;
     // lru-cache counts a record stale only past its ttl: at staleUntil itself it is gone already.
@@ -61,7 +96,10 @@ export class MemoryCacheStore implements CacheStore {
       this.records.delete(key);
       return undefined;
     }
-    return { value: JSON.parse(held.text) as unknown, freshUntil: held.freshUntil, staleUntil: held.staleUntil };
+    const { freshUntil, staleUntil } = held;
+    return 'text' in held
+      ? { value: JSON.parse(held.text) as unknown, freshUntil, staleUntil }
+      : { value: held.value, bytes: held.bytes, freshUntil, staleUntil };
   }
 
   async set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean> {
@@ -71,10 +109,15 @@ export class MemoryCacheStore implements CacheStore {
     const text = JSON.stringify(record.value) as string | undefined;
     const ttl = record.staleUntil - this.now();
     if (text === undefined || ttl <= 0) return false;
-    const size = heldBytes(key, text);
+    const size = heldBytes(key, text, record.bytes);
     // A record larger than the whole bound is not kept (lru-cache's maxEntrySize is the bound).
     if (size > this.records.maxSize) return false;
-    this.records.set(key, { text, freshUntil: record.freshUntil, staleUntil: record.staleUntil }, { ttl, size });
+    const { freshUntil, staleUntil } = record;
+    const held: HeldRecord =
+      record.bytes === undefined
+        ? { text, freshUntil, staleUntil }
+        : { bytes: ownCopy(record.bytes), value: frozenFrom(text), freshUntil, staleUntil };
+    this.records.set(key, held, { ttl, size });
     return true;
   }
 
@@ -110,6 +153,10 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   async marked(name: string): Promise<boolean> {
+    return this.markedNow(name);
+  }
+
+  private markedNow(name: string): boolean {
     const until = this.marks.get(name);
     if (until === undefined) return false;
     if (until > this.now()) return true;
@@ -128,13 +175,20 @@ export class MemoryCacheStore implements CacheStore {
     return this.processSecret;
   }
 
+  secretNow(): string {
+    return this.processSecret;
+  }
+
   async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
-    const [record, values, marked] = await Promise.all([
-      this.get(key),
-      Promise.all(counters.map((name) => this.counter(name))),
-      Promise.all(marks.map((name) => this.marked(name))),
-    ]);
-    return { record, counters: values, marks: marked };
+    return this.lookNow(key, counters, marks);
+  }
+
+  lookNow(key: string, counters: readonly string[], marks: readonly string[]): StoreLook {
+    return {
+      record: this.getNow(key),
+      counters: counters.map((name) => this.counters.get(name) ?? 0),
+      marks: marks.map((name) => this.markedNow(name)),
+    };
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,7 @@ import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.j
  * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
  * Each counter that is set then lives at least as long as the record: a counter that expired before a
  * record stored under it would start again from 0 and could make an old record reachable again.
- * KEYS: the record, then the counters; ARGV: the record's JSON, its expiry (ms), the counters' values.
+ * KEYS: the record, then the counters; ARGV: the record as held (encodeRecord), its expiry (ms), the counters' values.
  */
 const SET_UNLESS_MOVED = `
 for i = 2, #KEYS do
@@ -42,9 +42,36 @@ const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
 /** ioredis with the scripts above as commands (defineCommand adds them at run time; EVALSHA, loaded once). */
 interface RedisWithScripts extends RedisWithDocuments {
-  setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
+  setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number | Buffer)[]): Promise<number>;
   bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
   bumpCounterWithoutFlags(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
+}
+
+/** Where a record's JSON ends and its bytes begin: JSON text never holds a raw line feed. */
+const LINE_FEED = 0x0a;
+
+/**
+ * A record as Redis holds it: its JSON (value and lifetimes), then, when it has bytes (a stored answer's
+ * body), a line feed and the bytes as they are, so that a hit decodes the small JSON and never the body.
+ */
+function encodeRecord(record: CacheRecord): string | Buffer {
+  const { bytes, ...rest } = record;
+  const text = JSON.stringify(rest);
+  if (bytes === undefined) return text;
+  const json = Buffer.from(text);
+  const held = Buffer.allocUnsafe(json.byteLength + 1 + bytes.byteLength);
+  json.copy(held);
+  held[json.byteLength] = LINE_FEED;
+  held.set(bytes, json.byteLength + 1);
+  return held;
+}
+
+function decodeRecord(held: Buffer): CacheRecord {
+  const end = held.indexOf(LINE_FEED);
+  if (end === -1) return JSON.parse(held.toString()) as CacheRecord;
+  const record = JSON.parse(held.toString('utf8', 0, end)) as CacheRecord;
+  record.bytes = held.subarray(end + 1);
+  return record;
 }
 
 /** How often a cluster's slots are read while one of its nodes is lost (a master dead, its replica soon its successor). */
@@ -64,6 +91,8 @@ export class RedisCacheStore implements CacheStore {
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
+  /** The check of the secret that answered last, and its answer: at hand while it is the one in use. */
+  private settledSecret: { check: Promise<string>; secret: string } | undefined;
   /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
   private withoutFlags = false;
   /** Reads a cluster's slots again while one of its nodes is lost. */
@@ -159,9 +188,13 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async get(key: string): Promise<CacheRecord | undefined> {
-    const text = await this.bounded(() => this.redis.get(PREFIX + key));
-    if (text === null) return undefined;
-    const record = JSON.parse(text) as CacheRecord;
+    return this.fresh(await this.bounded(() => this.redis.getBuffer(PREFIX + key)));
+  }
+
+  /** A record as Redis holds it, decoded; undefined when there is none, or past its stale lifetime. */
+  private fresh(held: Buffer | null | undefined): CacheRecord | undefined {
+    if (held === null || held === undefined) return undefined;
+    const record = decodeRecord(held);
     // As the memory store: nothing past its stale lifetime by the cache's clock (Redis expires by its own).
     return record.staleUntil > this.now() ? record : undefined;
   }
@@ -169,7 +202,7 @@ export class RedisCacheStore implements CacheStore {
   async set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean> {
     // PX takes an integer: a clock with fractions of a millisecond would make every write an error.
     const ttl = Math.max(1, Math.ceil(record.staleUntil - this.now()));
-    const text = JSON.stringify(record);
+    const text = encodeRecord(record);
     if (guard === undefined) {
       await this.bounded(() => this.redis.set(PREFIX + key, text, 'PX', ttl));
       return true;
@@ -188,15 +221,10 @@ export class RedisCacheStore implements CacheStore {
   /** One MGET: the record, the counters, and the marks (a mark's value is `1` while it lives). */
   async look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook> {
     const names = [key, ...counters, ...marks].map((name) => PREFIX + name);
-    const [text, ...rest] = await this.bounded(() => this.redis.mget(names));
-    let record: CacheRecord | undefined;
-    if (typeof text === 'string') {
-      const parsed = JSON.parse(text) as CacheRecord;
-      if (parsed.staleUntil > this.now()) record = parsed;
-    }
+    const [held, ...rest] = await this.bounded(() => this.redis.mgetBuffer(names));
     return {
-      record,
-      counters: rest.slice(0, counters.length).map((value) => Number(value ?? 0)),
+      record: this.fresh(held),
+      counters: rest.slice(0, counters.length).map((value) => (value === null || value === undefined ? 0 : Number(value.toString()))),
       marks: rest.slice(counters.length).map((value) => value !== null && value !== undefined),
     };
   }
@@ -256,7 +284,7 @@ export class RedisCacheStore implements CacheStore {
    * gateway whose secret was replaced takes the new one (the gateways share entries again).
    */
   secret(): Promise<string> {
-    if (this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs) return this.sharedSecret;
+    if (this.secretIsRecent()) return this.sharedSecret as Promise<string>;
     this.secretCheckedAt = Date.now();
     const key = `${PREFIX}secret`;
     const proposed = this.knownSecret ?? randomBytes(32).toString('hex');
@@ -267,6 +295,7 @@ export class RedisCacheStore implements CacheStore {
       const secret = getReply?.[1];
       if (typeof secret !== 'string' || secret === '') throw new Error('Redis lost the cache secret');
       this.knownSecret = secret;
+      this.settledSecret = { check, secret };
       return secret;
     });
     this.sharedSecret = check;
@@ -274,6 +303,16 @@ export class RedisCacheStore implements CacheStore {
       if (this.sharedSecret === check) this.sharedSecret = undefined; // try again on the next request
     });
     return check;
+  }
+
+  /** The secret, when the check in use (within the recheck period) has answered: no call, no wait. */
+  secretNow(): string | undefined {
+    const settled = this.settledSecret;
+    return settled !== undefined && settled.check === this.sharedSecret && this.secretIsRecent() ? settled.secret : undefined;
+  }
+
+  private secretIsRecent(): boolean {
+    return this.sharedSecret !== undefined && Date.now() - this.secretCheckedAt < this.secretRecheckMs;
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,12 @@ import { integer, seconds } from '../settings.js';
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
   value: unknown;
+  /**
+   * Bytes kept as they are beside the value, never encoded as JSON: a stored answer's body
+   * (stored-answers.ts), which a hit sends as it is, without decoding it. Not to be changed by who reads
+   * it, nor the value of a record that has them (the memory store gives both as it holds them).
+   */
+  bytes?: Uint8Array;
   /** Until then the record answers as it is. */
   freshUntil: number;
   /** Until then it may answer when the upstream cannot (flagged stale). */
@@ -45,6 +51,13 @@ export interface CacheStore {
   secret(): Promise<string>;
   /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
   look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
+  /** The secret when the store has it at hand, without a call or a wait (undefined: ask `secret`). */
+  secretNow?(): string | undefined;
+  /**
+   * A store in this process's memory answers a look at once, without a promise, so that a stored answer
+   * is found and sent in one go (no wait, so no budget to count). None for Redis.
+   */
+  lookNow?(key: string, counters: readonly string[], marks: readonly string[]): StoreLook;
   /** Told when the connection to a store over the network is lost and when it is ready again (none for memory). */
   onConnection?(listener: (event: 'lost' | 'ready') => void): void;
   close(): Promise<void>;

@@ -19,14 +19,14 @@
 //   upstream failure), as JSON: what use-http-caching.ts marks `private, max-age=N` with N > 0.
 // Its `extensions` are those the same query answers when all its reads hit the cache (no upstream
 // call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import { keyIdOf } from '../api-key.js';
 import { ifNoneMatchHas } from '../http-headers.js';
 import type { LookedUp } from './scope.js';
-import type { CacheStore } from './store.js';
-import { type StoreCall, safeStore, withinBudget } from './waiting.js';
+import type { CacheStore, StoreLook } from './store.js';
+import { type BudgetUse, type StoreCall, safeStore, withinBudget } from './waiting.js';
 import { storeNames } from './keys.js';
 import { type RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 
@@ -40,7 +40,7 @@ export interface AnswerSlot {
   operation?: { name: string | null; type: string };
 }
 
-/** What a stored answer holds (JSON in the store). */
+/** What a stored answer holds: in the store its body as bytes, the rest as JSON beside them (HeldAnswer). */
 export interface StoredAnswer {
   /** The key's generation and writes counters when the request that made it began. */
   generation: number;
@@ -127,6 +127,28 @@ const headerOf = (req: IncomingMessage, name: string): string => {
   return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
 };
 
+/** A stored answer as the store holds it: all but its body as the record's value, the body as its bytes. */
+type HeldAnswer = Omit<StoredAnswer, 'body'>;
+
+/** Where a request's answer is in the store, under which key. */
+interface Place {
+  authorization: string;
+  keyId: string;
+  name: string;
+}
+
+/** A stored answer found for a request, to send. */
+interface Hit {
+  answer: HeldAnswer;
+  body: Uint8Array;
+  maxAge: number;
+}
+
+/** The largest request (head and body) hashed in the reused buffer; a larger one is hashed from a buffer of its own. */
+const SCRATCH_MAX_BYTES = 64 * 1024;
+
+const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const { store, clock } = options;
   const listeners: ((sent: SentAnswer) => void)[] = [];
@@ -140,57 +162,84 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     const body = (req as { body?: Buffer }).body;
     if (method === 'POST' && body === undefined) return null;
     const today = dayIn(clock.timeZone, clock.now());
-    const hash = createHash('sha256').update(
-      `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`,
-    );
-    if (body !== undefined) hash.update(body);
-    return hash.digest('base64url');
+    const head = `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`;
+    // One hash of one buffer: no hash object to make and feed for each request.
+    return hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
   }
 
-  async function lookUp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    state: AnswerRequest,
-    startedAt: number,
-    ask: StoreCall,
-  ): Promise<boolean> {
+  /** One buffer for the request's hash to read, reused: a request's head and body are copied in, no new buffer each time. */
+  let scratch = Buffer.allocUnsafeSlow(4096);
+  const hashed = (head: string, body: Buffer): Buffer => {
+    const size = Buffer.byteLength(head) + body.byteLength;
+    if (size > SCRATCH_MAX_BYTES) return Buffer.concat([Buffer.from(head), body]);
+    if (size > scratch.byteLength) scratch = Buffer.allocUnsafeSlow(Math.min(SCRATCH_MAX_BYTES, size * 2));
+    const at = scratch.write(head);
+    body.copy(scratch, at);
+    return scratch.subarray(0, size);
+  };
+
+  /** Where the request's answer is, under the store's `secret`; null when it has none to look up. */
+  function placeOf(req: IncomingMessage, state: AnswerRequest, secret: string): Place | null {
     const authorization = state.key;
-    if (authorization === null || options.owes?.(authorization) === true) return false;
-    const hash = requestHash(req);
-    if (hash === null) return false;
-    const secret = await ask('secret', () => store.secret());
-    if (secret === undefined) return false;
+    if (authorization === null) return null;
+    const request = requestHash(req);
+    if (request === null) return null;
     const keyId = keyIdOf(secret, authorization);
-    const name = storeNames.answer(keyId, hash);
-    const found = await ask('look', () =>
-      store.look(name, [storeNames.generation(keyId), storeNames.writes(keyId)], [storeNames.seen(keyId)]),
-    );
-    // A look sent while the connection was being made again is answered once it is ready: not to be trusted.
-    if (found === undefined || options.owes?.(authorization) === true) return false;
+    return { authorization, keyId, name: storeNames.answer(keyId, request) };
+  }
+
+  /** What a look asks besides the answer: the key's generation and writes counters, and its seen mark. */
+  const countersOf = (place: Place): string[] => [storeNames.generation(place.keyId), storeNames.writes(place.keyId)];
+  const marksOf = (place: Place): string[] => [storeNames.seen(place.keyId)];
+
+  /**
+   * What the store's answer says: the stored answer to send if it is there, its key's counters unmoved,
+   * fresh, and its key seen lately; else where the request's answer goes (set in its state).
+   */
+  function hitIn(found: StoreLook, place: Place, state: AnswerRequest): Hit | undefined {
     const { record, counters, marks } = found;
     const [generation = 0, writes = 0] = counters;
-    state.answerSlot = { name, keyId, generation, writes };
-    if (record === undefined || marks[0] !== true) return false;
-    const answer = record.value as StoredAnswer;
-    const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
-    if (answer.generation !== generation || answer.writes !== writes || maxAge <= 0) return false;
-    if (res.destroyed) return true; // its client left while the store answered
-    delete state.answerSlot;
-    send(req, res, answer, maxAge, startedAt, state.trace);
-    return true;
+    if (record !== undefined && record.bytes !== undefined && marks[0] === true) {
+      const answer = record.value as HeldAnswer;
+      const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
+      if (answer.generation === generation && answer.writes === writes && maxAge > 0) return { answer, body: record.bytes, maxAge };
+    }
+    state.answerSlot = { name: place.name, keyId: place.keyId, generation, writes };
+    return undefined;
   }
 
-  function send(
-    req: IncomingMessage,
-    res: ServerResponse,
-    answer: StoredAnswer,
-    maxAge: number,
-    startedAt: number,
-    trace?: RequestTrace,
-  ): void {
+  /** The lookup through a store that answers at once (memory): no promise, no budget. */
+  function lookNow(req: IncomingMessage, state: AnswerRequest): Hit | undefined {
+    try {
+      const secret = store.secretNow?.();
+      if (secret === undefined || state.key === null || options.owes?.(state.key) === true) return undefined;
+      const place = placeOf(req, state, secret);
+      const found = place === null ? undefined : store.lookNow?.(place.name, countersOf(place), marksOf(place));
+      return place === null || found === undefined ? undefined : hitIn(found, place, state);
+    } catch (error) {
+      options.onStoreError?.('look', error);
+      return undefined;
+    }
+  }
+
+  async function lookUp(req: IncomingMessage, state: AnswerRequest, ask: StoreCall): Promise<Hit | undefined> {
+    if (state.key === null || options.owes?.(state.key) === true) return undefined;
+    // The secret at hand when the store has it (Redis read it lately): no call, no timer.
+    const secret = store.secretNow?.() ?? (await ask('secret', () => store.secret()));
+    if (secret === undefined) return undefined;
+    const place = placeOf(req, state, secret);
+    if (place === null) return undefined;
+    const found = await ask('look', () => store.look(place.name, countersOf(place), marksOf(place)));
+    // A look sent while the connection was being made again is answered once it is ready: not to be trusted.
+    if (found === undefined || options.owes?.(place.authorization) === true) return undefined;
+    return hitIn(found, place, state);
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, hit: Hit, startedAt: number, trace?: RequestTrace): void {
+    const { answer, maxAge } = hit;
     // A traced request's answer says it was stored, with its own trace: kept by nobody.
-    const body = trace ? withStoredTrace(answer.body, trace) : answer.body;
-    const headers = [...answer.headers, 'cache-control', trace ? 'no-store' : `private, max-age=${maxAge}`];
+    const body = trace ? withStoredTrace(textOf(hit.body), trace) : hit.body;
+    const headers = answer.headers.concat('cache-control', trace ? 'no-store' : `private, max-age=${maxAge}`);
     let status: 200 | 304 = 200;
     if (req.method === 'GET') {
       let etag: string | undefined;
@@ -204,7 +253,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       res.writeHead(304, kept);
       res.end();
     } else {
-      headers.push('content-length', String(Buffer.byteLength(body)));
+      headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
       res.writeHead(200, headers);
       res.end(body);
     }
@@ -227,7 +276,9 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     // Said before the answer is there, as for every entry: what a 401 or a write must drop.
     await safely('mark', () => store.mark(storeNames.hasEntries(slot.keyId), options.settledMs + options.maxStaleMs));
     const guard = { [storeNames.generation(slot.keyId)]: slot.generation, [storeNames.writes(slot.keyId)]: slot.writes };
-    const stored = await safely('set', () => store.set(slot.name, { value: answer, freshUntil, staleUntil: freshUntil }, guard));
+    const { body, ...held } = answer;
+    const record = { value: held satisfies HeldAnswer, bytes: Buffer.from(body), freshUntil, staleUntil: freshUntil };
+    const stored = await safely('set', () => store.set(slot.name, record, guard));
     if (stored === true) options.onStored?.();
   }
 
@@ -236,17 +287,24 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     whenSent: (listener) => void listeners.push(listener),
     serve(req, res, state, next, sent) {
       const startedAt = performance.now();
+      /** Sends the answer found, or hands the request to GraphQL with what its lookup spent and found. */
+      const answer = (hit: Hit | undefined, use: BudgetUse): void => {
+        if (hit === undefined) {
+          const found = state.answerSlot;
+          state.lookup = { use, ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}) };
+          return next();
+        }
+        // Its client left while the store answered: nothing to send, and nothing more to do.
+        if (!res.destroyed) send(req, res, hit, startedAt, state.trace);
+        sent?.();
+      };
+      if (store.lookNow !== undefined) return answer(lookNow(req, state), { usedMs: 0, spent: false });
       // One budget for the store, this lookup's and then the read cache's (cache/read-cache.ts).
       const ask = withinBudget(safely, options.storeBudgetMs);
-      const toGraphQL = (): void => {
-        const found = state.answerSlot;
-        state.lookup = {
-          use: ask.use(),
-          ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}),
-        };
-        next();
-      };
-      lookUp(req, res, state, startedAt, ask).then((answered) => (answered ? sent?.() : toGraphQL()), toGraphQL);
+      lookUp(req, state, ask).then(
+        (hit) => answer(hit, ask.use()),
+        () => answer(undefined, ask.use()),
+      );
     },
   };
 }

@@ -270,8 +270,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
     wake.unref();
   };
 
-  /** Takes a slot for res: released once, by the returned function or when res closes. */
-  const take = (res: ServerResponse, lane: Lane, key: string): (() => void) => {
+  /** Takes a slot for res: released once, by the returned function or, once watched, when res closes. */
+  const take = (res: ServerResponse, lane: Lane, key: string): (() => void) & { watch(): void } => {
     active++;
     count(atWork, key, 1);
     count(atWorkIn[lane], key, 1);
@@ -281,10 +281,11 @@ export function createAdmission(options: AdmissionOptions): Admission {
       keylessTokens--;
     }
     let held = true;
+    let watched = false;
     const release = (): void => {
       if (!held) return;
       held = false;
-      res.off('close', release);
+      if (watched) res.off('close', release);
       active--;
       count(atWork, key, -1);
       count(atWorkIn[lane], key, -1);
@@ -292,12 +293,26 @@ export function createAdmission(options: AdmissionOptions): Admission {
       if (lane === 'keyless') activeKeyless--;
       next();
     };
-    res.once('close', release);
-    return release;
+    return Object.assign(release, {
+      /** Releases the slot when res closes, if it is still held then. */
+      watch: (): void => {
+        if (!held || watched) return;
+        watched = true;
+        res.once('close', release);
+      },
+    });
   };
 
+  // The close of the response is watched only once the handler is done with it: an answer sent at once
+  // (a stored answer) releases its slot before that, and never adds a listener. node tells a close in a
+  // later turn, so none is missed.
   const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane, key: string): void => {
-    handle(req, res, take(res, lane, key));
+    const release = take(res, lane, key);
+    try {
+      handle(req, res, release);
+    } finally {
+      release.watch();
+    }
   };
 
   /** It is out of its line (taken out by its turn, or by leave): nothing waits for it any more. */
@@ -389,7 +404,10 @@ export function createAdmission(options: AdmissionOptions): Admission {
       if (lane === 'keyless') wakeForKeyless();
     },
     enter(res) {
-      return active < options.maxActive && queued === 0 ? take(res, 'known', '') : null;
+      if (active >= options.maxActive || queued > 0) return null;
+      const release = take(res, 'known', '');
+      release.watch();
+      return release;
     },
     get active() {
       return active;

@@ -5,7 +5,8 @@
 // as yoga reads it (its parser for the Content-Type, the first entry of a list), so no Content-Type makes
 // a query look like a subscription. Only the document's tokens are read (graphql's lexer, comments and
 // strings skipped), not the whole parse: yoga parses the document again anyway, with its cache; the
-// operations of a recent document are remembered (up to 512 K characters of documents), not lexed again. A
+// operations of a recent document are remembered (up to 512 K characters of documents), not lexed again,
+// and what a recent JSON body says (as many characters again), not parsed again. A
 // request that carries no document (an APQ hash, a persisted document's id) waits in line as any; if
 // yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
@@ -30,25 +31,42 @@ export function operationTypeIn(document: string, operationName?: string | null)
 
 type Operations = readonly { type: OperationType; name: string | null }[];
 
-/** Documents of up to this many characters are remembered with their operations, up to REMEMBERED_CHARS in all. */
-const REMEMBERED_DOCUMENT_CHARS = 16 * 1024;
-const REMEMBERED_CHARS = 512 * 1024;
-/** The operations of recent documents (null: not GraphQL): a repeated document is not lexed again. Emptied when full. */
-const remembered = new Map<string, Operations | null>();
-let rememberedChars = 0;
+/**
+ * What was read of recent texts (documents, JSON bodies): a text of up to `maxTextChars` is remembered, up
+ * to `maxChars` of them in all; emptied when full, so what strangers send costs a bounded memory.
+ */
+class Recent<V> {
+  private readonly known = new Map<string, V>();
+  private chars = 0;
+
+  constructor(
+    private readonly maxTextChars: number,
+    private readonly maxChars: number,
+  ) {}
+
+  get(text: string): V | undefined {
+    return this.known.get(text);
+  }
+
+  set(text: string, value: V): void {
+    if (text.length > this.maxTextChars) return;
+    if (this.chars + text.length > this.maxChars) {
+      this.known.clear();
+      this.chars = 0;
+    }
+    this.known.set(text, value);
+    this.chars += text.length;
+  }
+}
+
+/** The operations of recent documents (null: not GraphQL): a repeated document is not lexed again. */
+const remembered = new Recent<Operations | null>(16 * 1024, 512 * 1024);
 
 function operationsIn(document: string): Operations | null {
   const known = remembered.get(document);
   if (known !== undefined) return known;
   const operations = lexOperations(document);
-  if (document.length <= REMEMBERED_DOCUMENT_CHARS) {
-    if (rememberedChars + document.length > REMEMBERED_CHARS) {
-      remembered.clear();
-      rememberedChars = 0;
-    }
-    remembered.set(document, operations);
-    rememberedChars += document.length;
-  }
+  remembered.set(document, operations);
   return operations;
 }
 
@@ -97,20 +115,56 @@ function lexOperations(document: string): Operations | null {
  * of a comma-separated list, that type alone or with parameters, as sent (yoga compares case and all).
  */
 export function contentTypeIs(contentType: string | undefined, expected: string): boolean {
-  const first = contentType?.split(',')[0];
-  return first !== undefined && (first === expected || first.startsWith(`${expected};`));
+  if (contentType === undefined) return false;
+  const comma = contentType.indexOf(',');
+  const first = comma === -1 ? contentType : contentType.slice(0, comma);
+  return first === expected || (first.startsWith(expected) && first.charCodeAt(expected.length) === SEMICOLON);
 }
+
+const SEMICOLON = 0x3b;
+
+/** What a JSON body says: its operation's kind, and whether yoga may take it parsed (a non-empty plain object). */
+interface JsonReading {
+  type: OperationType | null;
+  handedOver: boolean;
+}
+
+/** What recent JSON bodies said: a repeated request (a dashboard reloaded) is not parsed before admission. */
+const REMEMBERED_BODY_BYTES = 16 * 1024;
+const jsonBodies = new Recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
+/** Requests whose JSON body was known, and not parsed: parsed for yoga only if it runs (handOverParsedBody). */
+const parseLater = new WeakSet<IncomingMessage>();
+/** The last JSON body read (a copy of its bytes) and what it said: its repeat is known by comparing bytes, no text made. */
+let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
 
 /**
  * Hands yoga the JSON body readOperation parsed as `req.body`, in place of its bytes: @whatwg-node/server
  * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
  * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
- * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before.
- * Call it last before yoga: whatever reads the bytes (cache/stored-answers.ts) comes before.
+ * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before. A
+ * body readOperation knew without parsing it is parsed here. Call it last before yoga: whatever reads the
+ * bytes (cache/stored-answers.ts) comes before.
  */
 export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
   if (parsedBody !== undefined) req.body = parsedBody;
+  else if (parseLater.has(req) && req.body instanceof Uint8Array) req.body = JSON.parse(textOf(req.body)) as object;
 }
+
+/** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
+function known(req: IncomingMessage, reading: JsonReading): OperationRead {
+  if (reading.handedOver) parseLater.add(req);
+  return { type: reading.type };
+}
+
+/** What lastJson keeps of a body: a copy of its bytes, when what it said is known and it is not too long to remember. */
+function lastJsonOf(body: Uint8Array, reading: JsonReading | undefined): typeof lastJson {
+  if (reading === undefined || body.byteLength > REMEMBERED_BODY_BYTES) return undefined;
+  const bytes = Buffer.allocUnsafeSlow(body.byteLength);
+  bytes.set(body);
+  return { bytes, reading };
+}
+
+const textOf = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
 /** What a request's operation is, read before admission, and its JSON body if yoga may take it parsed. */
 export interface OperationRead {
@@ -120,15 +174,31 @@ export interface OperationRead {
   parsedBody?: object;
 }
 
+/** The operation in a JSON body, and the body parsed when yoga may take it so. */
+function readJson(text: string): OperationRead & JsonReading {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { type: null, handedOver: false };
+  }
+  const { query, operationName } = (parsed ?? {}) as { query?: unknown; operationName?: unknown };
+  const type = typeof query === 'string' ? operationTypeIn(query, typeof operationName === 'string' ? operationName : null) : null;
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
+    return { type, handedOver: true, parsedBody: parsed };
+  }
+  return { type, handedOver: false };
+}
+
 /**
  * The type of the operation a GraphQL request over HTTP runs, from its body (read whole before
  * admission: server.ts) or, for a GET, its query string, read as yoga reads them; null when the request
- * carries no document (an APQ hash, a persisted document's id), or none yoga would read.
+ * carries no document (an APQ hash, a persisted document's id), or none yoga would read. A JSON body
+ * seen lately is known by its text, and not parsed again.
  */
 export function readOperation(req: IncomingMessage & { body?: Uint8Array }): OperationRead {
   let query: unknown;
   let operationName: unknown;
-  let parsedBody: object | undefined;
   if (req.method === 'GET' || req.method === 'HEAD') {
     const params = new URL(req.url ?? '/', 'http://gateway.invalid').searchParams;
     query = params.get('query');
@@ -136,21 +206,19 @@ export function readOperation(req: IncomingMessage & { body?: Uint8Array }): Ope
   } else if (req.body !== undefined) {
     const { body } = req;
     const contentType = req.headers['content-type'];
-    const text = (): string => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-    if (contentTypeIs(contentType, 'application/graphql')) query = text();
+    if (contentTypeIs(contentType, 'application/graphql')) query = textOf(body);
     else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text());
-        ({ query, operationName } = parsed as { query?: unknown; operationName?: unknown });
-      } catch {
-        return { type: null };
-      }
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0) {
-        parsedBody = parsed;
-      }
+      if (lastJson?.bytes.equals(body) === true) return known(req, lastJson.reading);
+      const text = textOf(body);
+      const remembered = jsonBodies.get(text);
+      lastJson = lastJsonOf(body, remembered);
+      if (remembered !== undefined) return known(req, remembered);
+      const { type, handedOver, parsedBody } = readJson(text);
+      jsonBodies.set(text, { type, handedOver });
+      lastJson = lastJsonOf(body, { type, handedOver });
+      return parsedBody === undefined ? { type } : { type, parsedBody };
     }
   }
   const type = typeof query === 'string' ? operationTypeIn(query, typeof operationName === 'string' ? operationName : null) : null;
-  return parsedBody === undefined ? { type } : { type, parsedBody };
+  return { type };
 }

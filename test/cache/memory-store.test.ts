@@ -135,6 +135,35 @@ describe('MemoryCacheStore: records held as text', () => {
   });
 });
 
+describe("MemoryCacheStore: a record's bytes", () => {
+  it('are held in a buffer of their own, counted byte for byte beside the value, and given back as they are', async () => {
+    const store = new MemoryCacheStore(10_000, manualClock().now);
+    const given = Buffer.from('{"data":{"page":"/café"}}');
+    const value = { headers: ['vary', 'Origin'], generation: 0 };
+    const record: CacheRecord = { ...recordOf(value), bytes: given };
+    await store.set('a', record);
+    // The value held decoded: counted as twice its JSON text.
+    expect(store.size).toEqual({ entries: 1, bytes: 'a'.length + 2 * JSON.stringify(value).length + OVERHEAD + given.byteLength });
+    given.fill(0); // the caller's buffer changes: what is held does not
+    value.headers.push('etag', 'W/"x"'); // nor when the caller's value does
+    const found = await store.get('a');
+    expect(Buffer.from(found?.bytes ?? [])).toEqual(Buffer.from('{"data":{"page":"/café"}}'));
+    expect(found?.value).toEqual({ headers: ['vary', 'Origin'], generation: 0 });
+    // Decoded once and frozen all through: every hit gets it as it is held, and cannot change it.
+    expect((await store.get('a'))?.value).toBe(found?.value);
+    const held = found?.value as typeof value;
+    expect(Object.isFrozen(held) && Object.isFrozen(held.headers)).toBe(true);
+    expect(() => held.headers.push('x')).toThrow(TypeError);
+    // Not a slice of node's shared pool of small buffers, which would keep the whole pool alive.
+    expect(found?.bytes?.buffer.byteLength).toBe(found?.bytes?.byteLength);
+    expect(store.lookNow('a', ['c'], ['m'])).toEqual(await store.look('a', ['c'], ['m']));
+    // Counted within the bound: bytes that would pass it are not stored.
+    expect(await store.set('big', { ...recordOf('v'), bytes: Buffer.alloc(10_000) })).toBe(false);
+    await store.delete('a');
+    expect(store.size).toEqual({ entries: 0, bytes: 0 });
+  });
+});
+
 describe('MemoryCacheStore: sets guarded by counters', () => {
   it('stores only while every counter of the guard still has its value (unset counts 0)', async () => {
     const store = new MemoryCacheStore(10_000, manualClock().now);
@@ -301,6 +330,22 @@ describe('MemoryCacheStore: what it counts is what the heap holds', () => {
   const page = (n: number, rows: number, valueLength: number): unknown => ({
     data: Array.from({ length: rows }, (_, i) => ({ value: `/blog/${n}/${i}/`.padEnd(valueLength, 'x'), count: 1_000 - i + n })),
     meta: { current_page: 1, per_page: rows },
+  });
+
+  it('5,000 distinct stored answers (3 KB bodies) into 8 MiB: heap and buffers grow by 0.8 to 1.25 times the bytes counted', async () => {
+    const store = new MemoryCacheStore(8 * 1024 * 1024);
+    const held = (): number => heapUsed() + process.memoryUsage().arrayBuffers;
+    const before = held();
+    for (let n = 0; n < 5_000; n++) {
+      const headers = ['content-type', 'application/json; charset=utf-8', 'vary', 'Origin, Authorization', 'etag', `W/"${n}"`];
+      const value = { generation: n % 3, writes: n % 5, headers, operation: 'Dashboard', cost: 12, reads: 7 };
+      const bytes = Buffer.from(JSON.stringify({ data: { n, rows: `${n}`.padEnd(3_000, 'x') } }));
+      await store.set(`b:{key}:${n}`, { value, bytes, freshUntil: Date.now() + 60_000, staleUntil: Date.now() + 60_000 });
+    }
+    const grown = held() - before;
+    expect(store.size.bytes).toBeGreaterThan(8 * 1024 * 1024 * 0.95);
+    expect(grown / store.size.bytes).toBeGreaterThan(0.8);
+    expect(grown / store.size.bytes).toBeLessThan(1.25);
   });
 
   it.each([

@@ -165,6 +165,27 @@ describe('RedisCacheStore against Redis', () => {
     await store.delete('k'); // deleting what is not there is no error
   });
 
+  it("a record's bytes are kept as they are after its JSON, and given back so by get and look, guarded or not", async () => {
+    const store = storeOn(redis.url);
+    // Line feeds and bytes that are no UTF-8 inside the bytes: only the JSON's end divides the two.
+    const bytes = Buffer.from([0x7b, 0x0a, 0xff, 0x00, 0x0a, 0xc3, 0xa9, 0x7d]);
+    const record: CacheRecord = { ...recordFor({ headers: ['vary', 'Origin'], n: 1 }, 1_000, 9_000), bytes };
+    await store.set('answer', record);
+    const held = await admin.getBuffer('agw:answer');
+    const { bytes: _bytes, ...json } = record;
+    expect(held).toEqual(Buffer.concat([Buffer.from(JSON.stringify(json)), Buffer.from([0x0a]), bytes]));
+    expect(await store.get('answer')).toEqual(record);
+    expect(Buffer.from((await store.get('answer'))?.bytes ?? [])).toEqual(bytes);
+    expect(await store.set('guarded', record, { 'gen:k': 0 })).toBe(true);
+    const found = await store.look('guarded', ['gen:k'], []);
+    expect(found.record?.value).toEqual(record.value);
+    expect(Buffer.from(found.record?.bytes ?? [])).toEqual(bytes);
+    // A record without bytes is JSON alone, as ever.
+    await store.set('plain', recordFor('v', 1_000, 9_000));
+    expect(JSON.parse((await admin.get('agw:plain')) ?? '')).toMatchObject({ value: 'v' });
+    expect((await store.get('plain'))?.bytes).toBeUndefined();
+  });
+
   it('Redis drops a record at its stale lifetime (not at its fresh one)', async () => {
     const store = storeOn(redis.url);
     await store.set('short', recordFor('v', 0, 200));
@@ -271,12 +292,20 @@ describe('RedisCacheStore against Redis', () => {
   it('a store whose secret was replaced in Redis (lost, then set by another gateway) takes the new one at its next check', async () => {
     const store = new RedisCacheStore(redis.url, 1_000, Date.now, 200);
     opened.push(store);
-    const first = await store.secret();
+    // At hand (secretNow) only once a check has answered, and only while it is the one in use.
+    expect(store.secretNow()).toBeUndefined();
+    const checking = store.secret();
+    expect(store.secretNow()).toBeUndefined();
+    const first = await checking;
+    expect(store.secretNow()).toBe(first);
     const replaced = 'f'.repeat(64);
     await admin.set('agw:secret', replaced);
     expect(await store.secret()).toBe(first); // checked at most every 200 ms here (a minute by default)
+    expect(store.secretNow()).toBe(first);
     await sleep(250);
+    expect(store.secretNow()).toBeUndefined(); // due for a check: whoever needs it asks secret()
     expect(await store.secret()).toBe(replaced);
+    expect(store.secretNow()).toBe(replaced);
   });
 
   it('fails at once, never hangs, when nothing listens, and after close()', async () => {

@@ -187,6 +187,20 @@ describe('a repeated query, answered before GraphQL runs', () => {
     expect(plainJson.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
+  it("each body its own: a body that differs in its last byte, larger than 64 KiB or not, never gets another's answer", async () => {
+    const { sandbox, served } = await storedOnce({ MAX_BODY_BYTES: String(256 * 1024) });
+    // Comments pad the document: the same query, other bytes (a large body is hashed from a buffer of its own).
+    const padded = (chars: number, last: string): string => JSON.stringify({ query: `${FIXED_DASHBOARD}\n#${'x'.repeat(chars)}${last}` });
+    for (const chars of [100, 80 * 1024]) {
+      expect((await ask(served, sandbox, { body: padded(chars, 'a') })).stored).toBe(false);
+      await settle();
+      expect((await ask(served, sandbox, { body: padded(chars, 'a') })).stored).toBe(true);
+      expect((await ask(served, sandbox, { body: padded(chars, 'b') })).stored).toBe(false);
+      // The dashboard's own body, shorter than those before it, still finds its own answer.
+      expect((await ask(served, sandbox)).stored).toBe(true);
+    }
+  });
+
   it('lives no longer than the shortest read it used', async () => {
     const sandbox = await sandboxFor();
     const clock = new Clock(NOON);
@@ -307,7 +321,7 @@ redisDescribe('stored answers in Redis', () => {
     // The answer is stored after it is sent: B is asked once Redis holds it.
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     try {
-      for (let waited = 0; (await admin.keys('agw:a:*')).length === 0; waited += 20) {
+      for (let waited = 0; (await admin.keys('agw:b:*')).length === 0; waited += 20) {
         if (waited > 10_000) throw new Error('no stored answer in Redis within 10 s');
         await settle();
       }

@@ -129,6 +129,34 @@ describe('readOperation', () => {
     handOverParsedBody(unread, undefined);
     expect(unread.body).toEqual(bytes(JSON.stringify(query)));
   });
+
+  it('a JSON body seen before is known without parsing it, and still handed to yoga parsed, an object of its own', () => {
+    const body = JSON.stringify({ query: 'subscription Again { a }', variables: { n: [1, 2] } });
+    const first = request('POST', '/graphql', body);
+    const firstRead = readOperation(first);
+    expect(firstRead).toEqual({ type: 'subscription', parsedBody: JSON.parse(body) });
+    // The same text again: its kind is remembered, and nothing is parsed before admission.
+    const again = request('POST', '/graphql', body);
+    expect(readOperation(again)).toEqual({ type: 'subscription' });
+    handOverParsedBody(again, undefined);
+    expect(again.body).toEqual(JSON.parse(body));
+    expect(again.body).not.toBe(firstRead.parsedBody);
+    // Bodies of one length that differ in a byte, one after the other: each read for what it says.
+    const [one, other] = ['subscription Twin { a }', 'query        Twin { a }'].map((query) => JSON.stringify({ query }));
+    for (let round = 0; round < 3; round++) {
+      expect(readOperation(request('POST', '/graphql', one)).type).toBe('subscription');
+      expect(readOperation(request('POST', '/graphql', one)).type).toBe('subscription');
+      expect(readOperation(request('POST', '/graphql', other, 'application/graphql+json')).type).toBe('query');
+    }
+    // What is not handed over (a batch) keeps its bytes when it comes again.
+    const batch = JSON.stringify([{ query: 'subscription Again { a }' }]);
+    for (let round = 0; round < 2; round++) {
+      const req = request('POST', '/graphql', batch);
+      expect(readOperation(req).type).toBeNull();
+      handOverParsedBody(req, undefined);
+      expect(req.body).toEqual(Buffer.from(batch));
+    }
+  });
 });
 
 describe('a POST body through the gateway', () => {
