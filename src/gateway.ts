@@ -15,7 +15,7 @@ import type { RequestState } from './graphql/request-state.js';
 import { createAnswerCache, type AnswerCache } from './cache/stored-answers.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { serveHttp } from './http/server.js';
-import { handOverParsedBody } from './http/operation-type.js';
+import { handOverParsedBody, parsedLater } from './http/operation-type.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
@@ -148,8 +148,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     void yoga(req, res, { state });
   };
   // A query run before, sent again in the same form, is answered in front of yoga (known-operations.ts).
-  const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void =>
+  // Both read the JSON body: one the HTTP layer knew without parsing (seen lately) is parsed here, once.
+  const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
+    state.parsedBody ??= parsedLater(req);
     answer(req, res, state, () => toYoga(req, res, state));
+  };
   const http = await serveHttp(
     answers
       ? (req, res, state) =>

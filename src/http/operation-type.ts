@@ -146,8 +146,18 @@ let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
  * bytes (cache/stored-answers.ts) comes before.
  */
 export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
-  if (parsedBody !== undefined) req.body = parsedBody;
-  else if (parseLater.has(req) && req.body instanceof Uint8Array) req.body = JSON.parse(textOf(req.body)) as object;
+  const parsed = parsedBody ?? parsedLater(req);
+  if (parsed !== undefined) req.body = parsed;
+}
+
+/**
+ * The JSON body of a request readOperation knew without parsing (a body seen lately), parsed now, for
+ * what runs the operation (graphql/known-operations.ts, yoga); undefined for any other request.
+ */
+export function parsedLater(req: IncomingMessage & { body?: unknown }): object | undefined {
+  if (!parseLater.has(req) || !(req.body instanceof Uint8Array)) return undefined;
+  parseLater.delete(req);
+  return JSON.parse(textOf(req.body)) as object;
 }
 
 /** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
