@@ -1,7 +1,7 @@
 // The upstream side of an uncached dashboard, layer by layer, against the floor's own REST reads:
 //
 //   npm run build && npm run build:bench && node dist-bench/bench/upstream-side.js [--rounds 5] [--dashboards 400]
-//     [--warmup 100] [--in-flight 1] [--no-memory] [--no-settings] [--layers floor,client,decoded,source,built]
+//     [--warmup 100] [--in-flight 1] [--no-sockets] [--no-memory] [--no-settings] [--layers floor,client,decoded,source,built]
 //
 // One sandbox as a child process (dist/sandbox/main.js, 0 ms latency), so that this process's CPU time
 // (process.cpuUsage(): every thread of it, the garbage collector's included) is the reading side's alone.
@@ -24,6 +24,8 @@
 // 128), pipelining (4, 10) and keep-alive (undici's 4 s default, or 1 ms with a 5 ms pause between
 // dashboards: every dashboard opens its sockets again).
 import { loadavg } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Dispatcher, Pool } from 'undici';
@@ -47,6 +49,8 @@ export interface UpstreamSideOptions {
   warmup: number;
   /** Dashboards read at once (1: one after another, as the layers' cost alone). */
   inFlight: number;
+  /** The layers over sockets (the sandbox). */
+  sockets: boolean;
   /** Also the layers over an upstream in memory. */
   memory: boolean;
   /** Also the pool settings' table. */
@@ -61,6 +65,7 @@ export const UPSTREAM_SIDE_DEFAULTS: UpstreamSideOptions = {
   dashboards: 400,
   warmup: 100,
   inFlight: 1,
+  sockets: true,
   memory: true,
   settings: true,
   only: null,
@@ -87,6 +92,7 @@ export interface UpstreamSideReport {
   /** The 1-minute load average as the run started, and as it ended. */
   loadAverage: [number, number];
   options: Omit<UpstreamSideOptions, 'log'>;
+  /** The layers over sockets (the sandbox); empty without `sockets`. */
   layers: LayerFigure[];
   /** The same layers over an upstream in memory (no sockets): their own JavaScript; empty without `memory`. */
   memory: LayerFigure[];
@@ -353,6 +359,10 @@ const SETTINGS: { label: string; pool: Pool.Options; pauseMs?: number }[] = [
   { label: 'keep-alive 1 ms, 5 ms between dashboards', pool: { keepAliveTimeout: 1, keepAliveMaxTimeout: 1 }, pauseMs: 5 },
 ];
 
+/** A full garbage collection (V8's `gc`, exposed for this process as it runs). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
 /**
  * µs of CPU and dashboards a second, over `count` dashboards (after `warmup` more), `inFlight` of them
  * at a time (each worker reading one after another).
@@ -376,6 +386,8 @@ async function measure(layer: Layer, warmup: number, count: number, inFlight: nu
     return paused / inFlight;
   };
   await run(warmup);
+  // What the layer measured before left for the collector is collected before this one is measured.
+  collectGarbage();
   const wallStart = performance.now();
   const start = process.cpuUsage();
   const paused = await run(count);
@@ -397,8 +409,10 @@ async function alternate(layers: readonly Layer[], options: UpstreamSideOptions,
   for (const layer of layers) await measure(layer, 0, options.warmup * 3, options.inFlight);
   for (let round = 1; round <= options.rounds; round++) {
     options.log(`${what}: round ${round} of ${options.rounds}`);
-    for (const [i, layer] of layers.entries()) {
-      const { cpuUs, perSecond } = await measure(layer, options.warmup, options.dashboards, options.inFlight);
+    // Each round starts with another layer, so that none is always measured after the same one.
+    for (let turn = 0; turn < layers.length; turn++) {
+      const i = (turn + round - 1) % layers.length;
+      const { cpuUs, perSecond } = await measure(layers[i] as Layer, options.warmup, options.dashboards, options.inFlight);
       runs[i]?.cpu.push(cpuUs);
       runs[i]?.perSecond.push(perSecond);
     }
@@ -480,11 +494,13 @@ export async function runUpstreamSide(partial: Partial<UpstreamSideOptions> = {}
       return chosen;
     };
 
-    const layerFigures = await alternate(
-      await layersOver(new Pool(origin, { connections: UPSTREAM_TRANSPORT_DEFAULTS.connections })),
-      options,
-      'layers over sockets',
-    );
+    const layerFigures = options.sockets
+      ? await alternate(
+          await layersOver(new Pool(origin, { connections: UPSTREAM_TRANSPORT_DEFAULTS.connections })),
+          options,
+          'layers over sockets',
+        )
+      : [];
     let memoryFigures: LayerFigure[] = [];
     if (options.memory) {
       const paths = [`/api/v1/websites/${WEBSITE_ID}`, ...queries.map((query) => `/api/v1/stats/${WEBSITE_ID}?${floorSearch(query)}`)];
@@ -524,6 +540,7 @@ export async function runUpstreamSide(partial: Partial<UpstreamSideOptions> = {}
         dashboards: options.dashboards,
         warmup: options.warmup,
         inFlight: options.inFlight,
+        sockets: options.sockets,
         memory: options.memory,
         settings: options.settings,
         only: options.only,
@@ -577,6 +594,7 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
       'in-flight': { type: 'string', default: String(UPSTREAM_SIDE_DEFAULTS.inFlight) },
       'no-settings': { type: 'boolean', default: false },
       'no-memory': { type: 'boolean', default: false },
+      'no-sockets': { type: 'boolean', default: false },
       layers: { type: 'string' },
     },
   });
@@ -592,6 +610,7 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     inFlight: count('in-flight', 1),
     settings: !values['no-settings'],
     memory: !values['no-memory'],
+    sockets: !values['no-sockets'],
     only: values.layers === undefined ? null : values.layers.split(','),
   });
   console.log(formatUpstreamSide(report));
