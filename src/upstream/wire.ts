@@ -201,6 +201,28 @@ function readWebsite(raw: unknown, path: string): Website {
   return fields as Website;
 }
 
+/**
+ * A page's row `index`. A row with a string or number value and a count that is a non-negative safe
+ * integer number is read as it is; any other (a count as a string, as a SQL SUM can come back, or a row
+ * that is wrong) goes through readStat, with the path that names the row in an error. That path is
+ * built only then: a page of a hundred rows would otherwise build two strings a row for nothing.
+ */
+function readStatRow(raw: unknown, rowsPath: string, index: number): Stat {
+  if (isObject(raw)) {
+    const { value, count } = raw;
+    if (
+      (typeof value === 'string' || typeof value === 'number') &&
+      typeof count === 'number' &&
+      Number.isSafeInteger(count) &&
+      count >= 0
+    ) {
+      // -0 is read as 0, as readInteger does.
+      return { value: typeof value === 'string' ? value : String(value), count: count === 0 ? 0 : count };
+    }
+  }
+  return readStat(raw, itemPath(rowsPath, index));
+}
+
 function readStat(raw: unknown, path: string): Stat {
   const row = readObject(raw, path);
   const value = row.value;
@@ -311,10 +333,10 @@ const guessLastPage = (page: number, hasNextPage: boolean): number => (hasNextPa
  * Each meta field present wins; a missing one falls back to the links, then to what was requested
  * and what arrived. A full page with nothing else to go on may have a next page, so it says so.
  */
-function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: unknown, path: string) => T): Page<T> {
+function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: unknown, rowsPath: string, index: number) => T): Page<T> {
   const envelope = readPageEnvelope(body);
   const { rows, rowsPath, links } = envelope;
-  const nodes = rows.map((row, index) => readNode(row, itemPath(rowsPath, index)));
+  const nodes = rows.map((row, index) => readNode(row, rowsPath, index));
   const page = readMetaInteger(envelope, 'current_page', 1) ?? requested.page;
   const perPage = readMetaInteger(envelope, 'per_page', 1) ?? requested.perPage;
   const metaLastPage = readMetaInteger(envelope, 'last_page', 0);
@@ -335,11 +357,11 @@ function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: un
 }
 
 export function decodeWebsitePage(body: unknown, requested: PageRequest): Page<Website> {
-  return decodePage(body, requested, readWebsite);
+  return decodePage(body, requested, (raw, rowsPath, index) => readWebsite(raw, itemPath(rowsPath, index)));
 }
 
 export function decodeStatPage(body: unknown, requested: PageRequest): Page<Stat> {
-  return decodePage(body, requested, readStat);
+  return decodePage(body, requested, readStatRow);
 }
 
 /**
