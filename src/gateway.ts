@@ -100,9 +100,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })
     : undefined;
-  // The request log's line of a stored answer, as use-request-log.ts writes it for the others (none
-  // below LOG_LEVEL=info, nor with nothing else to tell: the line would be built for nothing).
-  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing).
+  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing). A stored answer's
+  // line is written here, as use-request-log.ts writes the others'.
   const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger) : undefined;
   const toldOfStored = metrics !== null || config.tracing || requestLog !== undefined;
   if (toldOfStored)

@@ -157,7 +157,11 @@ export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, pa
 export function parsedLater(req: IncomingMessage & { body?: unknown }): object | undefined {
   if (!parseLater.has(req) || !(req.body instanceof Uint8Array)) return undefined;
   parseLater.delete(req);
-  return JSON.parse(textOf(req.body)) as object;
+  try {
+    return JSON.parse(textOf(req.body)) as object;
+  } catch {
+    return undefined; // its bytes go to yoga, which answers what is wrong with them
+  }
 }
 
 /** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
