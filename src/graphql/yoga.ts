@@ -122,16 +122,15 @@ export function createGatewayYoga(
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
-  // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
-  // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
-  // operation). The steps that read the plan are given it: none can run before it.
   // The ETags' secret: the cache's (shared by the gateways on a store), or this process's.
   const secret = etagSecret ?? processEtagSecret();
   const servedSchema = config.federation ? subgraphSchema().schema : schema;
+  // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
+  // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
+  // operation). The steps that read the plan are given it: none can run before it.
   const checks = [useArgumentChecks(), useCostLimit({ limit: config.maxCost })];
   const plan = usePlan(checks);
   const compiled = useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes });
-
   // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
   const traces = tracesAllowed(config);
   const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
