@@ -16,26 +16,10 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT, freePort, spawnServer, type ChildServer } from './processes.js';
 import type { ScenarioContext } from './scenarios.js';
+import { CONTRACT_STAT_NAMES } from '../src/sandbox/dialect.js';
 
 /** The composing script, relative to the project root. */
 export const HIVE_COMPOSE_SCRIPT = 'dist-bench/bench/hive-compose.js';
-
-const STAT_NAMES = [
-  'browser',
-  'campaign',
-  'city',
-  'continent',
-  'country',
-  'device',
-  'event',
-  'language',
-  'operating_system',
-  'page',
-  'pageview',
-  'referrer',
-  'screen_resolution',
-  'visitor',
-] as const;
 
 const json = (schema: Record<string, unknown>): Record<string, unknown> => ({
   description: 'OK',
@@ -69,7 +53,7 @@ export const OPENAPI_DOCUMENT = {
         operationId: 'stats',
         parameters: [
           { name: 'website_id', in: 'path', required: true, schema: { type: 'integer' } },
-          query('name', { type: 'string', enum: STAT_NAMES }, true),
+          query('name', { type: 'string', enum: CONTRACT_STAT_NAMES }, true),
           query('from', { type: 'string' }, true),
           query('to', { type: 'string' }, true),
           query('sort_by', { type: 'string', enum: ['count', 'value'] }),

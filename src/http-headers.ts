@@ -1,6 +1,6 @@
 // Header rules that the HTTP layer (answers given before GraphQL) and yoga's plugins share: the security
 // headers of every answer, Vary lists, If-None-Match against an ETag, whether an Accept takes an event
-// stream, and whether a request asks for the GraphiQL page.
+// stream or which JSON type it gets, and whether a request asks for the GraphiQL page.
 
 /** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -38,18 +38,34 @@ export const NOT_STREAMABLE_MESSAGE = 'A subscription is answered as an event st
  * such a subscription cannot be streamed, and the gateway refuses it at once.
  */
 export function streamsSubscription(accept: string | undefined): boolean {
-  return (accept || '*/*')
-    .replace(/\s/g, '')
-    .toLowerCase()
-    .split(',')
-    .some((entry) => {
-      const [mediaType = '', ...params] = entry.split(';');
-      const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
-      return charset === 'charset=utf-8' && matches(mediaType, 'text/event-stream');
-    });
+  return acceptedMediaTypes(accept).some((mediaType) => matches(mediaType, 'text/event-stream'));
 }
 
-/** yoga's isMatchingMediaType: `asked` may have wildcards (`*\/*`, `text/*`). */
+/** The media types an Accept asks for, as yoga reads them: utf-8 only, a missing Accept is `*\/*`, in order. */
+function acceptedMediaTypes(accept: string | undefined): string[] {
+  const accepted: string[] = [];
+  for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
+    const [mediaType = '', ...params] = entry.split(';');
+    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+    if (charset === 'charset=utf-8') accepted.push(mediaType);
+  }
+  return accepted;
+}
+
+/**
+ * The media type yoga answers a query's result in for this Accept, as its result processors choose it
+ * (the last match wins: event stream, multipart, then the JSON types, over the accepted types in reverse
+ * order); null when that is not one of the JSON types.
+ */
+export function jsonAnswerType(accept: string | undefined): 'application/json' | 'application/graphql-response+json' | null {
+  const accepted = acceptedMediaTypes(accept).reverse();
+  let chosen: string | null = null;
+  for (const offered of [['text/event-stream'], ['multipart/mixed'], ['application/graphql-response+json', 'application/json']]) {
+    for (const asked of accepted) for (const type of offered) if (matches(asked, type)) chosen = type;
+  }
+  return chosen === 'application/json' || chosen === 'application/graphql-response+json' ? chosen : null;
+}
+
 function matches(asked: string, mediaType: string): boolean {
   const [askedType, askedSubtype] = asked.split('/');
   const [type, subtype] = mediaType.split('/');

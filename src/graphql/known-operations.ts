@@ -22,7 +22,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { SECURITY_HEADERS, ifNoneMatchHas } from '../http-headers.js';
+import { SECURITY_HEADERS, ifNoneMatchHas, jsonAnswerType } from '../http-headers.js';
 import type { GatewayContext } from '../schema/context.js';
 import { type OperationPlan, planRequest } from '../schema/plan.js';
 import type { CompiledExecutionStep } from './plugins/use-compiled-execution.js';
@@ -112,32 +112,6 @@ function paramsOf(url: string): GraphQLBody | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The media type yoga answers a query's result in for this Accept, as its result processors choose it
- * (the last match wins: event stream, multipart, then the JSON types, over the accepted types in reverse
- * order; only utf-8); null when that is not one of the JSON types.
- */
-export function jsonAnswerType(accept: string | undefined): 'application/json' | 'application/graphql-response+json' | null {
-  const accepted: string[] = [];
-  for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
-    const [mediaType, ...parameters] = entry.split(';');
-    const charset = parameters.find((parameter) => parameter.includes('charset=')) ?? 'charset=utf-8';
-    if (mediaType !== undefined && charset === 'charset=utf-8') accepted.push(mediaType);
-  }
-  accepted.reverse();
-  let chosen: string | null = null;
-  for (const offered of [['text/event-stream'], ['multipart/mixed'], ['application/graphql-response+json', 'application/json']]) {
-    for (const asked of accepted) {
-      const [askedType, askedSubtype] = asked.split('/');
-      for (const type of offered) {
-        const [offeredType, offeredSubtype] = type.split('/');
-        if ((askedType === '*' || askedType === offeredType) && (askedSubtype === '*' || askedSubtype === offeredSubtype)) chosen = type;
-      }
-    }
-  }
-  return chosen === 'application/json' || chosen === 'application/graphql-response+json' ? chosen : null;
 }
 
 /** The body of a POST as JSON, or a GET's parameters, at the endpoint; undefined for any other request. */

@@ -512,10 +512,8 @@ describe('revocation holds in every path', () => {
     expect(stack.sandbox.log.entries.every((entry) => entry.status === 401 || entry.status === 0)).toBe(true);
   });
 
-  it('a re-check cancelled because its client left is no verdict and no outage: who waited on it re-checks', async () => {
-    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '600' });
-    const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
-    clock.advance(6);
+  /** Website 1 asked by a client that leaves once its call is in flight, and by one that stays: the stayer's answer. */
+  async function oneLeavesOneStays(stack: Stack): Promise<GraphQLResponse<IdDomain>> {
     stack.sandbox.setKnobs({ latencyMs: 300 });
     stack.sandbox.log.reset();
     const leaving = leavingRequest(stack, WEBSITE('1'));
@@ -523,7 +521,14 @@ describe('revocation holds in every path', () => {
     const staying = stack.gql<IdDomain>(WEBSITE('1'));
     await sleep(50);
     await leaving.leave();
-    const stayed = await staying;
+    return staying;
+  }
+
+  it('a re-check cancelled because its client left is no verdict and no outage: who waited on it re-checks', async () => {
+    const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '5', CACHE_TTL_RECENT_S: '600' });
+    const answer = dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
+    clock.advance(6);
+    const stayed = await oneLeavesOneStays(stack);
     expect(dataOf(stayed)).toEqual(answer);
     expect(cacheOf(stayed)).toEqual({ hits: 1, misses: 0, stale: 0 });
     expect(restCalls(stack.sandbox)).toEqual([VALIDATION_CALL, VALIDATION_CALL]);
@@ -535,14 +540,7 @@ describe('revocation holds in every path', () => {
     const { stack, clock } = await cachedStack({ KEY_RECHECK_S: '86400', CACHE_TTL_RECENT_S: '60', CACHE_MAX_STALE_S: '600' });
     dataOf((await ask<IdDomain>(stack, WEBSITE('1'))).response);
     clock.advance(61); // expired, still within its stale lifetime
-    stack.sandbox.setKnobs({ latencyMs: 300 });
-    stack.sandbox.log.reset();
-    const leaving = leavingRequest(stack, WEBSITE('1'));
-    await untilCalls(stack, 1);
-    const staying = stack.gql<IdDomain>(WEBSITE('1'));
-    await sleep(50);
-    await leaving.leave();
-    const stayed = await staying;
+    const stayed = await oneLeavesOneStays(stack);
     expect(dataOf(stayed).website?.domain).toBe('acme-analytics.com');
     expect(stayed.extensions?.stale).toBeUndefined();
     expect(cacheOf(stayed)).toEqual({ hits: 0, misses: 1, stale: 0 });

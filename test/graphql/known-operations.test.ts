@@ -9,7 +9,8 @@
 import { Writable } from 'node:stream';
 import { type Logger, pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formOf, jsonAnswerType } from '../../src/graphql/known-operations.js';
+import { formOf } from '../../src/graphql/known-operations.js';
+import { jsonAnswerType } from '../../src/http-headers.js';
 import { FIXED_DASHBOARD, KEY_1, UPDATE_WEBSITE, startStack, type Stack } from '../fixture.js';
 
 const reachedYoga = vi.hoisted(() => ({ count: 0 }));
