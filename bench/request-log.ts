@@ -1,23 +1,25 @@
 // What the request log costs per line, as the gateway writes it (src/log.ts: lines gathered into 4 KB
 // writes, an operation's name bound once in a pino child) against a write per line (pino's default
-// destination, the whole line built as an object each time: the log before issue 47). Each way runs in a
-// child process whose stdout is a pipe this process reads and drops, as a log collector's is; the child
-// writes `--lines` request lines one per turn of the event loop (as requests answered one at a time log
-// them), waits for its writes to end, and reports its own CPU time (user + system, all threads). A third
-// way, `none`, runs the same loop and writes nothing: what the ways cost is their CPU less its. Rounds
-// alternate the ways; medians.
+// destination, the whole line built as an object each time: the log before issue 47) and against
+// sonic-boom's own gathering (pino.destination with minLength 4096: the gateway's first gathered log,
+// which measures its whole pending text again for each line). Each way runs in a child process whose
+// stdout is a pipe this process reads and drops, as a log collector's is; the child writes `--lines`
+// request lines, `--burst` per turn of the event loop (one: requests answered one at a time; a busy
+// gateway answers several in a turn), waits for its writes to end, and reports its own CPU time (user +
+// system, all threads). A way `none` runs the same loop and writes nothing: what the ways cost is their
+// CPU less its. Rounds alternate the ways; medians.
 // The reader is quick, or (`--reader busy`) busy as a collector or the bench harness under load is: it
 // stops reading for 2 ms after every 16 KB, so that the pipe fills now and then.
 //
-//   npm run build:bench && node dist-bench/bench/request-log.js [--lines 100000] [--rounds 5] [--reader quick|busy]
+//   npm run build:bench && node dist-bench/bench/request-log.js [--lines 100000] [--rounds 5] [--burst 1] [--reader quick|busy]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { RequestLog } from '../src/graphql/plugins/use-request-log.js';
-import { stdoutLogger } from '../src/log.js';
+import { LOG_FLUSH_MS, LOG_WRITE_MIN_BYTES, stdoutLogger } from '../src/log.js';
 
-export const LOG_WAYS = ['none', 'per-line', 'gathered'] as const;
+export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'gathered'] as const;
 export type LogWay = (typeof LOG_WAYS)[number];
 
 export interface LogWayResult {
@@ -29,8 +31,6 @@ export interface LogWayResult {
   bytesPerLine: number;
 }
 
-/** Lines written together: one, as requests answered one at a time log. */
-const BURST = 1;
 /** The script each child runs (relative to the project root, as the harness's other scripts: built first). */
 const CHILD_SCRIPT = 'dist-bench/bench/request-log.js';
 const OPERATIONS = ['Dashboard', 'WebsiteList', 'Website', 'Settings'];
@@ -42,13 +42,18 @@ const median = (values: readonly number[]): number => {
 };
 
 /** The child: writes `lines` request lines the way asked, then reports its CPU time on stderr. */
-async function writeLines(way: LogWay, lines: number): Promise<void> {
+async function writeLines(way: LogWay, lines: number, burst: number): Promise<void> {
   const perLine = way === 'per-line' ? pino({ level: 'info', base: null }) : undefined;
-  const { logger, stopLog } = perLine ? { logger: perLine, stopLog: () => undefined } : stdoutLogger(way === 'none' ? 'silent' : 'info');
+  const { logger, stopLog } =
+    way === 'sonic-boom'
+      ? sonicBoomLogger()
+      : perLine
+        ? { logger: perLine, stopLog: () => undefined }
+        : stdoutLogger(way === 'none' ? 'silent' : 'info');
   const log = new RequestLog(logger);
   const start = process.cpuUsage();
   for (let written = 0; written < lines; ) {
-    for (let i = 0; i < BURST && written < lines; i++, written++) {
+    for (let i = 0; i < burst && written < lines; i++, written++) {
       const operation = OPERATIONS[written % OPERATIONS.length] ?? null;
       const fields = {
         durationMs: 12.34,
@@ -58,7 +63,7 @@ async function writeLines(way: LogWay, lines: number): Promise<void> {
         outcome: 'ok' as const,
       };
       if (perLine) perLine.info({ operation, ...fields }, 'graphql request');
-      else if (way === 'gathered') log.write(operation, fields);
+      else if (way !== 'none') log.write(operation, fields);
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -69,12 +74,25 @@ async function writeLines(way: LogWay, lines: number): Promise<void> {
   process.stderr.write(`${JSON.stringify({ micros: used.user + used.system })}\n`);
 }
 
+/** The gateway's first gathered log: sonic-boom gathering lines itself (minLength), flushed as the gateway's is. */
+function sonicBoomLogger(): { logger: Logger; stopLog: () => void } {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MIN_BYTES });
+  const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
+  return {
+    logger: pino({ level: 'info', base: null }, destination),
+    stopLog: () => {
+      clearInterval(flushing);
+      destination.flush();
+    },
+  };
+}
+
 export type LogReader = 'quick' | 'busy';
 
 /** One run of a way in a child: its CPU µs per line and the bytes it wrote. */
-function runChild(way: LogWay, lines: number, reader: LogReader): Promise<{ microsPerLine: number; bytes: number }> {
+function runChild(way: LogWay, lines: number, burst: number, reader: LogReader): Promise<{ microsPerLine: number; bytes: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD_SCRIPT, '--child', way, '--lines', String(lines)], {
+    const child = spawn(process.execPath, [CHILD_SCRIPT, '--child', way, '--lines', String(lines), '--burst', String(burst)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let bytes = 0;
@@ -105,16 +123,19 @@ function runChild(way: LogWay, lines: number, reader: LogReader): Promise<{ micr
 export async function measureRequestLog({
   lines,
   rounds,
+  burst = 1,
   reader = 'quick',
 }: {
   lines: number;
   rounds: number;
+  /** Lines written in one turn of the event loop. */
+  burst?: number;
   reader?: LogReader;
 }): Promise<LogWayResult[]> {
   const runs = new Map<LogWay, { micros: number[]; bytes: number }>(LOG_WAYS.map((way) => [way, { micros: [], bytes: 0 }]));
   for (let round = 0; round < rounds; round++) {
     for (const way of LOG_WAYS) {
-      const run = await runChild(way, lines, reader);
+      const run = await runChild(way, lines, burst, reader);
       const entry = runs.get(way);
       entry?.micros.push(run.microsPerLine);
       if (entry) entry.bytes = run.bytes;
@@ -126,7 +147,7 @@ export async function measureRequestLog({
   });
 }
 
-export function formatRequestLog(results: readonly LogWayResult[], lines: number, reader: LogReader): string {
+export function formatRequestLog(results: readonly LogWayResult[], lines: number, reader: LogReader, burst = 1): string {
   const none = results.find((result) => result.way === 'none')?.medianMicrosPerLine ?? 0;
   const net = (result: LogWayResult | undefined): number => (result ? result.medianMicrosPerLine - none : Number.NaN);
   const rows = results.map(
@@ -135,14 +156,15 @@ export function formatRequestLog(results: readonly LogWayResult[], lines: number
   );
   const perLine = results.find((result) => result.way === 'per-line');
   const gathered = results.find((result) => result.way === 'gathered');
+  const sonicBoom = results.find((result) => result.way === 'sonic-boom');
   return [
-    `## The request log: CPU per line (${lines} lines a run, stdout a pipe, its reader ${reader})`,
+    `## The request log: CPU per line (${lines} lines a run, ${burst} a turn, stdout a pipe, its reader ${reader})`,
     '',
     '| way | CPU µs/line (median) | less the loop (none) | each run | bytes/line |',
     '|---|---:|---:|---|---:|',
     ...rows,
     '',
-    `Gathered ÷ per line, the loop's own CPU left out: ${(net(gathered) / net(perLine)).toFixed(2)}.`,
+    `Gathered ÷ per line, the loop's own CPU left out: ${(net(gathered) / net(perLine)).toFixed(2)}; gathered ÷ sonic-boom's gathering: ${(net(gathered) / net(sonicBoom)).toFixed(2)}.`,
   ].join('\n');
 }
 
@@ -152,15 +174,17 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       child: { type: 'string' },
       lines: { type: 'string', default: '100000' },
       rounds: { type: 'string', default: '5' },
+      burst: { type: 'string', default: '1' },
       reader: { type: 'string', default: 'quick' },
     },
   });
   const reader: LogReader = values.reader === 'busy' ? 'busy' : 'quick';
   const lines = Number(values.lines);
+  const burst = Math.max(1, Number(values.burst));
   if (values.child !== undefined) {
-    await writeLines(values.child as LogWay, lines);
+    await writeLines(values.child as LogWay, lines, burst);
   } else {
-    const results = await measureRequestLog({ lines, rounds: Number(values.rounds), reader });
-    console.log(formatRequestLog(results, lines, reader));
+    const results = await measureRequestLog({ lines, rounds: Number(values.rounds), burst, reader });
+    console.log(formatRequestLog(results, lines, reader, burst));
   }
 }

@@ -1,25 +1,85 @@
 // The gateway's log: pino to stdout, without a write per line. A write to a pipe or a file costs more
 // than the line it carries, so lines are gathered into writes of LOG_WRITE_MIN_BYTES, written without
-// waiting; whatever waits is written every LOG_FLUSH_MS, and what is left at exit (pino's destination
-// flushes it then). `bench/request-log.ts` measures it against a write per line.
-import { type Logger, pino } from 'pino';
+// waiting; whatever waits is written every LOG_FLUSH_MS, and what is left at exit. `bench/request-log.ts`
+// measures it against a write per line and against sonic-boom's own gathering.
+//
+// The lines are gathered here, in an array joined once per write, not by pino's destination (sonic-boom's
+// `minLength`): sonic-boom appends each line to the text it holds and measures that text's bytes again
+// (Buffer.byteLength), which copies all of it into a flat string, line after line; while a write is on its
+// way (a pipe whose reader is slow) that text grows to 16 KB, so each line cost copies of kilobytes and
+// kept them alive through young collections (about 12 KB allocated per request line in the gateway).
+// sonic-boom still does the writing: asynchronous, retried on EAGAIN, flushed synchronously at exit.
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 /** Bytes gathered before a write to stdout (about sixteen request lines). */
 export const LOG_WRITE_MIN_BYTES = 4096;
 /** The longest a line waits for others before it is written anyway. */
 export const LOG_FLUSH_MS = 250;
 
+/** pino's destination on `fd`, with what it holds written synchronously at exit (pino.destination does so). */
+type SonicBoom = ReturnType<typeof pino.destination>;
+
+/**
+ * A pino destination that gathers lines and hands them to `out` `minLength` characters at a time (a
+ * line's characters: its bytes for the ASCII lines pino writes), joined once.
+ */
+export class GatheredLines implements DestinationStream {
+  private lines: string[] = [];
+  private pending = 0;
+
+  constructor(
+    private readonly out: SonicBoom,
+    private readonly minLength = LOG_WRITE_MIN_BYTES,
+  ) {}
+
+  write(line: string): void {
+    this.lines.push(line);
+    this.pending += line.length;
+    if (this.pending >= this.minLength) this.flush();
+  }
+
+  /**
+   * Hands what is gathered to the destination, which writes it without waiting; `done` (pino's
+   * logger.flush) once it is written.
+   */
+  flush(done?: (error?: Error) => void): void {
+    if (this.lines.length > 0) {
+      const text = this.lines.length === 1 ? (this.lines[0] as string) : this.lines.join('');
+      this.lines = [];
+      this.pending = 0;
+      this.out.write(text);
+    }
+    if (done) this.out.flush(done);
+  }
+
+  /** Writes what is gathered and what the destination holds, before returning (at exit). */
+  flushSync(): void {
+    this.flush();
+    this.out.flushSync();
+  }
+}
+
 /** The gateway's logger at `level` on file descriptor `fd` (stdout), and what stops its flushing. */
 export function stdoutLogger(level: string, fd = 1): { logger: Logger; stopLog: () => void } {
   if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
-  const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_WRITE_MIN_BYTES });
-  const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
+  const lines = new GatheredLines(pino.destination({ dest: fd, sync: false }));
+  const flushing = setInterval(() => lines.flush(), LOG_FLUSH_MS);
   flushing.unref();
+  // Lines still gathered when the process exits (a fatal error, process.exit) are written then.
+  const atExit = (): void => {
+    try {
+      lines.flushSync();
+    } catch {
+      // stdout is gone (closed, a broken pipe): there is nowhere to write them.
+    }
+  };
+  process.once('exit', atExit);
   return {
-    logger: pino({ level, base: null }, destination),
+    logger: pino({ level, base: null }, lines),
     stopLog: () => {
       clearInterval(flushing);
-      destination.flush();
+      process.off('exit', atExit);
+      lines.flush();
     },
   };
 }
