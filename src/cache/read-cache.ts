@@ -153,9 +153,11 @@ export interface RequestCache {
   readonly usage: CacheUsage;
   /**
    * True once, in this request, the upstream answered this key with a success, or the key's `seen`
-   * mark (the upstream accepted it within KEY_RECHECK_S) was found.
+   * mark (the upstream accepted it within KEY_RECHECK_S) was found. A method, not a getter: an object
+   * literal with an accessor is kept by V8 in dictionary mode, and one made per request keeps every
+   * young object of its request alive through young collections (docs/performance.md#garbage).
    */
-  readonly keyAccepted: boolean;
+  keyAccepted(): boolean;
 }
 
 /**
@@ -362,9 +364,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 
     return {
       usage,
-      get keyAccepted() {
-        return keyAccepted;
-      },
+      keyAccepted: () => keyAccepted,
       read,
       answered() {
         keyAccepted = true;
@@ -435,9 +435,7 @@ export const NO_CACHE: ResponseCache = {
     };
     return {
       usage,
-      get keyAccepted() {
-        return keyAccepted;
-      },
+      keyAccepted: () => keyAccepted,
       read: (_entry, fetch) => miss(fetch),
       written: async () => undefined,
       refused: async () => undefined,

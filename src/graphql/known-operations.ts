@@ -213,7 +213,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       }
     }
     res.writeHead(status, headers);
-    state.work?.answered(source.keyAccepted);
+    state.work?.answered(source.keyAccepted());
     res.end(status === 304 ? undefined : text);
     const name = known.operationName ?? known.operation.name ?? null;
     // Looked up and not found: the answer is stored if it can be (use-stored-answers.ts).

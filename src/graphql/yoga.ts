@@ -193,7 +193,7 @@ export function createGatewayYoga(
         maxBytes: pq.maxBytes,
         manifest,
         trustedOnly: pq.trustedOnly,
-        keyAccepted: (context) => (context as GatewayContext).source.keyAccepted,
+        keyAccepted: (context) => (context as GatewayContext).source.keyAccepted(),
         registry: documentRegistry,
       }),
       // Tokens while parsing; depth, aliases and directives as validation rules.

@@ -130,9 +130,10 @@ export interface UpstreamSource {
   readonly traced: boolean;
   /**
    * True once, in this request, the upstream answered the key with a success, or the key's `seen` mark
-   * (the upstream accepted it within KEY_RECHECK_S) was found: the APQ registration asks.
+   * (the upstream accepted it within KEY_RECHECK_S) was found: the APQ registration asks. A method, as
+   * the request cache's (no accessor on an object made per request: docs/performance.md#garbage).
    */
-  readonly keyAccepted: boolean;
+  keyAccepted(): boolean;
   /**
    * Resolves once the upstream accepted the key lately (this request, its `seen` mark, or one cheap read
    * made now); throws what it answered otherwise (UNAUTHENTICATED for a key it refused). A live stream of
@@ -366,9 +367,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       return deletion;
     },
     checkKey: () => cache.checkKey(),
-    get keyAccepted() {
-      return cache.keyAccepted;
-    },
+    keyAccepted: () => cache.keyAccepted(),
   };
 }
 

@@ -31,7 +31,7 @@ export function useWork(): Plugin<GatewayServerContext, GatewayServerContext> {
       if (work === undefined || work.stream) return;
       const type = response.headers.get('content-type') ?? '';
       if (type.startsWith('text/event-stream') || type.startsWith('multipart/mixed')) return;
-      work.answered(state?.context?.source.keyAccepted === true);
+      work.answered(state?.context?.source.keyAccepted() === true);
     },
   };
 }
