@@ -143,13 +143,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // The request's state goes to yoga as its server context. The answer produced (by yoga, or stored)
   // frees the request's slot: use-work.ts, http/server.ts.
   const toYoga = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
-    handOverParsedBody(req, state.parsedBody);
+    handOverParsedBody(req, state);
     void yoga(req, res, { state });
   };
   // A query run before, sent again in the same form, is answered in front of yoga (known-operations.ts).
   // Both read the JSON body: one the HTTP layer knew without parsing (seen lately) is parsed here, once.
   const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
-    state.parsedBody ??= parsedLater(req);
+    if (state.parseLater === true) {
+      state.parsedBody ??= parsedLater(req, state);
+      state.parseLater = false;
+    }
     answer(req, res, state, () => toYoga(req, res, state));
   };
   const http = await serveHttp(

@@ -163,9 +163,18 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (method === 'POST' && body === undefined) return null;
     const today = dayIn(clock.timeZone, clock.now());
     const head = `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`;
+    const last = lastHashed;
+    if (last !== undefined && last.head === head && (body === undefined ? last.body === undefined : last.body?.equals(body) === true)) {
+      return last.hash;
+    }
     // One hash of one buffer: no hash object to make and feed for each request.
-    return hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
+    const digest = hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
+    lastHashed = body === undefined || body.byteLength <= SCRATCH_MAX_BYTES ? { head, body: body && Buffer.from(body), hash: digest } : undefined;
+    return digest;
   }
+
+  /** The last request hashed (its body a copy): the same request again (a dashboard polled, reloaded) is compared, not hashed. */
+  let lastHashed: { head: string; body: Buffer | undefined; hash: string } | undefined;
 
   /** One buffer for the request's hash to read, reused: a request's head and body are copied in, no new buffer each time. */
   let scratch = Buffer.allocUnsafeSlow(4096);

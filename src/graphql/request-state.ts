@@ -54,6 +54,11 @@ export interface RequestState {
   operationType: OperationType | null;
   /** The JSON body as parsed before admission, handed to yoga in place of its bytes (parsed once). */
   parsedBody?: object;
+  /**
+   * The JSON body was seen lately and known without parsing it (http/operation-type.ts): parsed once,
+   * for what runs the operation, if anything does (a stored answer does not).
+   */
+  parseLater?: boolean;
   /** What the stored-answer lookup spent of the store's budget, and the key's counters it read. */
   lookup?: LookedUp;
   /** Where its answer is stored if it can be, looked up and not found (cache/stored-answers.ts). */

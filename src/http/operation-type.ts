@@ -132,10 +132,14 @@ interface JsonReading {
 /** What recent JSON bodies said: a repeated request (a dashboard reloaded) is not parsed before admission. */
 const REMEMBERED_BODY_BYTES = 16 * 1024;
 const jsonBodies = new Recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
-/** Requests whose JSON body was known, and not parsed: parsed for yoga only if it runs (handOverParsedBody). */
-const parseLater = new WeakSet<IncomingMessage>();
 /** The last JSON body read (a copy of its bytes) and what it said: its repeat is known by comparing bytes, no text made. */
 let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
+
+/** What readOperation found of a request's JSON body for yoga (the request's state keeps it: request-state.ts). */
+export interface BodyRead {
+  parsedBody?: object | undefined;
+  parseLater?: boolean | undefined;
+}
 
 /**
  * Hands yoga the JSON body readOperation parsed as `req.body`, in place of its bytes: @whatwg-node/server
@@ -145,18 +149,17 @@ let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
  * body readOperation knew without parsing it is parsed here. Call it last before yoga: whatever reads the
  * bytes (cache/stored-answers.ts) comes before.
  */
-export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, parsedBody: object | undefined): void {
-  const parsed = parsedBody ?? parsedLater(req);
+export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, read: BodyRead | undefined): void {
+  const parsed = read?.parsedBody ?? parsedLater(req, read);
   if (parsed !== undefined) req.body = parsed;
 }
 
 /**
- * The JSON body of a request readOperation knew without parsing (a body seen lately), parsed now, for
- * what runs the operation (graphql/known-operations.ts, yoga); undefined for any other request.
+ * The JSON body of a request readOperation knew without parsing (a body seen lately: `read.parseLater`),
+ * parsed now, for what runs the operation (graphql/known-operations.ts, yoga); undefined for any other.
  */
-export function parsedLater(req: IncomingMessage & { body?: unknown }): object | undefined {
-  if (!parseLater.has(req) || !(req.body instanceof Uint8Array)) return undefined;
-  parseLater.delete(req);
+export function parsedLater(req: IncomingMessage & { body?: unknown }, read: BodyRead | undefined): object | undefined {
+  if (read?.parseLater !== true || !(req.body instanceof Uint8Array)) return undefined;
   try {
     return JSON.parse(textOf(req.body)) as object;
   } catch {
@@ -165,10 +168,7 @@ export function parsedLater(req: IncomingMessage & { body?: unknown }): object |
 }
 
 /** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
-function known(req: IncomingMessage, reading: JsonReading): OperationRead {
-  if (reading.handedOver) parseLater.add(req);
-  return { type: reading.type };
-}
+const known = (reading: JsonReading): OperationRead => (reading.handedOver ? { type: reading.type, parseLater: true } : { type: reading.type });
 
 /** What lastJson keeps of a body: a copy of its bytes, when what it said is known and it is not too long to remember. */
 function lastJsonOf(body: Uint8Array, reading: JsonReading | undefined): typeof lastJson {
@@ -186,6 +186,8 @@ export interface OperationRead {
   type: OperationType | null;
   /** A non-empty plain object parsed from a JSON body (handOverParsedBody). */
   parsedBody?: object;
+  /** A JSON body seen lately, known without parsing it: parsed for what runs the operation (parsedLater), if anything does. */
+  parseLater?: true;
 }
 
 /** The operation in a JSON body, and the body parsed when yoga may take it so. */
@@ -222,11 +224,11 @@ export function readOperation(req: IncomingMessage & { body?: Uint8Array }): Ope
     const contentType = req.headers['content-type'];
     if (contentTypeIs(contentType, 'application/graphql')) query = textOf(body);
     else if (contentTypeIs(contentType, 'application/json') || contentTypeIs(contentType, 'application/graphql+json')) {
-      if (lastJson?.bytes.equals(body) === true) return known(req, lastJson.reading);
+      if (lastJson?.bytes.equals(body) === true) return known(lastJson.reading);
       const text = textOf(body);
       const remembered = jsonBodies.get(text);
       lastJson = lastJsonOf(body, remembered);
-      if (remembered !== undefined) return known(req, remembered);
+      if (remembered !== undefined) return known(remembered);
       const { type, handedOver, parsedBody } = readJson(text);
       jsonBodies.set(text, { type, handedOver });
       lastJson = lastJsonOf(body, { type, handedOver });

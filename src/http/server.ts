@@ -185,9 +185,10 @@ export async function serveHttp(
   // The request's state, made once its body is here: its key read, its operation's kind, its lane.
   const arrivingState = (req: IncomingMessage): RequestState => {
     const state = newRequestState(req.headers.authorization);
-    const { type, parsedBody } = readOperation(req);
+    const { type, parsedBody, parseLater } = readOperation(req);
     state.operationType = type;
     if (parsedBody !== undefined) state.parsedBody = parsedBody;
+    if (parseLater) state.parseLater = true;
     // A subscription's events carry no trace: only a request answered once gets one.
     if (config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER])) state.trace = new RequestTrace();
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
