@@ -67,7 +67,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   start(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
     if (this.signal) {
       if (this.signal.aborted) return this.finish(this.signal.reason);
-      this.signal.addEventListener('abort', this, { once: true });
+      this.signal.addEventListener('abort', this.onAbort, { once: true });
     }
     try {
       dispatcher.dispatch(options, this);
@@ -77,13 +77,17 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** The signal's abort event (the handler is its own listener: no closure per call). */
-  handleEvent(): void {
+  /**
+   * The signal's abort event. A function, not the handler itself as an EventListener object (`handleEvent`):
+   * node's EventTarget holds an object listener in a way that kept everything the call allocated alive
+   * through young collections, until a full one (docs/performance.md#garbage).
+   */
+  private readonly onAbort = (): void => {
     const reason: unknown = this.signal?.reason;
     this.abortReason = reason instanceof Error ? reason : new Error('The call was aborted.', { cause: reason });
     // On a socket: stopped now. Still waiting in the pool: stopped when undici hands it one (onRequestStart).
     this.controller?.abort(this.abortReason);
-  }
+  };
 
   onRequestStart(controller: Controller): void {
     this.controller = controller;
@@ -140,7 +144,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private finish(error: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal?.removeEventListener('abort', this);
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.chunks = [];
     if (this.response !== null) {
       this.response.bytes = this.size;
