@@ -59,26 +59,38 @@ export class GatheredLines implements DestinationStream {
   }
 }
 
+/** The logs whose lines may still be gathered: written when the process exits (one listener for all). */
+const gathering = new Set<GatheredLines>();
+let exitHeard = false;
+
+/** Lines still gathered when the process exits (a fatal error, process.exit) are written then. */
+function writeAtExit(lines: GatheredLines): void {
+  gathering.add(lines);
+  if (exitHeard) return;
+  exitHeard = true;
+  process.once('exit', () => {
+    for (const each of gathering) {
+      try {
+        each.flushSync();
+      } catch {
+        // stdout is gone (closed, a broken pipe): there is nowhere to write them.
+      }
+    }
+  });
+}
+
 /** The gateway's logger at `level` on file descriptor `fd` (stdout), and what stops its flushing. */
 export function stdoutLogger(level: string, fd = 1): { logger: Logger; stopLog: () => void } {
   if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
   const lines = new GatheredLines(pino.destination({ dest: fd, sync: false }));
   const flushing = setInterval(() => lines.flush(), LOG_FLUSH_MS);
   flushing.unref();
-  // Lines still gathered when the process exits (a fatal error, process.exit) are written then.
-  const atExit = (): void => {
-    try {
-      lines.flushSync();
-    } catch {
-      // stdout is gone (closed, a broken pipe): there is nowhere to write them.
-    }
-  };
-  process.once('exit', atExit);
+  writeAtExit(lines);
   return {
     logger: pino({ level, base: null }, lines),
     stopLog: () => {
       clearInterval(flushing);
-      process.off('exit', atExit);
+      gathering.delete(lines);
       lines.flush();
     },
   };

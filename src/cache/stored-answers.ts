@@ -169,7 +169,8 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     }
     // One hash of one buffer: no hash object to make and feed for each request.
     const digest = hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
-    lastHashed = body === undefined || body.byteLength <= SCRATCH_MAX_BYTES ? { head, body: body && Buffer.from(body), hash: digest } : undefined;
+    lastHashed =
+      body === undefined || body.byteLength <= SCRATCH_MAX_BYTES ? { head, body: body && Buffer.from(body), hash: digest } : undefined;
     return digest;
   }
 

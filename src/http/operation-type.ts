@@ -168,7 +168,8 @@ export function parsedLater(req: IncomingMessage & { body?: unknown }, read: Bod
 }
 
 /** A request whose JSON body said `reading` before: not parsed now, but for yoga if it runs. */
-const known = (reading: JsonReading): OperationRead => (reading.handedOver ? { type: reading.type, parseLater: true } : { type: reading.type });
+const known = (reading: JsonReading): OperationRead =>
+  reading.handedOver ? { type: reading.type, parseLater: true } : { type: reading.type };
 
 /** What lastJson keeps of a body: a copy of its bytes, when what it said is known and it is not too long to remember. */
 function lastJsonOf(body: Uint8Array, reading: JsonReading | undefined): typeof lastJson {
