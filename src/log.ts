@@ -1,14 +1,18 @@
 // The gateway's log: pino to stdout, without a write per line. A write to a pipe or a file costs more
-// than the line it carries, so lines are gathered into writes of LOG_WRITE_MIN_BYTES, written without
-// waiting; whatever waits is written every LOG_FLUSH_MS, and what is left at exit. `bench/request-log.ts`
-// measures it against a write per line and against sonic-boom's own gathering.
+// than the line it carries, so lines are gathered into writes of LOG_WRITE_MIN_BYTES; whatever waits is
+// written every LOG_FLUSH_MS, and what is left when the process exits. `bench/request-log.ts` measures it
+// against a write per line and against sonic-boom's own gathering.
 //
 // The lines are gathered here, in an array joined once per write, not by pino's destination (sonic-boom's
 // `minLength`): sonic-boom appends each line to the text it holds and measures that text's bytes again
 // (Buffer.byteLength), which copies all of it into a flat string, line after line; while a write is on its
 // way (a pipe whose reader is slow) that text grows to 16 KB, so each line cost copies of kilobytes and
 // kept them alive through young collections (about 12 KB allocated per request line in the gateway).
-// sonic-boom still does the writing: asynchronous, retried on EAGAIN, flushed synchronously at exit.
+// Each gathered write is synchronous, as pino's default destination and node's own stdout on a pipe are:
+// nothing is on its way in a thread when the process exits (an asynchronous write still in libuv's
+// thread pool at process.exit was lost, lines and all), and a reader that stops reading holds the
+// gateway once the pipe is full instead of the lines piling up in memory. sonic-boom does the writing
+// (EAGAIN retried).
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 /** Bytes gathered before a write to stdout (about sixteen request lines). */
@@ -16,7 +20,7 @@ export const LOG_WRITE_MIN_BYTES = 4096;
 /** The longest a line waits for others before it is written anyway. */
 export const LOG_FLUSH_MS = 250;
 
-/** pino's destination on `fd`, with what it holds written synchronously at exit (pino.destination does so). */
+/** pino's destination (sonic-boom). */
 type SonicBoom = ReturnType<typeof pino.destination>;
 
 /**
@@ -38,10 +42,7 @@ export class GatheredLines implements DestinationStream {
     if (this.pending >= this.minLength) this.flush();
   }
 
-  /**
-   * Hands what is gathered to the destination, which writes it without waiting; `done` (pino's
-   * logger.flush) once it is written.
-   */
+  /** Writes what is gathered; `done` (pino's logger.flush) once it is written. */
   flush(done?: (error?: Error) => void): void {
     if (this.lines.length > 0) {
       const text = this.lines.length === 1 ? (this.lines[0] as string) : this.lines.join('');
@@ -82,7 +83,7 @@ function writeAtExit(lines: GatheredLines): void {
 /** The gateway's logger at `level` on file descriptor `fd` (stdout), and what stops its flushing. */
 export function stdoutLogger(level: string, fd = 1): { logger: Logger; stopLog: () => void } {
   if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
-  const lines = new GatheredLines(pino.destination({ dest: fd, sync: false }));
+  const lines = new GatheredLines(pino.destination({ dest: fd, sync: true }));
   const flushing = setInterval(() => lines.flush(), LOG_FLUSH_MS);
   flushing.unref();
   writeAtExit(lines);
