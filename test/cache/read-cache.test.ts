@@ -710,7 +710,10 @@ describe("statistics of a website the key cannot read are never cached under it 
       // both). Each request starts once every call the gateway made before it has ended in the gateway.
       let made = stack.sandbox.log.count;
       const callsEnded = () =>
-        until('the upstream calls made so far to end', async () => (await metricOf(stack.gateway, 'gateway_upstream_request_duration_seconds_count')) >= made);
+        until(
+          'the upstream calls made so far to end',
+          async () => (await metricOf(stack.gateway, 'gateway_upstream_request_duration_seconds_count')) >= made,
+        );
       for (let attempt = 1; attempt <= 2; attempt++) {
         await callsEnded();
         const foreign = await ask(stack, query('1'), {}, KEY_2);
