@@ -219,7 +219,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     // Looked up and not found: the answer is stored if it can be (use-stored-answers.ts).
     const slot = state.answerSlot;
     if (slot !== undefined) {
-      delete state.answerSlot;
+      state.answerSlot = undefined;
       if (options.answers && status === 200 && freshFor !== null && freshFor > 0 && usage.cache.stale === 0) {
         keepAnswer(options.answers, slot, { headers, text, usage, operation: known.operation.name ?? null, maxAgeS: freshFor });
       }
@@ -252,7 +252,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
         // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
         log?.fault(error);
         if (!res.headersSent) {
-          delete state.handover;
+          state.handover = undefined;
           next();
         } else res.destroy();
       });
@@ -264,7 +264,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
         if (state === undefined) return;
         const handover = state.handover;
         if (handover !== undefined) {
-          delete state.handover;
+          state.handover = undefined;
           setExecuteFn(() => handover.result);
           return;
         }

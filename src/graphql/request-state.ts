@@ -37,6 +37,11 @@ export interface RequestWork {
   becomeStream(keyAccepted?: boolean): boolean;
 }
 
+/**
+ * Made per request: its properties are set and cleared (`= undefined`), never deleted. A deleted property
+ * (or an accessor) puts the object in V8's dictionary mode, which keeps every young object of the request
+ * alive through young collections (docs/performance.md#garbage).
+ */
 export interface RequestState {
   /** The key as read from the Authorization header: canonical, or what is wrong with it. */
   readonly credentials: KeyReading;

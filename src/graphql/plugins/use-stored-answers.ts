@@ -32,7 +32,7 @@ export function useStoredAnswers({
       const state = serverContext.state;
       const slot = state?.answerSlot;
       if (state === undefined || slot === undefined) return;
-      delete state.answerSlot;
+      state.answerSlot = undefined;
       const { operation } = slot;
       const usage = state.context?.usage;
       const maxAge = CACHEABLE.exec(response.headers.get('cache-control') ?? '')?.[1];
