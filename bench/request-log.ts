@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
 import { RequestLog } from '../src/graphql/plugins/use-request-log.js';
-import { LOG_FLUSH_MS, LOG_WRITE_MIN_BYTES, stdoutLogger } from '../src/log.js';
+import { LOG_FLUSH_MS, LOG_WRITE_MAX_BYTES, stdoutLogger } from '../src/log.js';
 
 export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'gathered'] as const;
 export type LogWay = (typeof LOG_WAYS)[number];
@@ -76,7 +76,7 @@ async function writeLines(way: LogWay, lines: number, burst: number): Promise<vo
 
 /** The gateway's first gathered log: sonic-boom gathering lines itself (minLength), flushed as the gateway's is. */
 function sonicBoomLogger(): { logger: Logger; stopLog: () => void } {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MIN_BYTES });
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MAX_BYTES });
   const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
   return {
     logger: pino({ level: 'info', base: null }, destination),

@@ -1,7 +1,11 @@
 // The gateway's log: pino to stdout, without a write per line. A write to a pipe or a file costs more
-// than the line it carries, so lines are gathered into writes of LOG_WRITE_MIN_BYTES; whatever waits is
-// written every LOG_FLUSH_MS, and what is left when the process exits. `bench/request-log.ts` measures it
-// against a write per line and against sonic-boom's own gathering.
+// than the line it carries, so lines are gathered into writes of up to LOG_WRITE_MAX_BYTES; whatever
+// waits is written every LOG_FLUSH_MS, and what is left when the process exits. `bench/request-log.ts`
+// measures it against a write per line and against sonic-boom's own gathering.
+// A write is never larger than PIPE_BUF (4096 bytes on Linux), the most a pipe takes in one piece: with
+// WORKERS, every worker writes to the primary's stdout, and a larger write to a full pipe is taken in
+// parts that another worker's write can come between, cutting lines in two. Only a line longer than that
+// on its own is written alone in a larger write, as it would be without gathering.
 //
 // The lines are gathered here, in an array joined once per write, not by pino's destination (sonic-boom's
 // `minLength`): sonic-boom appends each line to the text it holds and measures that text's bytes again
@@ -15,8 +19,8 @@
 // (EAGAIN retried).
 import { type DestinationStream, type Logger, pino } from 'pino';
 
-/** Bytes gathered before a write to stdout (about sixteen request lines). */
-export const LOG_WRITE_MIN_BYTES = 4096;
+/** The most bytes of a write to stdout (PIPE_BUF: a pipe takes it in one piece; about twenty request lines). */
+export const LOG_WRITE_MAX_BYTES = 4096;
 /** The longest a line waits for others before it is written anyway. */
 export const LOG_FLUSH_MS = 250;
 
@@ -24,8 +28,8 @@ export const LOG_FLUSH_MS = 250;
 type SonicBoom = ReturnType<typeof pino.destination>;
 
 /**
- * A pino destination that gathers lines and hands them to `out` `minLength` characters at a time (a
- * line's characters: its bytes for the ASCII lines pino writes), joined once.
+ * A pino destination that gathers lines and hands them to `out` joined, at most `maxBytes` at a time
+ * (more only for a single line longer than that).
  */
 export class GatheredLines implements DestinationStream {
   private lines: string[] = [];
@@ -33,13 +37,15 @@ export class GatheredLines implements DestinationStream {
 
   constructor(
     private readonly out: SonicBoom,
-    private readonly minLength = LOG_WRITE_MIN_BYTES,
+    private readonly maxBytes = LOG_WRITE_MAX_BYTES,
   ) {}
 
   write(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    if (this.pending > 0 && this.pending + bytes > this.maxBytes) this.flush();
     this.lines.push(line);
-    this.pending += line.length;
-    if (this.pending >= this.minLength) this.flush();
+    this.pending += bytes;
+    if (this.pending >= this.maxBytes) this.flush();
   }
 
   /** Writes what is gathered; `done` (pino's logger.flush) once it is written. */
@@ -80,8 +86,16 @@ function writeAtExit(lines: GatheredLines): void {
   });
 }
 
+/** The gateway's logger, what stops its flushing, and where it writes (none when silent). */
+export interface StdoutLog {
+  logger: Logger;
+  stopLog: () => void;
+  /** Where the logger writes its lines: pino's defaults, no base bindings (the request log's template writes here). */
+  lines?: GatheredLines;
+}
+
 /** The gateway's logger at `level` on file descriptor `fd` (stdout), and what stops its flushing. */
-export function stdoutLogger(level: string, fd = 1): { logger: Logger; stopLog: () => void } {
+export function stdoutLogger(level: string, fd = 1): StdoutLog {
   if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
   const lines = new GatheredLines(pino.destination({ dest: fd, sync: true }));
   const flushing = setInterval(() => lines.flush(), LOG_FLUSH_MS);
@@ -94,5 +108,6 @@ export function stdoutLogger(level: string, fd = 1): { logger: Logger; stopLog: 
       gathering.delete(lines);
       lines.flush();
     },
+    lines,
   };
 }

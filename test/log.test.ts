@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { GatheredLines, LOG_WRITE_MAX_BYTES } from '../src/log.js';
 
 const LOG = fileURLToPath(new URL('../dist/log.js', import.meta.url));
 
@@ -90,5 +91,32 @@ describe('the log on stdout', () => {
     const child = run(`logger.info({ n: 7 }, 'flushed'); logger.flush(() => { stopLog(); });`);
     expect(await child.exited).toBe(0);
     expect(linesOf(child.output())).toEqual([expect.objectContaining({ n: 7, msg: 'flushed' })]);
+  });
+});
+
+describe('GatheredLines', () => {
+  it('writes lines whole, at most PIPE_BUF bytes at a time (a longer line alone), in order', () => {
+    // With WORKERS every worker writes to one stdout: a pipe takes a write of up to PIPE_BUF (4096 bytes)
+    // in one piece, so no other worker's write comes inside it. Lines not all ASCII: bytes, not characters.
+    const writes: string[] = [];
+    const out = { write: (text: string) => void writes.push(text), flush: () => undefined, flushSync: () => undefined };
+    const gathered = new GatheredLines(out as unknown as ConstructorParameters<typeof GatheredLines>[0]);
+    const sent: string[] = [];
+    const long = `${JSON.stringify({ pad: 'y'.repeat(5_000) })}\n`;
+    for (let n = 0; n < 2_000; n++) {
+      const line = n === 1_000 ? long : `${JSON.stringify({ n, pad: 'é📈x'.repeat(n % 90) })}\n`;
+      sent.push(line);
+      gathered.write(line);
+    }
+    gathered.flush();
+    expect(LOG_WRITE_MAX_BYTES).toBe(4096);
+    expect(writes.join('')).toBe(sent.join(''));
+    expect(writes).toContain(long);
+    for (const text of writes) {
+      expect(text.endsWith('\n')).toBe(true);
+      if (text !== long) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(LOG_WRITE_MAX_BYTES);
+    }
+    // Gathered: a few lines a write.
+    expect(writes.length).toBeLessThan(sent.length / 4);
   });
 });
