@@ -1,12 +1,13 @@
-// What the request log costs per line, as the gateway writes it (src/log.ts: lines gathered into 4 KB
-// writes, an operation's name bound once in a pino child) against a write per line (pino's default
-// destination, the whole line built as an object each time: the log before issue 47) and against
-// sonic-boom's own gathering (pino.destination with minLength 4096: the gateway's first gathered log,
-// which measures its whole pending text again for each line). Each way runs in a child process whose
-// stdout is a pipe this process reads and drops, as a log collector's is; the child writes `--lines`
-// request lines, `--burst` per turn of the event loop (one: requests answered one at a time; a busy
-// gateway answers several in a turn), waits for its writes to end, and reports its own CPU time (user +
-// system, all threads). A way `none` runs the same loop and writes nothing: what the ways cost is their
+// What the request log costs per line, as the gateway writes it (`gathered`: each line built from its
+// template, use-request-log.ts, and gathered into writes of up to 4 KB, src/log.ts) against the same
+// gathering with pino building each line (`pino-gathered`: an operation's name bound once in a pino child),
+// against a write per line (pino's default destination, the whole line built as an object each time:
+// the log before issue 47) and against sonic-boom's own gathering (pino.destination with minLength 4096:
+// the gateway's first gathered log, which measures its whole pending text again for each line), pino
+// building the lines in both. Each way runs in a child process whose stdout is a pipe this process
+// reads and drops, as a log collector's is; the child writes `--lines` request lines, `--burst` per turn
+// of the event loop (one: requests answered one at a time; a busy gateway answers several in a turn),
+// waits for its writes to end, and reports its own CPU time (user + system, all threads). A way `none` runs the same loop and writes nothing: what the ways cost is their
 // CPU less its. Rounds alternate the ways; medians.
 // The reader is quick, or (`--reader busy`) busy as a collector or the bench harness under load is: it
 // stops reading for 2 ms after every 16 KB, so that the pipe fills now and then.
@@ -17,9 +18,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
 import { RequestLog } from '../src/graphql/plugins/use-request-log.js';
-import { LOG_FLUSH_MS, LOG_WRITE_MAX_BYTES, stdoutLogger } from '../src/log.js';
+import { LOG_FLUSH_MS, LOG_WRITE_MAX_BYTES, type StdoutLog, stdoutLogger } from '../src/log.js';
 
-export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'gathered'] as const;
+export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'pino-gathered', 'gathered'] as const;
 export type LogWay = (typeof LOG_WAYS)[number];
 
 export interface LogWayResult {
@@ -44,13 +45,17 @@ const median = (values: readonly number[]): number => {
 /** The child: writes `lines` request lines the way asked, then reports its CPU time on stderr. */
 async function writeLines(way: LogWay, lines: number, burst: number): Promise<void> {
   const perLine = way === 'per-line' ? pino({ level: 'info', base: null }) : undefined;
-  const { logger, stopLog } =
-    way === 'sonic-boom'
-      ? sonicBoomLogger()
-      : perLine
-        ? { logger: perLine, stopLog: () => undefined }
-        : stdoutLogger(way === 'none' ? 'silent' : 'info');
-  const log = new RequestLog(logger);
+  const {
+    logger,
+    stopLog,
+    lines: gathered,
+  }: StdoutLog = way === 'sonic-boom'
+    ? sonicBoomLogger()
+    : perLine
+      ? { logger: perLine, stopLog: () => undefined }
+      : stdoutLogger(way === 'none' ? 'silent' : 'info');
+  // The gateway's way: its lines from the template, written where its logger writes.
+  const log = new RequestLog(logger, way === 'gathered' ? gathered : undefined);
   const start = process.cpuUsage();
   for (let written = 0; written < lines; ) {
     for (let i = 0; i < burst && written < lines; i++, written++) {
@@ -157,6 +162,7 @@ export function formatRequestLog(results: readonly LogWayResult[], lines: number
   const perLine = results.find((result) => result.way === 'per-line');
   const gathered = results.find((result) => result.way === 'gathered');
   const sonicBoom = results.find((result) => result.way === 'sonic-boom');
+  const pinoGathered = results.find((result) => result.way === 'pino-gathered');
   return [
     `## The request log: CPU per line (${lines} lines a run, ${burst} a turn, stdout a pipe, its reader ${reader})`,
     '',
@@ -164,7 +170,7 @@ export function formatRequestLog(results: readonly LogWayResult[], lines: number
     '|---|---:|---:|---|---:|',
     ...rows,
     '',
-    `Gathered ÷ per line, the loop's own CPU left out: ${(net(gathered) / net(perLine)).toFixed(2)}; gathered ÷ sonic-boom's gathering: ${(net(gathered) / net(sonicBoom)).toFixed(2)}.`,
+    `Gathered ÷ per line, the loop's own CPU left out: ${(net(gathered) / net(perLine)).toFixed(2)}; gathered ÷ sonic-boom's gathering: ${(net(gathered) / net(sonicBoom)).toFixed(2)}; gathered ÷ pino-gathered (the template against pino building the line): ${(net(gathered) / net(pinoGathered)).toFixed(2)}.`,
   ].join('\n');
 }
 

@@ -4,7 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { stdoutLogger } from './log.js';
+import { type StdoutLog, stdoutLogger } from './log.js';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
@@ -63,7 +63,9 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   if (config.upstream.url === null) throw new Error('createGateway needs config.upstream.url');
   const metrics = config.metrics ? createGatewayMetrics() : null;
-  const { logger, stopLog } = options.logger ? { logger: options.logger, stopLog: () => undefined } : stdoutLogger(config.logLevel);
+  const { logger, stopLog, lines }: StdoutLog = options.logger
+    ? { logger: options.logger, stopLog: () => undefined }
+    : stdoutLogger(config.logLevel);
   const client = createUpstreamClient({
     ...config.upstream,
     url: config.upstream.url,
@@ -102,7 +104,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : undefined;
   // The request log (none below LOG_LEVEL=info: its lines would be built for nothing). A stored answer's
   // line is written here, as use-request-log.ts writes the others'.
-  const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger) : undefined;
+  const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger, lines) : undefined;
   const toldOfStored = metrics !== null || config.tracing || requestLog !== undefined;
   if (toldOfStored)
     answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {

@@ -56,6 +56,51 @@ describe('npm start', () => {
     expect(await run.exited).toBe(0);
   });
 
+  it('logs each request on stdout, one JSON line each: named, anonymous, refused, sent from its stored answer', async () => {
+    sandbox = await startSandbox({ port: 0 });
+    const run = start({ PORT: '0', UPSTREAM_URL: sandbox.url, CACHE: 'on', DRAIN_DELAY_MS: '0' });
+    child = run.child;
+    const [, endpoint] = await waitFor(run.output, /Gateway on (http:\/\/\S+\/graphql)/);
+    if (endpoint === undefined) throw new Error('no endpoint in the banner');
+    const headers = { authorization: 'Bearer sandbox-key-1' };
+    const sites = { query: 'query Sites { websites { totalCount } }' };
+    await postGraphQL(endpoint, { query: '{ websites { totalCount } }' }, headers);
+    await postGraphQL(endpoint, { query: 'query Broken { nope }', operationName: 'Broken' }, headers);
+    // The answer is stored once it is sent: the same query again until one is sent from it (its line says so).
+    for (let i = 0; i < 100 && !run.output().includes('"storedAnswer":true'); i++) {
+      await postGraphQL(endpoint, sites, headers);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    const lines = run
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'graphql request');
+    for (const line of lines) {
+      expect(Object.keys(line).slice(0, 8)).toEqual([
+        'level',
+        'time',
+        'operation',
+        'durationMs',
+        'upstreamCalls',
+        'cost',
+        'cache',
+        'outcome',
+      ]);
+      expect(Object.keys(line).at(-1)).toBe('msg');
+      expect(line.level).toBe(30);
+    }
+    expect(lines[0]).toMatchObject({ operation: null, outcome: 'ok', upstreamCalls: 1, cache: { hits: 0, misses: 1, stale: 0 } });
+    expect(lines[1]).toMatchObject({ operation: 'Broken', outcome: 'error', errorCodes: ['GRAPHQL_VALIDATION_FAILED'], cost: null });
+    expect(lines[2]).toMatchObject({ operation: 'Sites', outcome: 'ok' });
+    expect(lines[2]?.storedAnswer).toBeUndefined();
+    expect(lines.at(-1)).toMatchObject({ operation: 'Sites', outcome: 'ok', upstreamCalls: 0, storedAnswer: true });
+    expect(run.output()).not.toContain('sandbox-key-1');
+  });
+
   it('stops with exit code 2 and a clear message on invalid configuration', async () => {
     const run = start({ PORT: 'eighty', UPSTREAM_URL: 'not a url' });
     expect(await run.exited).toBe(2);

@@ -1,6 +1,7 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { usePlan } from '../../../src/graphql/plugins/use-plan.js';
-import { useRequestLog, type RequestLogLine } from '../../../src/graphql/plugins/use-request-log.js';
+import { RequestLog, type RequestLogFields, type RequestLogLine, useRequestLog } from '../../../src/graphql/plugins/use-request-log.js';
 import { post, tinyYoga } from './yoga.js';
 
 function logged() {
@@ -39,5 +40,77 @@ describe('useRequestLog', () => {
     const text = JSON.stringify(lines);
     expect(text).not.toContain('s3cret');
     expect(text).not.toContain('key-123');
+  });
+});
+
+describe('RequestLog', () => {
+  /** A pino logger as the gateway makes its own (src/log.ts: defaults, no base), writing into `lines`. */
+  const loggerInto = (lines: string[]) => pino({ level: 'info', base: null }, { write: (line: string) => void lines.push(line) });
+  const timeless = (line: string): string => line.replace(/^\{"level":30,"time":\d+,/, '{"level":30,"time":0,');
+
+  const names = [
+    null,
+    'Dashboard',
+    'with "quotes" and \\ a backslash',
+    'Tableau de bord – été 📈',
+    'a\nnew line and a \u0001 control',
+    'x'.repeat(41),
+    'y'.repeat(42),
+    'z'.repeat(150),
+  ];
+  const fields: RequestLogFields[] = [
+    { durationMs: 12.34, upstreamCalls: 7, cost: 7, cache: { hits: 0, misses: 7, stale: 0 }, outcome: 'ok' },
+    { durationMs: 0.01, upstreamCalls: 0, cost: 7, cache: { hits: 7, misses: 0, stale: 0 }, outcome: 'ok', storedAnswer: true },
+    {
+      durationMs: 0.5,
+      upstreamCalls: 0,
+      cost: 3,
+      cache: { hits: 3, misses: 0, stale: 0 },
+      outcome: 'ok',
+      storedAnswer: true,
+      trace_id: 'abc123',
+    },
+    {
+      durationMs: 3,
+      upstreamCalls: 1,
+      cost: null,
+      cache: { hits: 0, misses: 1, stale: 1 },
+      outcome: 'error',
+      errorCodes: ['BAD_USER_INPUT', 'odd "code" \\'],
+      trace_id: undefined,
+    },
+    { durationMs: Number.NaN, upstreamCalls: 2, cost: Number.POSITIVE_INFINITY, cache: { hits: 1, misses: 1, stale: 0 }, outcome: 'ok' },
+  ];
+
+  it("writes through its template, for the gateway's own logger, the very text pino writes", () => {
+    const byPino: string[] = [];
+    const byTemplate: string[] = [];
+    const throughPino = new RequestLog(loggerInto(byPino));
+    const sink: string[] = [];
+    const templated = new RequestLog(loggerInto(sink), { write: (line) => void byTemplate.push(line) });
+    for (const name of names)
+      for (const each of fields) {
+        throughPino.write(name, each);
+        templated.write(name, each);
+      }
+    expect(sink).toEqual([]);
+    expect(byTemplate).toHaveLength(names.length * fields.length);
+    expect(byTemplate.map(timeless)).toEqual(byPino.map(timeless));
+    // Each line one JSON object, its time now.
+    for (const line of byTemplate) {
+      expect(line.endsWith('}\n')).toBe(true);
+      expect(Math.abs(JSON.parse(line).time - Date.now())).toBeLessThan(60_000);
+    }
+    expect(JSON.parse(byTemplate.at(-1) as string)).toMatchObject({ operation: 'z'.repeat(100), durationMs: null, cost: null });
+  });
+
+  it('writes nothing through its template once its logger is above info', () => {
+    const written: string[] = [];
+    const logger = loggerInto([]);
+    const log = new RequestLog(logger, { write: (line) => void written.push(line) });
+    log.write('Dashboard', fields[0] as RequestLogFields);
+    logger.level = 'warn';
+    log.write('Dashboard', fields[0] as RequestLogFields);
+    expect(written).toHaveLength(1);
   });
 });
