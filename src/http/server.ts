@@ -145,12 +145,15 @@ export async function serveHttp(
   const knownKeys = createKnownKeys(config.knownKeyMs);
   const admitRequest = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
     const { key } = state;
+    // Set once admit returns: a request that starts before (a free slot) did not wait.
+    let waited = false;
     admission.admit(
       req,
       res,
       (admitted, response, release) => {
-        // Known when it starts: a request of the same key answered while it waited counts.
-        state.keyKnown = key !== null && knownKeys.knows(key);
+        // Known when it starts: a request of the same key answered while it waited counts. One that did
+        // not wait is known as it was on arrival (its lane), looked up a moment ago.
+        state.keyKnown = key !== null && (waited ? knownKeys.knows(key) : state.lane === 'known');
         state.trace?.admitted();
         // A data property, not a getter: an object literal with an accessor is kept by V8 in dictionary
         // mode, and one made per request keeps every young object of its request alive through young
@@ -181,6 +184,7 @@ export async function serveHttp(
       state.lane,
       key ?? '',
     );
+    waited = true;
   };
   // The request's state, made once its body is here: its key read, its operation's kind, its lane.
   const arrivingState = (req: IncomingMessage): RequestState => {
