@@ -63,6 +63,11 @@ interface Named {
   bindings: string;
 }
 
+/** The fields requestLine writes, in its order: a field added to RequestLogFields fails to compile until it is written. */
+const LINE_FIELDS = ['durationMs', 'upstreamCalls', 'cost', 'cache', 'outcome', 'errorCodes', 'storedAnswer', 'trace_id'] as const;
+const everyFieldWritten: Exclude<keyof RequestLogFields, (typeof LINE_FIELDS)[number]> extends never ? true : never = true;
+void everyFieldWritten;
+
 /** A number as pino writes it: a finite number as JSON writes it, anything else null. */
 const numberOf = (value: number): number | null => (Number.isFinite(value) ? value : null);
 
