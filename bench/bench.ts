@@ -689,6 +689,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
             control,
             context,
             key: DEMO_KEY,
+            // LOG_LEVEL's default is info: a request line each, unless --gateway-env raised or silenced it.
+            requestLog: ['trace', 'debug', 'info'].includes(gatewayEnv.LOG_LEVEL ?? 'info'),
             startGateway,
             startStatic,
             durationSeconds: options.durationSeconds,

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'undici';
 
@@ -33,6 +34,11 @@ export interface ChildServer {
    * there): read and dropped by the harness, only counted.
    */
   outputBytes(): number;
+  /**
+   * Counts `marker` in what it writes to its stdout from now on, until `stop` (read as bytes: nothing is
+   * decoded, and nothing is looked at once stopped).
+   */
+  watchOutput(marker: string): { count(): number; stop(): void };
   /** SIGTERM (the servers exit cleanly on it, which also writes a --cpu-prof profile), SIGKILL after 10 s. */
   stop(): Promise<void>;
 }
@@ -100,7 +106,30 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     child.stdout?.on('data', onData);
   });
 
-  return { pid: child.pid as number, url, outputBytes: () => outputBytes, stop: () => stopChild(child, exited) };
+  return {
+    pid: child.pid as number,
+    url,
+    outputBytes: () => outputBytes,
+    watchOutput: (marker) => watchStream(child.stdout, marker),
+    stop: () => stopChild(child, exited),
+  };
+}
+
+/** Counts `marker` in what `stream` gives from now on, until `stop`; a marker cut across two chunks counts. */
+function watchStream(stream: Readable | null, marker: string): { count(): number; stop(): void } {
+  const wanted = Buffer.from(marker);
+  let count = 0;
+  // The end of the last chunk, where a marker cut in two begins: shorter than a marker, so it holds none
+  // whole and none is counted twice.
+  let tail = Buffer.alloc(0);
+  const onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    const text = tail.length === 0 ? bytes : Buffer.concat([tail, bytes]);
+    for (let at = text.indexOf(wanted); at !== -1; at = text.indexOf(wanted, at + wanted.length)) count++;
+    tail = Buffer.from(text.subarray(Math.max(0, text.length - wanted.length + 1)));
+  };
+  stream?.on('data', onData);
+  return { count: () => count, stop: () => void stream?.off('data', onData) };
 }
 
 /** A TCP port free on 127.0.0.1 right now (for a program that cannot pick its own, like redis-server). */
@@ -254,6 +283,7 @@ export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000, e
       port,
       version,
       outputBytes: () => outputBytes,
+      watchOutput: (marker) => watchStream(child.stdout, marker),
       stop: async () => {
         await stopChild(child, exited);
         rmSync(dir, { recursive: true, force: true });

@@ -541,7 +541,7 @@ export function storedSection(stored: StoredPassResult): string[] {
   const out = [
     `## Pass "stored": the repeated dashboard against a static server of its bytes, ${stored.latencyMs} ms sandbox latency, ${stored.connections} connections`,
     '',
-    `The dashboard through a gateway with CACHE=on, whose first request (${stored.fillCalls} upstream calls) stored the answer and ` +
+    `The dashboard through a gateway with CACHE=on (its defaults otherwise: no METRICS_PORT when its request log, which says when a stored answer is sent, is on), whose first request (${stored.fillCalls} upstream calls) stored the answer and ` +
       `the second sent it (${stored.secondCalls} calls); a static node:http server (dist-bench/bench/static-server.js, a yardstick) ` +
       `answering every request with the same ${stored.bytes} bytes` +
       (stored.shared ? '; and gateway B, on one Redis with a gateway A that stored the answer' : '') +

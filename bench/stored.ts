@@ -62,6 +62,11 @@ export interface StoredHarness {
   control: SandboxControl;
   context: ScenarioContext;
   key: string;
+  /**
+   * Whether the gateways write their request log (LOG_LEVEL info, the default): a stored answer sent is
+   * then seen in it, and they run without METRICS_PORT, with their defaults; else their metrics tell.
+   */
+  requestLog: boolean;
   /** Another gateway process on the sandbox, with this environment. */
   startGateway(env: Record<string, string>): Promise<ChildServer>;
   /** A process from a script of dist-bench (the static server). */
@@ -72,11 +77,15 @@ export interface StoredHarness {
 }
 
 interface Gateway extends ChildServer {
-  metricsPort: number;
+  /** Its metrics listener's port, when it is not seen storing in its request log. */
+  metricsPort: number | null;
 }
 
+/** The line a stored answer sent writes in the request log. */
+const STORED_LINE_MARKER = '"storedAnswer":true';
+
 /** The answers a gateway has stored so far (gateway_stored_answers_total{result="stored"} of its metrics). */
-async function storedAnswers(gateway: Gateway): Promise<number> {
+async function storedAnswers(gateway: Gateway & { metricsPort: number }): Promise<number> {
   const response = await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
   const match = /^gateway_stored_answers_total\{result="stored"\} (\d+)/m.exec(await response.text());
   return match?.[1] ? Number(match[1]) : 0;
@@ -94,25 +103,47 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
   await control.setLatency(options.latencyMs);
   log(`pass "stored": the repeated dashboard (CACHE=on) against a static server with its bytes, ${options.connections} connections`);
 
-  // A gateway of the pass, with a metrics listener of its own: it counts the answers it has stored.
+  // A gateway of the pass, as users run it when it writes its request log (a stored answer sent says so
+  // there); with the log off, with a metrics listener of its own that counts the answers it has stored.
   const startGateway = async (env: Record<string, string>): Promise<Gateway> => {
+    if (harness.requestLog) return { ...(await harness.startGateway(env)), metricsPort: null };
     const metricsPort = await freePort();
     const child = await harness.startGateway({ ...env, METRICS_PORT: String(metricsPort) });
     return { ...child, metricsPort };
   };
+  const post = (gateway: Gateway): Promise<Response> =>
+    fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+  /** Until the gateway has stored its answer, 10 s at most: its metrics say so, or its log says one was sent. */
+  const untilStored = async (gateway: Gateway, before: number): Promise<boolean> => {
+    const end = performance.now() + 10_000;
+    const { metricsPort } = gateway;
+    if (metricsPort !== null) {
+      const stored = (): Promise<number> => storedAnswers({ ...gateway, metricsPort });
+      while ((await stored()) <= before && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+      return (await stored()) > before;
+    }
+    // The same dashboard again until one is sent stored (its line is written within the log's 250 ms).
+    const sent = gateway.watchOutput(STORED_LINE_MARKER);
+    try {
+      while (sent.count() === 0 && performance.now() < end) {
+        (await post(gateway)).body?.cancel();
+        const waitEnd = performance.now() + 500;
+        while (sent.count() === 0 && performance.now() < waitEnd) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return sent.count() > 0;
+    } finally {
+      sent.stop();
+    }
+  };
   /** One dashboard; with `stores`, until the gateway has stored its answer (after sending it), 10 s at most. */
   const ask = async (gateway: Gateway, stores: boolean): Promise<{ text: string; contentType: string; calls: number }> => {
     await control.settle();
-    const before = stores ? await storedAnswers(gateway) : 0;
-    const response = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+    const before = stores && gateway.metricsPort !== null ? await storedAnswers({ ...gateway, metricsPort: gateway.metricsPort }) : 0;
+    const response = await post(gateway);
     const text = await response.text();
     if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
-    if (stores) {
-      const end = performance.now() + 10_000;
-      while ((await storedAnswers(gateway)) <= before && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
-      if ((await storedAnswers(gateway)) <= before) notes.push('check: the answer was not stored within 10 s');
-    }
     const count = await control.reads();
+    if (stores && !(await untilStored(gateway, before))) notes.push('check: the answer was not stored within 10 s');
     return { text, contentType: response.headers.get('content-type') ?? 'application/json', calls: count };
   };
 

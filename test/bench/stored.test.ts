@@ -59,4 +59,21 @@ describe('benchmark harness: the stored pass', () => {
     // The req/s ratio is information, not a target.
     expect(markdown.slice(markdown.indexOf('## Targets'))).not.toContain('static server req/s');
   }, 60_000);
+
+  it("with the request log silenced, tells the answer was stored from the gateway's metrics instead", async () => {
+    const report = await runBench({
+      ...RUN,
+      repeat: 1,
+      baselines: false,
+      passes: [],
+      gatewayEnv: { LOG_LEVEL: 'silent' },
+      stored: twoRounds(storedPass(['stored'], { connections: 4, redisServer: null }).stored),
+    });
+    const stored = report.stored;
+    expect(stored?.notes).toEqual([]);
+    expect(stored?.fillCalls).toBe(7);
+    expect(stored?.secondCalls).toBe(0);
+    expect(stored?.stored.upstreamCalls).toBe(0);
+    expect(stored?.stored.errors).toBe(0);
+  }, 60_000);
 });
