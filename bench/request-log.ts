@@ -1,5 +1,5 @@
 // What the request log costs per line, as the gateway writes it (`gathered`: each line built from its
-// template, use-request-log.ts, and gathered into writes of up to 4 KB, src/log.ts) against the same
+// template, use-request-log.ts, and gathered into writes of up to 16 KB, src/log.ts) against the same
 // gathering with pino building each line (`pino-gathered`: an operation's name bound once in a pino child),
 // against a write per line (pino's default destination, the whole line built as an object each time:
 // the log before issue 47) and against sonic-boom's own gathering (pino.destination with minLength 4096:
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
 import { RequestLog } from '../src/graphql/plugins/use-request-log.js';
-import { LOG_FLUSH_MS, LOG_WRITE_MAX_BYTES, type StdoutLog, stdoutLogger } from '../src/log.js';
+import { LOG_FLUSH_MS, LOG_WRITE_SHARED_BYTES, type StdoutLog, stdoutLogger } from '../src/log.js';
 
 export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'pino-gathered', 'gathered'] as const;
 export type LogWay = (typeof LOG_WAYS)[number];
@@ -81,7 +81,7 @@ async function writeLines(way: LogWay, lines: number, burst: number): Promise<vo
 
 /** The gateway's first gathered log: sonic-boom gathering lines itself (minLength), flushed as the gateway's is. */
 function sonicBoomLogger(): { logger: Logger; stopLog: () => void } {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_MAX_BYTES });
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_WRITE_SHARED_BYTES });
   const flushing = setInterval(() => destination.flush(), LOG_FLUSH_MS);
   return {
     logger: pino({ level: 'info', base: null }, destination),

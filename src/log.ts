@@ -1,11 +1,13 @@
 // The gateway's log: pino to stdout, without a write per line. A write to a pipe or a file costs more
-// than the line it carries, so lines are gathered into writes of up to LOG_WRITE_MAX_BYTES; whatever
+// than the line it carries, so lines are gathered into writes of up to LOG_WRITE_ALONE_BYTES; whatever
 // waits is written every LOG_FLUSH_MS, and what is left when the process exits. `bench/request-log.ts`
 // measures it against a write per line and against sonic-boom's own gathering.
-// A write is never larger than PIPE_BUF (4096 bytes on Linux), the most a pipe takes in one piece: with
-// WORKERS, every worker writes to the primary's stdout, and a larger write to a full pipe is taken in
-// parts that another worker's write can come between, cutting lines in two. Only a line longer than that
-// on its own is written alone in a larger write, as it would be without gathering.
+// A cluster worker (WORKERS) writes at most PIPE_BUF (4096 bytes on Linux), the most a pipe takes in one
+// piece: every worker writes to the primary's stdout, and a larger write to a full pipe is taken in parts
+// that another worker's write can come between, cutting lines in two. Only a line longer than that on its
+// own is written alone in a larger write, as it would be without gathering. A process alone on its stdout
+// writes up to 16 KB: a write to a pipe wakes its reader, and a stored answer spent 1.5-2.5 us a request
+// more on 4 KB writes than on 16 KB (docs/performance.md#the-request-log).
 //
 // The lines are gathered here, in an array joined once per write, not by pino's destination (sonic-boom's
 // `minLength`): sonic-boom appends each line to the text it holds and measures that text's bytes again
@@ -17,10 +19,16 @@
 // thread pool at process.exit was lost, lines and all), and a reader that stops reading holds the
 // gateway once the pipe is full instead of the lines piling up in memory. sonic-boom does the writing
 // (EAGAIN retried).
+import cluster from 'node:cluster';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
-/** The most bytes of a write to stdout (PIPE_BUF: a pipe takes it in one piece; about twenty request lines). */
-export const LOG_WRITE_MAX_BYTES = 4096;
+/** The most bytes of a write to a stdout that other processes write to (PIPE_BUF: a pipe takes it in one piece; about twenty request lines). */
+export const LOG_WRITE_SHARED_BYTES = 4096;
+/** The most bytes of a write of a process alone on its stdout (about ninety request lines). */
+export const LOG_WRITE_ALONE_BYTES = 16 * 1024;
+
+/** The most bytes of a write to stdout: a cluster worker shares its stdout with the other workers. */
+export const logWriteBytes = (clusterWorker: boolean): number => (clusterWorker ? LOG_WRITE_SHARED_BYTES : LOG_WRITE_ALONE_BYTES);
 /** The longest a line waits for others before it is written anyway. */
 export const LOG_FLUSH_MS = 250;
 
@@ -37,7 +45,7 @@ export class GatheredLines implements DestinationStream {
 
   constructor(
     private readonly out: SonicBoom,
-    private readonly maxBytes = LOG_WRITE_MAX_BYTES,
+    readonly maxBytes = LOG_WRITE_SHARED_BYTES,
   ) {}
 
   write(line: string): void {
@@ -97,7 +105,7 @@ export interface StdoutLog {
 /** The gateway's logger at `level` on file descriptor `fd` (stdout), and what stops its flushing. */
 export function stdoutLogger(level: string, fd = 1): StdoutLog {
   if (level === 'silent') return { logger: pino({ level, base: null }), stopLog: () => undefined };
-  const lines = new GatheredLines(pino.destination({ dest: fd, sync: true }));
+  const lines = new GatheredLines(pino.destination({ dest: fd, sync: true }), logWriteBytes(cluster.isWorker));
   const flushing = setInterval(() => lines.flush(), LOG_FLUSH_MS);
   flushing.unref();
   writeAtExit(lines);

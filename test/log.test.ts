@@ -1,10 +1,13 @@
 // The gateway's log (src/log.ts) as a process writes it: lines gathered and written to stdout, a pipe
 // read here. Every line arrives whole and in order, whether the process exits at once, lives on with a
 // single line waiting (written within LOG_FLUSH_MS), or writes faster than its reader takes.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { GatheredLines, LOG_WRITE_MAX_BYTES } from '../src/log.js';
+import { GatheredLines, LOG_WRITE_ALONE_BYTES, LOG_WRITE_SHARED_BYTES } from '../src/log.js';
 
 const LOG = fileURLToPath(new URL('../dist/log.js', import.meta.url));
 
@@ -87,6 +90,28 @@ describe('the log on stdout', () => {
     expect(lines.every((line, i) => line.n === i && line.msg === 'burst')).toBe(true);
   });
 
+  it('writes up to 16 KB at a time alone on its stdout, and a cluster worker up to PIPE_BUF (the workers share it)', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'gateway-log-'));
+    try {
+      const script = join(folder, 'sizes.mjs');
+      writeFileSync(
+        script,
+        `import cluster from 'node:cluster';
+import { stdoutLogger } from ${JSON.stringify(LOG)};
+const { lines, stopLog } = stdoutLogger('info');
+stopLog();
+console.log((cluster.isWorker ? 'worker ' : 'alone ') + lines.maxBytes);
+if (cluster.isPrimary) cluster.fork().once('exit', (code) => process.exit(code));
+else process.exit(0);`,
+      );
+      const output = execFileSync(process.execPath, [script], { encoding: 'utf8', timeout: 20_000 });
+      expect(output.split('\n').sort()).toEqual(['', `alone ${LOG_WRITE_ALONE_BYTES}`, `worker ${LOG_WRITE_SHARED_BYTES}`]);
+      expect(LOG_WRITE_ALONE_BYTES).toBeGreaterThan(LOG_WRITE_SHARED_BYTES);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('calls back a flush of the logger', async () => {
     const child = run(`logger.info({ n: 7 }, 'flushed'); logger.flush(() => { stopLog(); });`);
     expect(await child.exited).toBe(0);
@@ -109,12 +134,12 @@ describe('GatheredLines', () => {
       gathered.write(line);
     }
     gathered.flush();
-    expect(LOG_WRITE_MAX_BYTES).toBe(4096);
+    expect(LOG_WRITE_SHARED_BYTES).toBe(4096);
     expect(writes.join('')).toBe(sent.join(''));
     expect(writes).toContain(long);
     for (const text of writes) {
       expect(text.endsWith('\n')).toBe(true);
-      if (text !== long) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(LOG_WRITE_MAX_BYTES);
+      if (text !== long) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(LOG_WRITE_SHARED_BYTES);
     }
     // Gathered: a few lines a write.
     expect(writes.length).toBeLessThan(sent.length / 4);
