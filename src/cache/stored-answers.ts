@@ -161,21 +161,61 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     if (url === undefined || (url !== options.endpoint && !url.startsWith(`${options.endpoint}?`))) return null;
     const body = (req as { body?: Buffer }).body;
     if (method === 'POST' && body === undefined) return null;
-    const today = dayIn(clock.timeZone, clock.now());
-    const head = `${method}\n${url}\n${headerOf(req, 'accept')}\n${headerOf(req, 'content-type')}\n${headerOf(req, 'origin')}\n${today}\n`;
+    const today = todayNow();
+    const accept = headerOf(req, 'accept');
+    const contentType = headerOf(req, 'content-type');
+    const origin = headerOf(req, 'origin');
     const last = lastHashed;
-    if (last !== undefined && last.head === head && (body === undefined ? last.body === undefined : last.body?.equals(body) === true)) {
+    if (
+      last !== undefined &&
+      last.url === url &&
+      last.method === method &&
+      last.accept === accept &&
+      last.contentType === contentType &&
+      last.origin === origin &&
+      last.today === today &&
+      (body === undefined ? last.body === undefined : last.body?.equals(body) === true)
+    ) {
       return last.hash;
     }
+    const head = `${method}\n${url}\n${accept}\n${contentType}\n${origin}\n${today}\n`;
     // One hash of one buffer: no hash object to make and feed for each request.
     const digest = hash('sha256', body === undefined ? head : hashed(head, body), 'base64url');
     lastHashed =
-      body === undefined || body.byteLength <= SCRATCH_MAX_BYTES ? { head, body: body && Buffer.from(body), hash: digest } : undefined;
+      body === undefined || body.byteLength <= SCRATCH_MAX_BYTES
+        ? { method, url, accept, contentType, origin, today, body: body && Buffer.from(body), hash: digest }
+        : undefined;
     return digest;
   }
 
-  /** The last request hashed (its body a copy): the same request again (a dashboard polled, reloaded) is compared, not hashed. */
-  let lastHashed: { head: string; body: Buffer | undefined; hash: string } | undefined;
+  /**
+   * The last request hashed (its body a copy), part by part: the same request again (a dashboard polled,
+   * reloaded) is compared, not hashed.
+   */
+  let lastHashed:
+    | {
+        method: string;
+        url: string;
+        accept: string;
+        contentType: string;
+        origin: string;
+        today: string;
+        body: Buffer | undefined;
+        hash: string;
+      }
+    | undefined;
+
+  /**
+   * "Today" in the install's time zone, worked out once a minute: every time zone's offset today is whole
+   * minutes, so its days begin on a minute of UTC.
+   */
+  let todayOf = { minute: Number.NaN, day: '' };
+  const todayNow = (): string => {
+    const now = clock.now();
+    const minute = Math.floor(now / 60_000);
+    if (minute !== todayOf.minute) todayOf = { minute, day: dayIn(clock.timeZone, now) };
+    return todayOf.day;
+  };
 
   /** One buffer for the request's hash to read, reused: a request's head and body are copied in, no new buffer each time. */
   let scratch = Buffer.allocUnsafeSlow(4096);
