@@ -85,8 +85,8 @@ interface Gateway extends ChildServer {
 const STORED_LINE_MARKER = '"storedAnswer":true';
 
 /** The answers a gateway has stored so far (gateway_stored_answers_total{result="stored"} of its metrics). */
-async function storedAnswers(gateway: Gateway & { metricsPort: number }): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+async function storedAnswers(metricsPort: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
   const match = /^gateway_stored_answers_total\{result="stored"\} (\d+)/m.exec(await response.text());
   return match?.[1] ? Number(match[1]) : 0;
 }
@@ -118,9 +118,9 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
     const end = performance.now() + 10_000;
     const { metricsPort } = gateway;
     if (metricsPort !== null) {
-      const stored = (): Promise<number> => storedAnswers({ ...gateway, metricsPort });
-      while ((await stored()) <= before && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
-      return (await stored()) > before;
+      while ((await storedAnswers(metricsPort)) <= before && performance.now() < end)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      return (await storedAnswers(metricsPort)) > before;
     }
     // The same dashboard again until one is sent stored (its line is written within the log's 250 ms).
     const sent = gateway.watchOutput(STORED_LINE_MARKER);
@@ -138,7 +138,7 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
   /** One dashboard; with `stores`, until the gateway has stored its answer (after sending it), 10 s at most. */
   const ask = async (gateway: Gateway, stores: boolean): Promise<{ text: string; contentType: string; calls: number }> => {
     await control.settle();
-    const before = stores && gateway.metricsPort !== null ? await storedAnswers({ ...gateway, metricsPort: gateway.metricsPort }) : 0;
+    const before = stores && gateway.metricsPort !== null ? await storedAnswers(gateway.metricsPort) : 0;
     const response = await post(gateway);
     const text = await response.text();
     if (response.status !== 200 || !scenario.ok(text)) notes.push(`check: HTTP ${response.status}: ${text.slice(0, 200)}`);
