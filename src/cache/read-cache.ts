@@ -145,6 +145,11 @@ export interface RequestCache {
   /** The upstream answered a write made with this key with a success (reads through the cache count by themselves). */
   answered(): void;
   /**
+   * Whether the upstream accepted this key lately: in this request, or by its `seen` mark (within
+   * KEY_RECHECK_S, on any gateway on the store). A store that cannot say: not lately.
+   */
+  acceptedLately(): Promise<boolean>;
+  /**
    * Resolves once the upstream accepted the key: in this request, by its `seen` mark (within KEY_RECHECK_S,
    * on any gateway on the store), or by `validate` (one call, shared with the requests re-checking it);
    * throws what the upstream answered otherwise (UNAUTHENTICATED for a key it refused).
@@ -193,6 +198,8 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
   const { store } = options;
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<CacheRecord>>();
+  /** Reads of each key (by its id) in flight here: a write with a key that has none may need no counter. */
+  const readsOf = new Map<string, number>();
   const validating = new Map<string, Promise<Verdict>>();
   const abandoned = new Abandoned();
   const safely = safeStore(options.onStoreError);
@@ -310,13 +317,19 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       // Join the call in flight for this entry, or make it. A joined call cancelled because the
       // request that made it left is made again (and shared again): it says nothing of the upstream.
       let kept = false;
+      const { keyId } = scoped;
       const fetchAndKeep = async (current: () => boolean): Promise<CacheRecord> => {
         let value: T;
+        readsOf.set(keyId, (readsOf.get(keyId) ?? 0) + 1);
         try {
           value = await fetch();
         } catch (error) {
           if (left()) abandoned.add(error); // for who joined it
           throw error;
+        } finally {
+          const reads = (readsOf.get(keyId) ?? 1) - 1;
+          if (reads === 0) readsOf.delete(keyId);
+          else readsOf.set(keyId, reads);
         }
         const record = recordOf(value, now(), lifetimeMs, options.maxStaleMs);
         // Not when a write in this process dropped this call meanwhile (`written`): its answer may
@@ -370,6 +383,11 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         keyAccepted = true;
         void scopeOf().then((scoped) => scoped && once.seen(scoped.keyId));
       },
+      async acceptedLately() {
+        if (keyAccepted) return true;
+        const scoped = await scopeOf();
+        return scoped !== null && acceptedLately(scoped.keyId, safely);
+      },
       async checkKey() {
         if (keyAccepted) return;
         const scoped = await scopeOf();
@@ -389,10 +407,10 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
         // A key with no entries has nothing to drop, and gets no counter in the store; unless a read
-        // is in flight here, or the upstream accepted the key (a read of it may be in flight on another
-        // gateway): either may be about to store what it read before the write. A store that cannot
-        // say: as if it had some.
-        if (!keyAccepted && inFlight.size === 0 && (await marks.mayHaveEntries(scoped.keyId, ask)) === false) return;
+        // of it is in flight here, or the upstream accepted the key (a read of it may be in flight on
+        // another gateway): either may be about to store what it read before the write. Another key's
+        // reads say nothing of this one. A store that cannot say: as if it had some.
+        if (!keyAccepted && !readsOf.has(scoped.keyId) && (await marks.mayHaveEntries(scoped.keyId, ask)) === false) return;
         // The counter first, then the delete: a read from before the write that stores its record after the
         // bump is refused by its guard, and one that stored it before is deleted. (Both at once, a record
         // stored between the delete and the bump would outlive the write.) Within the request's budget:
@@ -442,6 +460,7 @@ export const NO_CACHE: ResponseCache = {
       answered() {
         keyAccepted = true;
       },
+      acceptedLately: async () => keyAccepted,
       async checkKey() {
         if (keyAccepted) return;
         await validate();

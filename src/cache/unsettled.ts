@@ -10,6 +10,9 @@
 //  - A gateway whose connection was lost reads past the store for RECONNECT_GRACE_MS once it is back:
 //    the other gateways reach Redis again within MAX_RECONNECT_DELAY_MS of it (each on its own schedule),
 //    and send their pending invalidations as soon as they do.
+//  - A key is held by its id (the keyed hash of its Authorization, with the secret last read from Redis),
+//    never by its header: what is owed is bounded in bytes whatever the keys' size. A gateway that never
+//    read the secret cannot name the key, and counts it as one past the bound.
 //  - Past MAX_OWED keys this process cannot name them all: every key reads past the store, and once
 //    the keys it knows reached Redis, it advances the generation of every key that may have entries (their
 //    `has` marks, walked in the store), then uses the store again.
@@ -22,15 +25,16 @@ import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';
 /** How often a drop the store could not take is tried again. */
 const RETRY_MS = 100;
 /**
- * The most keys with an invalidation pending that are told apart (their Authorization headers, bounded in size, at most
- * some tens of MB): past it, every key reads past the store until every key with entries was dropped.
+ * The most keys with an invalidation pending that are told apart (their ids, of 32 characters each:
+ * docs/caching.md gives the memory): past it, every key reads past the store until every key with
+ * entries was dropped.
  */
 const MAX_OWED = 100_000;
 /** How long a gateway back on the store reads past it: every other gateway is back, and has sent its pending invalidations. */
 const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
 
 export class UnsettledWrites {
-  /** The keys (their Authorization as the cache gets it) with an invalidation pending. */
+  /** The ids of the keys with an invalidation pending. */
   private readonly owed = new Set<string>();
   /**
    * More keys were with an invalidation pending than the bound: which ones is not known, so none reads through the
@@ -56,7 +60,8 @@ export class UnsettledWrites {
   private distrustedUntil = 0;
 
   constructor(
-    private readonly store: CacheStore,
+    /** With the secret it last read (`known`): a key's id is made without a call, during an outage too. */
+    private readonly store: CacheStore & { readonly known?: string | undefined },
     private readonly safely: StoreCall,
     /** How long any entry can live, stale included: a generation moved on lives at least as long. */
     private readonly entryLifeMs: number,
@@ -75,14 +80,24 @@ export class UnsettledWrites {
 
   /** A write with the key was made and the store did not take its drop. */
   owe(authorization: string): void {
-    if (this.owed.size >= this.maxOwed && !this.owed.has(authorization)) this.forgotten++;
-    else this.owed.add(authorization);
+    const keyId = this.idOf(authorization);
+    if (keyId === undefined || (this.owed.size >= this.maxOwed && !this.owed.has(keyId))) this.forgotten++;
+    else this.owed.add(keyId);
     this.settleSoon(0);
   }
 
   /** Whether the key's reads must not go through the store (its invalidation is still pending, or the store is lost or just back). */
   owes(authorization: string): boolean {
-    return this.overflowed || this.owed.has(authorization) || this.lost || Date.now() < this.distrustedUntil;
+    if (this.overflowed || this.lost || Date.now() < this.distrustedUntil) return true;
+    if (this.owed.size === 0) return false;
+    const keyId = this.idOf(authorization);
+    return keyId === undefined || this.owed.has(keyId);
+  }
+
+  /** The key's id, with the secret the store last gave; undefined before it gave one. */
+  private idOf(authorization: string): string | undefined {
+    const secret = this.store.secretNow?.() ?? this.store.known;
+    return secret === undefined ? undefined : keyIdOf(secret, authorization);
   }
 
   /** Keys were forgotten past the bound, and not every key with entries was dropped since. */
@@ -133,13 +148,10 @@ export class UnsettledWrites {
 
   /** Whether every key with an invalidation pending got it. */
   private async settleOwed(): Promise<boolean> {
-    for (const authorization of [...this.owed]) {
+    for (const keyId of [...this.owed]) {
       if (this.closed) return false;
-      const secret = await this.safely('secret', () => this.store.secret());
-      if (secret === undefined) return false;
-      const keyId = keyIdOf(secret, authorization);
       if (!(await this.drop(keyId))) return false;
-      this.owed.delete(authorization);
+      this.owed.delete(keyId);
     }
     return true;
   }

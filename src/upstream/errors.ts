@@ -81,6 +81,9 @@ export function wasWriteRefused(error: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500;
 }
 
+/** The install answered the call with a status (whatever it was): it was sent, and reached it. */
+export const installAnswered = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus !== undefined;
+
 /** The upstream answered a write 2xx, so the write was applied, even though its body could not be read whole. */
 export function wasWriteApplied(error: unknown): boolean {
   const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;

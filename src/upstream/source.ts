@@ -20,7 +20,7 @@ import type { CachedRead, CacheUsage, Freshness, ResponseCache } from '../cache/
 import type { LookedUp } from '../cache/scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
-import { isKeyRevoked, wasWriteRefused } from './errors.js';
+import { installAnswered, isKeyRevoked, wasWriteRefused } from './errors.js';
 import type { StatNames } from './dialect.js';
 import { ENTRY_KINDS, statsQueryKey, websiteListKey } from '../cache/keys.js';
 import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-trace.js';
@@ -282,10 +282,12 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   let writes = 0;
   /**
    * A write, then what it invalidates, unless the upstream refused it (a 4xx: it changed nothing). A
-   * write that failed otherwise (a timeout, a 5xx) may have been applied: it drops as one that succeeded.
-   * A refused key (401) drops its entries as a read's 401 does, and nothing else: a made-up key's
-   * write leaves nothing in the store. A traced request records its calls (the write, a read back)
-   * under the write, with the field that made it.
+   * write the install answered otherwise (a 5xx, a body cut short) may have been applied: it drops as
+   * one that succeeded. One it never answered (a timeout, a cut connection, a call cancelled because its
+   * client left or never sent) drops only for a key the install accepted lately: a made-up key was
+   * never applied, and must leave no counter in the store. A refused key (401) drops its entries as a
+   * read's 401 does. A traced request records its calls (the write, a read back) under the write, with
+   * the field that made it.
    */
   async function writing<T>(websiteId: string | null, by: AskedBy, write: (send: Send) => Promise<T>): Promise<T> {
     const touched = websiteId === null ? null : { kind: ENTRY_KINDS.website, key: websiteId };
@@ -300,7 +302,8 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       value = await write(sendWrite);
     } catch (error) {
       if (isKeyRevoked(error)) await cache.refused();
-      else if (!wasWriteRefused(error)) await cache.written(touched);
+      else if (wasWriteRefused(error)) throw error;
+      else if (installAnswered(error) || (await cache.acceptedLately())) await cache.written(touched);
       throw error;
     }
     await cache.written(touched);

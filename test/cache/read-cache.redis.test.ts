@@ -4,16 +4,18 @@
 //   time the install takes: an install slower than the budget (the normal case for a real one) still
 //   has its writes' drops land in the store and its nested reads answered from it.
 // - What the gateway leaves in Redis is bounded: nothing for a write the install refused (a made-up key
-//   costs Redis nothing), and every name it writes expires, or is one of a fixed few (Redis walked with SCAN).
+//   costs Redis nothing), nor for a made-up key's write whose client left, mid-call or while Redis was
+//   stalled; and every name it writes expires, or is one of a fixed few (Redis walked with SCAN).
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
-import { createGateway } from '../../src/gateway.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import {
   CREATE_WEBSITE,
   DELETE_WEBSITE,
   FIXED_DASHBOARD,
+  type GraphQLResponse,
   KEY_1,
   KEY_2,
   TODAY,
@@ -21,6 +23,7 @@ import {
   type WebsitePayloadData,
   dataOf,
   errorsOf,
+  metricOf,
   postGraphQL,
   restCalls,
   testConfig,
@@ -56,7 +59,7 @@ async function setUp(env: Record<string, string> = {}) {
     const data = dataOf(await post<T>(KEY_1, query, variables));
     return { data, calls: restCalls(sandbox) };
   };
-  return { admin, sandbox, post, read };
+  return { admin, sandbox, gateway, post, read };
 }
 
 /** The statistic entries in Redis. */
@@ -180,5 +183,96 @@ describe('Redis holds nothing a made-up key sent, and nothing without a bound', 
           expect(counterExpiry, `${counter} against ${name}`).toBeGreaterThanOrEqual(expiries.get(name) as number);
       }
     }
+  });
+});
+
+/** Writes with made-up keys a run sends. */
+const WRITES = 12;
+
+/** A write with a made-up key whose client can leave: `leave()` aborts it. */
+function madeUpWrite(gateway: Gateway, i: number): { leave(): void; ended: Promise<unknown> } {
+  const client = new AbortController();
+  const ended = fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer made-up-${i}-${Math.random()}` },
+    body: JSON.stringify({ query: DELETE_WEBSITE, variables: { id: '1' } }),
+    signal: client.signal,
+  }).then(
+    (response) => response.text(),
+    () => undefined,
+  );
+  return { leave: () => client.abort(), ended };
+}
+
+/** The key ids (hash tags) of every name in Redis, but the names shared by every key. */
+async function keyTags(admin: Redis): Promise<Set<string>> {
+  const tags = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await admin.scan(cursor, 'COUNT', 1_000);
+    for (const name of batch) {
+      const tag = /\{([^{}]+)\}/.exec(name)?.[1];
+      if (tag !== undefined && tag !== 'apq') tags.add(tag);
+    }
+    cursor = next;
+  } while (cursor !== '0');
+  return tags;
+}
+
+/** Every request the gateway took has ended, and a write of the real key after them has reached Redis. */
+async function settled(
+  admin: Redis,
+  gateway: Gateway,
+  post: (key: string, query: string, variables?: Record<string, unknown>) => Promise<GraphQLResponse<unknown>>,
+): Promise<void> {
+  await until('no request active', async () => (await metricOf(gateway, 'gateway_requests_active')) === 0);
+  const counters = async () => (await admin.keys('agw:lists:*')).length;
+  const before = await counters();
+  dataOf(await post(KEY_1, UPDATE_WEBSITE, { id: '1', input: { emailReports: true } }));
+  // The real key's writes counter is there (it may have been before: then it moved on).
+  await until('the real key’s write in Redis', async () => (await counters()) >= Math.max(before, 1));
+}
+
+/** A gateway with its metrics listener, and a real key's entry in Redis before. */
+async function madeUpSetUp(env: Record<string, string> = {}) {
+  const set = await setUp({ METRICS_PORT: '0', ...env });
+  dataOf(await set.post(KEY_1, '{ website(id: "1") { id } }'));
+  await until('the entry stored', async () => (await set.admin.keys('agw:c:*')).length > 0);
+  return set;
+}
+
+describe('a made-up key leaves nothing in Redis, whatever its client does', () => {
+  it('clients that leave while the install answers, with another key’s reads in flight', async () => {
+    const { admin, sandbox, gateway, post } = await madeUpSetUp();
+    const realTags = await keyTags(admin);
+    expect(realTags.size).toBe(1);
+    sandbox.setKnobs({ latencyMs: 400 });
+    sandbox.log.reset();
+    // The real key's reads stay in flight in this gateway while the made-up writes end.
+    const reading = post(KEY_1, '{ websites(perPage: 25) { nodes { id } } }');
+    const writes = Array.from({ length: WRITES }, (_, i) => madeUpWrite(gateway, i));
+    await until('every write’s call at the install', () => {
+      const madeUp = sandbox.log.entries.filter((entry) => entry.headers.authorization?.startsWith('Bearer made-up-'));
+      return madeUp.length >= WRITES;
+    });
+    for (const write of writes) write.leave();
+    await Promise.all(writes.map((write) => write.ended));
+    dataOf(await reading);
+    sandbox.setKnobs({ latencyMs: 0 });
+    await settled(admin, gateway, post);
+    expect(await keyTags(admin)).toEqual(realTags);
+  });
+
+  it('clients that leave while Redis is stalled, before their calls are sent', async () => {
+    const { admin, gateway, post } = await madeUpSetUp({ CACHE_STORE_TIMEOUT_MS: '1000' });
+    const realTags = await keyTags(admin);
+    await admin.client('PAUSE', 2_500, 'ALL');
+    const writes = Array.from({ length: WRITES }, (_, i) => madeUpWrite(gateway, i));
+    await until('every write taken', async () => (await metricOf(gateway, 'gateway_requests_active')) >= WRITES);
+    for (const write of writes) write.leave();
+    await Promise.all(writes.map((write) => write.ended));
+    await admin.ping(); // answered once the pause is over
+    await settled(admin, gateway, post);
+    expect(await keyTags(admin)).toEqual(realTags);
   });
 });
