@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Logger, pino } from 'pino';
-import { RequestLog } from '../src/graphql/plugins/use-request-log.js';
+import { RequestLog } from '../src/http/request-log.js';
 import { LOG_FLUSH_MS, LOG_WRITE_SHARED_BYTES, type StdoutLog, stdoutLogger } from '../src/log.js';
 
 export const LOG_WAYS = ['none', 'per-line', 'sonic-boom', 'pino-gathered', 'gathered'] as const;

@@ -12,10 +12,10 @@ import { COMPILED_EXECUTION_SETTINGS } from './graphql/plugins/use-compiled-exec
 import { COST_LIMIT_SETTINGS } from './graphql/plugins/use-cost-limit.js';
 import { DOCUMENT_LIMIT_SETTINGS } from './graphql/plugins/use-document-limits.js';
 import { FIELD_LIMIT_SETTINGS } from './graphql/plugins/use-field-limit.js';
-import { METRICS_SETTINGS } from './graphql/plugins/use-metrics.js';
+import { METRICS_SETTINGS } from './http/answer-metrics.js';
 import { PERSISTED_QUERY_SETTINGS } from './graphql/plugins/use-persisted-queries.js';
 import { REQUEST_TRACE_SETTINGS } from './graphql/plugins/use-request-trace.js';
-import { YOGA_SETTINGS } from './graphql/yoga.js';
+import { YOGA_SETTINGS } from './graphql/endpoint-settings.js';
 import { HEAP_SETTINGS } from './heap.js';
 import { ADMISSION_SETTINGS } from './http/admission.js';
 import { DELIVERY_SETTINGS } from './http/delivery.js';

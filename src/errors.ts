@@ -77,3 +77,17 @@ export function badInput(argument: string, message: string): GatewayError {
 export function isGatewayError(error: unknown, code?: ErrorCode): error is GatewayError {
   return error instanceof GatewayError && (code === undefined || error.code === code);
 }
+
+/**
+ * The upstream cannot answer now, so a stale cache entry may answer instead (for a key the upstream
+ * accepted lately). Unlike the breaker, a 429 counts: the key's data is there, the upstream only
+ * throttles it.
+ */
+export function mayAnswerStale(error: unknown): boolean {
+  if (!(error instanceof GatewayError)) return false;
+  if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
+  return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
+}
+
+/** The upstream refused the key (401): it was revoked, or never valid; its cached entries go. */
+export const isKeyRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;

@@ -1,21 +1,24 @@
 // The composition root: createGateway(config) builds the upstream client, what the gateway learns of
 // the upstream (the statistics' names), the stores (this process's memory or Redis), the read cache, the
 // clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type StdoutLog, stdoutLogger } from './log.js';
 import type { Dispatcher } from 'undici';
 import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
-import { GRAPHQL_ENDPOINT, createGatewayYoga } from './graphql/yoga.js';
-import { RequestLog } from './graphql/plugins/use-request-log.js';
+import { createGatewayYoga } from './graphql/yoga.js';
+import { corsAnswerHeaders, isAllowedOrigin } from './graphql/cors.js';
+import { GRAPHQL_ENDPOINT } from './http-headers.js';
+import { RequestLog } from './http/request-log.js';
 import { tracesAllowed } from './graphql/plugins/use-request-trace.js';
-import type { RequestState } from './graphql/request-state.js';
-import { createAnswerCache, type AnswerCache } from './cache/stored-answers.js';
+import { createAnswerCache, type AnswerCache, type Looked } from './cache/stored-answers.js';
+import type { Answer } from './graphql/answered.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
-import { serveHttp } from './http/server.js';
-import { handOverParsedBody, parsedLater } from './http/operation-type.js';
+import { createAnswerMetrics } from './http/answer-metrics.js';
+import { type AnswerCounter, createEnding, storedAnswerOf } from './http/answer.js';
+import { type Answerer, serveHttp } from './http/server.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
@@ -102,24 +105,33 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })
     : undefined;
-  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing). A stored answer's
-  // line is written here, as use-request-log.ts writes the others'.
+  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing).
   const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger, lines) : undefined;
-  const toldOfStored = metrics !== null || config.tracing || requestLog !== undefined;
-  if (toldOfStored)
-    answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
-      metrics?.storedAnswer('sent');
-      const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
-      requestLog?.write(operation, {
-        durationMs,
-        upstreamCalls: 0,
-        cost,
-        cache: { hits: reads, misses: 0, stale: 0 },
-        outcome: 'ok',
-        storedAnswer: true,
-        trace_id: traceId,
-      });
-    });
+  // Every answer, however it was made, is counted here: the GraphQL figures, and the stored answers sent.
+  const graphqlMetrics =
+    metrics && config.metrics
+      ? createAnswerMetrics({ registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations })
+      : undefined;
+  const counter: AnswerCounter | undefined =
+    metrics && graphqlMetrics
+      ? {
+          answered(facts, seconds, stored) {
+            if (stored) metrics.storedAnswer('sent');
+            graphqlMetrics.answered(facts, seconds, stored);
+          },
+        }
+      : undefined;
+  // The ETags' secret without Redis: this process's own.
+  const ownEtagSecret = randomBytes(32).toString('hex');
+  const ending = createEnding({
+    cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
+    etagSecret: etagSecret ?? (() => ownEtagSecret),
+    ...(answers ? { keep: answers.keep } : {}),
+    costLimit: config.maxCost,
+    ...(counter ? { counter } : {}),
+    ...(requestLog ? { log: requestLog } : {}),
+    ...(config.tracing ? { traceStored: traceStoredAnswer } : {}),
+  });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
   // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
   // each gateway polls for its own streams.
@@ -130,45 +142,31 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
-  const { yoga, answer } = createGatewayYoga(config, {
+  const graphql = createGatewayYoga(config, {
     upstream,
-    ...(requestLog ? { requestLog } : {}),
     live,
-    ...(answers ? { answers } : {}),
-    ...(etagSecret ? { etagSecret } : {}),
     documentRegistry,
     graphiql: options.demoKey ? { demoKey: options.demoKey } : {},
-    ...(metrics && config.metrics
-      ? { metrics: { registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations } }
-      : {}),
+    polled: (state, answer) => {
+      if ('body' in answer) ending.settle(null, state, answer);
+    },
+    ...(requestLog ? { onFault: (error: unknown) => requestLog.fault(error) } : {}),
   });
-  // The request's state goes to yoga as its server context. The answer produced (by yoga, or stored)
-  // frees the request's slot: use-work.ts, http/server.ts.
-  const toYoga = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
-    handOverParsedBody(req, state);
-    void yoga(req, res, { state });
-  };
-  // A query run before, sent again in the same form, is answered in front of yoga (known-operations.ts).
-  // Both read the JSON body: one the HTTP layer knew without parsing (seen lately) is parsed here, once.
-  const toGraphQL = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
-    if (state.parseLater === true) {
-      state.parsedBody ??= parsedLater(req, state);
-      state.parseLater = false;
-    }
-    answer(req, res, state, () => toYoga(req, res, state));
-  };
+  // A repeated query is answered from its stored answer, if one may be sent; else by GraphQL, whose
+  // read cache goes on with the store's part of the request the lookup left.
+  const answer: Answerer = answers
+    ? (req, res, state) => {
+        const fromGraphQL = (looked: Looked): Answer | Promise<Answer> => {
+          state.store = looked.session;
+          return looked.hit === undefined ? graphql.answer(req, res, state) : storedAnswerOf(looked.hit, state);
+        };
+        const looked = answers.lookUp(req, state.key);
+        return looked instanceof Promise ? looked.then(fromGraphQL) : fromGraphQL(looked);
+      }
+    : (req, res, state) => graphql.answer(req, res, state);
   const http = await serveHttp(
-    answers
-      ? (req, res, state) =>
-          answers.serve(
-            req,
-            res,
-            state,
-            () => toGraphQL(req, res, state),
-            // Sent only for a key the upstream accepted within KEY_RECHECK_S.
-            () => state.work?.answered(true),
-          )
-      : toGraphQL,
+    answer,
+    ending,
     { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
     logger,
     () => ({

@@ -2,6 +2,9 @@
 // headers of every answer, Vary lists, If-None-Match against an ETag, whether an Accept takes an event
 // stream or which JSON type it gets, and whether a request asks for the GraphiQL page.
 
+/** The path GraphQL is served at. */
+export const GRAPHQL_ENDPOINT = '/graphql';
+
 /** On every response: yoga's, and those the HTTP layer gives before yoga runs (http/refusals.ts). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'x-content-type-options': 'nosniff',

@@ -123,8 +123,38 @@ describe('src/ layout', () => {
     expect(
       [...graph].filter(([file, { bare }]) => bare.includes('ioredis') && !file.startsWith('src/cache/')).map(([file]) => file),
     ).toEqual(['src/live/redis-share.ts']);
-    // The HTTP layer hands yoga the request's state; it builds on no yoga plugin.
-    expect(crossings('src/http/', under('src/graphql/plugins'))).toEqual([]);
+    // The HTTP layer hands yoga the request's state; it builds on no yoga plugin, and loads no yoga.
+    expect(crossings('src/http/', under('src/graphql/plugins', 'src/graphql/yoga.ts'))).toEqual([]);
+  });
+
+  it('has no circle between rooms: the cache imports nothing of the upstream side', () => {
+    expect(crossings('src/cache/', under('src/upstream'))).toEqual([]);
+  });
+
+  it("makes the request's state of nothing above the cache: no upstream, no schema, no yoga", () => {
+    expect(crossings('src/request-state.ts', under('src/upstream', 'src/schema', 'src/graphql', 'src/http', 'src/live'))).toEqual([]);
+  });
+
+  it('reads the settings without loading the schema: config.ts reaches neither the schema nor yoga', () => {
+    const reached = new Set<string>();
+    const visit = (file: string): void => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const next of graph.get(file)?.local ?? []) visit(next);
+    };
+    visit('src/config.ts');
+    expect([...reached].filter(under('src/schema/index.ts', 'src/schema/builder.ts', 'src/graphql/yoga.ts'))).toEqual([]);
+    expect(reached.has('src/graphql/endpoint-settings.ts')).toBe(true);
+  });
+
+  it('writes an answer in one place: no file outside src/http/ calls writeHead or setHeader', () => {
+    const writing = /\.(?:writeHead|setHeader)\(/;
+    const outside = sources.filter(
+      (file) => !file.startsWith('src/http/') && !file.startsWith('src/sandbox/') && writing.test(readFileSync(join(ROOT, file), 'utf8')),
+    );
+    expect(outside).toEqual([]);
+    // The check itself sees a write.
+    expect(writing.test('res.writeHead(200, headers)')).toBe(true);
   });
 
   it('keeps the sandbox to itself: it imports nothing outside src/sandbox/', () => {

@@ -47,8 +47,9 @@ export const storeNames = {
   /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */
   entry: (entries: string, kind: string, key: string): string => `${entries}:${kind}:${key}`,
   /**
-   * A stored answer (cache/stored-answers.ts): `request` hashes all of the request but its key. (`a:`
-   * before 0.4.0 held the body inside its JSON: a gateway of each on one Redis stores its own.)
+   * A stored answer (cache/stored-answers.ts): `request` hashes all of the request but its key. (`b:`
+   * before 0.4.0 held every header of the answer; the HTTP layer now makes them for each request, so a
+   * gateway of each on one Redis stores its own.)
    */
-  answer: (keyId: string, request: string): string => `b:{${keyId}}:${request}`,
+  answer: (keyId: string, request: string): string => `r:{${keyId}}:${request}`,
 };

@@ -27,14 +27,13 @@
 // store and on shared calls (waiting.ts). This module reads, re-checks keys and drops with them.
 import { onOff, seconds } from '../settings.js';
 import { KeyMarks, RequestMarks } from './marks.js';
-import { type LookedUp, type Scope, readScope, scopeWith } from './scope.js';
+import { type StoreSession, type Scope, readScope, scopeWith } from './scope.js';
 import type { CacheRecord, CacheStore } from './store.js';
 import { freshEnough, keep, recordOf } from './storing.js';
 import type { UnsettledWrites } from './unsettled.js';
 import { Abandoned, type StoreCall, joinOrMake, safeStore, withinBudget } from './waiting.js';
-import { isKeyRevoked, mayAnswerStale } from '../upstream/errors.js';
+import { isKeyRevoked, mayAnswerStale } from '../errors.js';
 import { storeNames } from './keys.js';
-import type { CacheOutcome } from '../upstream/request-trace.js';
 
 /** The lifetimes and bounds of cached answers; config.ts reads them from the environment in seconds. */
 export interface CacheLifetimes {
@@ -96,6 +95,10 @@ export interface CacheOptions extends CacheLifetimes {
    */
   unsettled?: UnsettledWrites;
 }
+
+/** What the read cache did for a read: answered it (hit), from a stale entry, not at all (miss), by a call in flight (coalesced), or kept what it read (written). */
+export const CACHE_OUTCOMES = ['hit', 'stale', 'miss', 'coalesced', 'written'] as const;
+export type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
 
 /** What one request's reads did with the cache: for `extensions.cache`, the log and Cache-Control. */
 export interface CacheUsage {
@@ -181,15 +184,15 @@ type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned
 export interface ResponseCache {
   /**
    * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
-   * `signal` is aborted when the request's client goes away (its calls are then cancelled). `before`:
-   * what the request's stored-answer lookup spent of its store budget, and the key's counters it read.
+   * `signal` is aborted when the request's client goes away (its calls are then cancelled). `session`:
+   * the store's part of the request, as its stored-answer lookup left it (budget spent, the key's counters).
    */
   forRequest(
     authorization: string | null,
     validate: () => Promise<unknown>,
     signal?: AbortSignal,
     freshness?: Freshness,
-    before?: LookedUp,
+    session?: StoreSession,
   ): RequestCache;
   close(): Promise<void>;
 }
@@ -212,7 +215,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     validate: () => Promise<unknown>,
     signal?: AbortSignal,
     freshness?: Freshness,
-    before?: LookedUp,
+    session?: StoreSession,
   ): RequestCache {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     const counted = (result: 'hit' | 'miss' | 'stale'): void => {
@@ -229,14 +232,14 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
      * A store read on the request's path, within what is left of its budget (the stored answers' lookup
      * spent some of it); undefined past it.
      */
-    const ask = withinBudget(safely, options.storeBudgetMs, before?.use);
+    const ask = withinBudget(safely, options.storeBudgetMs, session?.use);
     const used = (record: CacheRecord): void => {
       const seconds = Math.max(0, Math.floor((record.freshUntil - now()) / 1000));
       usage.freshForS = usage.freshForS === null ? seconds : Math.min(usage.freshForS, seconds);
     };
 
     // The lookup read the key's counters already: one round trip less.
-    const found = authorization === null ? undefined : before?.scope;
+    const found = authorization === null ? undefined : session?.scope;
     let scope: Promise<Scope | null> | undefined = found && Promise.resolve(scopeWith(found.keyId, found.generation, found.lists));
     const scopeOf = () => (scope ??= readScope(store, ask, authorization));
 

@@ -49,10 +49,14 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
 }
 
 /**
- * What a request's stored-answer lookup (cache/stored-answers.ts, in front of GraphQL) spent of its store
- * budget, and the key's counters it read in the same round trip: its read cache goes on from there.
+ * The store's part of one request: what it spent of its store budget, the key's id and counters as its
+ * stored-answer lookup read them in the same round trip, and where its answer goes if it may be kept
+ * (looked up and not found). Made by the lookup (stored-answers.ts), read by the request's read cache,
+ * which goes on from there, and by whatever keeps the answer.
  */
-export interface LookedUp {
+export interface StoreSession {
   use: BudgetUse;
   scope?: { keyId: string; generation: number; lists: number };
+  /** The stored answer's name, when the request was looked up and not answered. */
+  answerName?: string;
 }

@@ -1,6 +1,6 @@
 // Stored answers: a repeated query (a dashboard reloaded, polled, open in many tabs) is answered in
 // front of yoga, before anything of GraphQL runs (no request adaptation, parsing, validation, plan or
-// execution), with the bytes and headers the first answer had. Only while that answer is as true as
+// execution), with the bytes the first answer had. Only while that answer is as true as
 // the read cache's entries behind it (cache/read-cache.ts), under the same rules:
 // - Per key: its name holds the keyed hash of the key (keys.ts), never the key, and a hash of all else
 //   that shapes the answer: method, URL, body, Accept, Content-Type, Origin, and "today" in the
@@ -19,56 +19,40 @@
 //   upstream failure), as JSON: what use-http-caching.ts marks `private, max-age=N` with N > 0.
 // Its `extensions` are those the same query answers when all its reads hit the cache (no upstream
 // call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
+// This module decides; it writes nothing to the client: the HTTP layer's ending (http/answer.ts) sends
+// a stored answer as it sends every other, with the headers of this request.
 import { hash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import { keyIdOf } from '../api-key.js';
-import { ifNoneMatchHas } from '../http-headers.js';
-import type { LookedUp } from './scope.js';
+import type { StoreSession } from './scope.js';
 import type { CacheStore, StoreLook } from './store.js';
-import { type BudgetUse, type StoreCall, safeStore, withinBudget } from './waiting.js';
+import { type StoreCall, safeStore, withinBudget } from './waiting.js';
 import { storeNames } from './keys.js';
-import { type RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 
-/** Where a request's answer goes in the store, and under which of its key's counters. */
-export interface AnswerSlot {
-  name: string;
-  keyId: string;
-  generation: number;
-  writes: number;
-  /** The operation that ran, once it runs. */
-  operation?: { name: string | null; type: string };
-}
-
-/** What a stored answer holds: in the store its body as bytes, the rest as JSON beside them (HeldAnswer). */
+/** What a stored answer holds: its body, and what its sending and its log line need. */
 export interface StoredAnswer {
-  /** The key's generation and writes counters when the request that made it began. */
-  generation: number;
-  writes: number;
-  /** Its headers, name then value, but Content-Length and Cache-Control (made when it is sent). */
-  headers: string[];
   body: string;
+  /** The media type it was answered in (application/json or application/graphql-response+json). */
+  contentType: string;
+  /** The ETag of its data (a GET's answer), if it had one. */
+  etag?: string;
   operation: string | null;
   cost: number | null;
+  /** The reads behind it (each a hit when it is sent). */
   reads: number;
 }
 
-/** Where answers are kept. */
-export interface AnswerKeeper {
-  /** Stores `answer` in `slot` for `freshForMs`, unless the key's counters moved since the request began. */
-  keep(slot: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void>;
+/** A stored answer found for a request, to send: fresh for `maxAgeS` more seconds. */
+export interface StoredHit extends Omit<StoredAnswer, 'body'> {
+  body: Uint8Array;
+  maxAgeS: number;
 }
 
-/** What the stored answers read and write of a request's state (graphql/request-state.ts). */
-export interface AnswerRequest {
-  /** The canonical key, or null without one. */
-  readonly key: string | null;
-  /** Set when the request was looked up and not answered: where its answer goes. */
-  answerSlot?: AnswerSlot;
-  /** What the lookup spent of the store's budget, and the key's counters it read. */
-  lookup?: LookedUp;
-  /** The request's trace, when it asked for one (X-Gateway-Trace). */
-  readonly trace?: RequestTrace;
+/** What a lookup found: the answer to send, or nothing, and the store's part of the request either way. */
+export interface Looked {
+  hit?: StoredHit;
+  session: StoreSession;
 }
 
 export interface AnswerCacheOptions {
@@ -97,28 +81,14 @@ export interface AnswerCacheOptions {
   owes?: (authorization: string) => boolean;
 }
 
-/** What a stored answer that was sent says of itself: for the request log, metrics and traces. */
-export interface SentAnswer {
-  req: IncomingMessage;
-  operation: string | null;
-  cost: number | null;
-  /** The reads behind it (each a hit now). */
-  reads: number;
-  status: 200 | 304;
-  /** When the request was handed over (performance.now()) and how long it took. */
-  startedAt: number;
-  durationMs: number;
-}
-
-export interface AnswerCache extends AnswerKeeper {
+export interface AnswerCache {
   /**
-   * Answers the request from a stored answer, or calls `next` (yoga) when there is none to send: then
-   * its state says what the lookup spent and found. What `next` answers is stored by `plugin` when it
-   * can be; `sent` is called once a stored answer is.
+   * The stored answer for the request made with `key`, if one may be sent; else where its answer goes
+   * (the session's `answerName`). At once with a store that answers at once (memory).
    */
-  serve(req: IncomingMessage, res: ServerResponse, state: AnswerRequest, next: () => void, sent?: () => void): void;
-  /** Calls `listener` with each stored answer sent (what GraphQL's steps would have logged, counted, traced). */
-  whenSent(listener: (sent: SentAnswer) => void): void;
+  lookUp(req: IncomingMessage, key: string | null): Looked | Promise<Looked>;
+  /** Stores `answer` where the session says, for `freshForMs`, unless the key's counters moved since the request began. */
+  keep(session: StoreSession, answer: StoredAnswer, freshForMs: number): Promise<void>;
 }
 
 /** A header's value as one string ('' when absent). */
@@ -128,7 +98,11 @@ const headerOf = (req: IncomingMessage, name: string): string => {
 };
 
 /** A stored answer as the store holds it: all but its body as the record's value, the body as its bytes. */
-type HeldAnswer = Omit<StoredAnswer, 'body'>;
+interface HeldAnswer extends Omit<StoredAnswer, 'body'> {
+  /** The key's generation and writes counters when the request that made it began. */
+  generation: number;
+  writes: number;
+}
 
 /** Where a request's answer is in the store, under which key. */
 interface Place {
@@ -137,23 +111,14 @@ interface Place {
   name: string;
 }
 
-/** A stored answer found for a request, to send. */
-interface Hit {
-  answer: HeldAnswer;
-  body: Uint8Array;
-  maxAge: number;
-}
-
 /** The largest request (head and body) hashed in the reused buffer; a larger one is hashed from a buffer of its own. */
 const SCRATCH_MAX_BYTES = 64 * 1024;
 
-const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+const NOTHING_SPENT = { usedMs: 0, spent: false };
 
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const { store, clock } = options;
-  const listeners: ((sent: SentAnswer) => void)[] = [];
   const safely = safeStore(options.onStoreError);
-
   /** The hash of all that shapes the answer but the key, or null when it is not a GraphQL GET or POST. */
   function requestHash(req: IncomingMessage): string | null {
     const { method, url } = req;
@@ -229,9 +194,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   };
 
   /** Where the request's answer is, under the store's `secret`; null when it has none to look up. */
-  function placeOf(req: IncomingMessage, state: AnswerRequest, secret: string): Place | null {
-    const authorization = state.key;
-    if (authorization === null) return null;
+  function placeOf(req: IncomingMessage, authorization: string, secret: string): Place | null {
     const request = requestHash(req);
     if (request === null) return null;
     const keyId = keyIdOf(secret, authorization);
@@ -244,117 +207,77 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   /**
    * What the store's answer says: the stored answer to send if it is there, its key's counters unmoved,
-   * fresh, and its key seen lately; else where the request's answer goes (set in its state).
+   * fresh, and its key seen lately; else where the request's answer goes.
    */
-  function hitIn(found: StoreLook, place: Place, state: AnswerRequest): Hit | undefined {
+  function hitIn(found: StoreLook, place: Place, session: StoreSession): Looked {
     const { record, counters, marks } = found;
     const [generation = 0, writes = 0] = counters;
     if (record !== undefined && record.bytes !== undefined && marks[0] === true) {
-      const answer = record.value as HeldAnswer;
-      const maxAge = Math.floor((record.freshUntil - clock.now()) / 1000);
-      if (answer.generation === generation && answer.writes === writes && maxAge > 0) return { answer, body: record.bytes, maxAge };
+      const { generation: heldGeneration, writes: heldWrites, ...answer } = record.value as HeldAnswer;
+      const maxAgeS = Math.floor((record.freshUntil - clock.now()) / 1000);
+      if (heldGeneration === generation && heldWrites === writes && maxAgeS > 0)
+        return { hit: { ...answer, body: record.bytes, maxAgeS }, session };
     }
-    state.answerSlot = { name: place.name, keyId: place.keyId, generation, writes };
-    return undefined;
+    session.scope = { keyId: place.keyId, generation, lists: writes };
+    session.answerName = place.name;
+    return { session };
   }
 
   /** The lookup through a store that answers at once (memory): no promise, no budget. */
-  function lookNow(req: IncomingMessage, state: AnswerRequest): Hit | undefined {
+  function lookNow(req: IncomingMessage, key: string | null): Looked {
+    const session: StoreSession = { use: NOTHING_SPENT };
     try {
       const secret = store.secretNow?.();
-      if (secret === undefined || state.key === null || options.owes?.(state.key) === true) return undefined;
-      const place = placeOf(req, state, secret);
+      if (secret === undefined || key === null || options.owes?.(key) === true) return { session };
+      const place = placeOf(req, key, secret);
       const found = place === null ? undefined : store.lookNow?.(place.name, countersOf(place), marksOf(place));
-      return place === null || found === undefined ? undefined : hitIn(found, place, state);
+      return place === null || found === undefined ? { session } : hitIn(found, place, session);
     } catch (error) {
       options.onStoreError?.('look', error);
-      return undefined;
+      return { session };
     }
   }
 
-  async function lookUp(req: IncomingMessage, state: AnswerRequest, ask: StoreCall): Promise<Hit | undefined> {
-    if (state.key === null || options.owes?.(state.key) === true) return undefined;
+  async function lookUp(req: IncomingMessage, key: string | null, ask: StoreCall, session: StoreSession): Promise<Looked> {
+    if (key === null || options.owes?.(key) === true) return { session };
     // The secret at hand when the store has it (Redis read it lately): no call, no timer.
     const secret = store.secretNow?.() ?? (await ask('secret', () => store.secret()));
-    if (secret === undefined) return undefined;
-    const place = placeOf(req, state, secret);
-    if (place === null) return undefined;
+    if (secret === undefined) return { session };
+    const place = placeOf(req, key, secret);
+    if (place === null) return { session };
     const found = await ask('look', () => store.look(place.name, countersOf(place), marksOf(place)));
     // A look sent while the connection was being made again is answered once it is ready: not to be trusted.
-    if (found === undefined || options.owes?.(place.authorization) === true) return undefined;
-    return hitIn(found, place, state);
-  }
-
-  function send(req: IncomingMessage, res: ServerResponse, hit: Hit, startedAt: number, trace?: RequestTrace): void {
-    const { answer, maxAge } = hit;
-    // A traced request's answer says it was stored, with its own trace: kept by nobody.
-    const body = trace ? withStoredTrace(textOf(hit.body), trace) : hit.body;
-    const headers = answer.headers.concat('cache-control', trace ? 'no-store' : `private, max-age=${maxAge}`);
-    let status: 200 | 304 = 200;
-    if (req.method === 'GET') {
-      let etag: string | undefined;
-      for (let i = 0; i < answer.headers.length; i += 2) if (answer.headers[i] === 'etag') etag = answer.headers[i + 1];
-      if (etag !== undefined && ifNoneMatchHas(headerOf(req, 'if-none-match') || null, etag)) status = 304;
-    }
-    if (status === 304) {
-      const kept: string[] = [];
-      for (let i = 0; i < headers.length; i += 2)
-        if (headers[i] !== 'content-type') kept.push(headers[i] as string, headers[i + 1] as string);
-      res.writeHead(304, kept);
-      res.end();
-    } else {
-      headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
-      res.writeHead(200, headers);
-      res.end(body);
-    }
-    if (listeners.length === 0) return;
-    const sent: SentAnswer = {
-      req,
-      operation: answer.operation,
-      cost: answer.cost,
-      reads: answer.reads,
-      status,
-      startedAt,
-      durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
-    };
-    for (const listener of listeners) listener(sent);
+    if (found === undefined || options.owes?.(place.authorization) === true) return { session };
+    return hitIn(found, place, session);
   }
 
   /** Stores the answer, unless a write or a revocation moved the key's counters since the request began. */
-  async function keep(slot: AnswerSlot, answer: StoredAnswer, freshForMs: number): Promise<void> {
+  async function keep(session: StoreSession, answer: StoredAnswer, freshForMs: number): Promise<void> {
+    const { scope, answerName } = session;
+    if (scope === undefined || answerName === undefined) return;
     const freshUntil = clock.now() + freshForMs;
     // Said before the answer is there, as for every entry: what a 401 or a write must drop.
-    await safely('mark', () => store.mark(storeNames.hasEntries(slot.keyId), options.settledMs + options.maxStaleMs));
-    const guard = { [storeNames.generation(slot.keyId)]: slot.generation, [storeNames.writes(slot.keyId)]: slot.writes };
-    const { body, ...held } = answer;
-    const record = { value: held satisfies HeldAnswer, bytes: Buffer.from(body), freshUntil, staleUntil: freshUntil };
-    const stored = await safely('set', () => store.set(slot.name, record, guard));
+    await safely('mark', () => store.mark(storeNames.hasEntries(scope.keyId), options.settledMs + options.maxStaleMs));
+    const guard = { [storeNames.generation(scope.keyId)]: scope.generation, [storeNames.writes(scope.keyId)]: scope.lists };
+    const { body, ...rest } = answer;
+    const held: HeldAnswer = { ...rest, generation: scope.generation, writes: scope.lists };
+    const record = { value: held, bytes: Buffer.from(body), freshUntil, staleUntil: freshUntil };
+    const stored = await safely('set', () => store.set(answerName, record, guard));
     if (stored === true) options.onStored?.();
   }
 
   return {
     keep,
-    whenSent: (listener) => void listeners.push(listener),
-    serve(req, res, state, next, sent) {
-      const startedAt = performance.now();
-      /** Sends the answer found, or hands the request to GraphQL with what its lookup spent and found. */
-      const answer = (hit: Hit | undefined, use: BudgetUse): void => {
-        if (hit === undefined) {
-          const found = state.answerSlot;
-          state.lookup = { use, ...(found ? { scope: { keyId: found.keyId, generation: found.generation, lists: found.writes } } : {}) };
-          return next();
-        }
-        // Its client left while the store answered: nothing to send, and nothing more to do.
-        if (!res.destroyed) send(req, res, hit, startedAt, state.trace);
-        sent?.();
-      };
-      if (store.lookNow !== undefined) return answer(lookNow(req, state), { usedMs: 0, spent: false });
+    lookUp(req, key) {
+      if (store.lookNow !== undefined) return lookNow(req, key);
       // One budget for the store, this lookup's and then the read cache's (cache/read-cache.ts).
       const ask = withinBudget(safely, options.storeBudgetMs);
-      lookUp(req, state, ask).then(
-        (hit) => answer(hit, ask.use()),
-        () => answer(undefined, ask.use()),
-      );
+      const session: StoreSession = { use: NOTHING_SPENT };
+      const spent = (looked: Looked): Looked => {
+        looked.session.use = ask.use();
+        return looked;
+      };
+      return lookUp(req, key, ask, session).then(spent, () => spent({ session }));
     },
   };
 }

@@ -1,17 +1,20 @@
-// yoga with our schema and the plugin list: the order below is the order a request meets them.
+// yoga with our schema and the plugin list (the order below is the order a request meets them), and the
+// GraphQL layer's one way in: `answer` makes a request's answer, by the known operations' path or by
+// yoga, as plain data for the HTTP layer's ending (http/answer.ts), which sends it.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { AnswerKeeper } from '../cache/stored-answers.js';
 import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
-import { flag, onOff, type SettingsOf } from '../settings.js';
+import type { SettingsOf } from '../settings.js';
+import type { YOGA_SETTINGS } from './endpoint-settings.js';
 import type { GatewayContext } from '../schema/context.js';
 import { schema, subgraphSchema } from '../schema/index.js';
 import type { RequestBounds, Upstream } from '../upstream/source.js';
-import { createContext } from './context.js';
-import { type CorsConfig, corsAnswerHeaders, corsOptionsFor, isAllowedOrigin } from './cors.js';
+import { type GatewayServerContext, type GraphQLRun, createContext, newRun } from './context.js';
+import type { Answer, AnswerFacts } from './answered.js';
+import { type CorsConfig, corsOptionsFor, isAllowedOrigin } from './cors.js';
 import { type DOCUMENT_CACHE_SETTINGS, createDocumentCaches } from './document-cache.js';
 import { useGraphiQLPage, type GraphiQLPageOptions } from './plugins/use-graphiql-page.js';
 import {
@@ -28,42 +31,22 @@ import { type COST_LIMIT_SETTINGS, useCostLimit } from './plugins/use-cost-limit
 import { useDateLiterals } from './plugins/use-date-literals.js';
 import { type DOCUMENT_LIMIT_SETTINGS, useDocumentLimits } from './plugins/use-document-limits.js';
 import { type FIELD_LIMIT_SETTINGS, useFieldLimit } from './plugins/use-field-limit.js';
-import { processEtagSecret, useHttpCaching } from './plugins/use-http-caching.js';
 import { liveFreshnessMs, useLive } from './plugins/use-live.js';
-import { useMetrics, type MetricsOptions } from './plugins/use-metrics.js';
 import { useNoServiceSdl } from './plugins/use-no-service-sdl.js';
 import { useNoSuggestions } from './plugins/use-no-suggestions.js';
 import { useOperationName } from './plugins/use-operation-name.js';
 import { usePlan } from './plugins/use-plan.js';
-import { type RequestLog, useRequestLog } from './plugins/use-request-log.js';
-import { useSecurityHeaders } from './plugins/use-security-headers.js';
 import { useSelectionOrder } from './plugins/use-selection-order.js';
-import { useStoredAnswers } from './plugins/use-stored-answers.js';
 import { useSubscriptionRoot } from './plugins/use-subscription-root.js';
 import { useTracing } from './plugins/use-tracing.js';
 import { useUsageExtensions } from './plugins/use-usage-extensions.js';
 import { type REQUEST_TRACE_SETTINGS, tracesAllowed, useRequestTrace } from './plugins/use-request-trace.js';
 import { createValidationCache } from './plugins/use-validation-cache.js';
+import { useAnswerFacts } from './plugins/use-answer-facts.js';
 import { useWork } from './plugins/use-work.js';
-import { type GatewayServerContext, type RequestState, livePollState, stateOf } from './request-state.js';
+import { GRAPHQL_ENDPOINT } from '../http-headers.js';
+import { type RequestState, livePollState } from '../request-state.js';
 import { createKnownOperations } from './known-operations.js';
-
-export const GRAPHQL_ENDPOINT = '/graphql';
-
-/** What the GraphQL endpoint offers besides queries: GraphiQL, introspection, and serving as a subgraph. */
-export const YOGA_SETTINGS = {
-  graphiql: flag('GRAPHIQL', {
-    fallback: true,
-    productionFallback: false,
-    doc: 'serve GraphiQL at /graphql to browsers; false by default when NODE_ENV=production',
-  }),
-  introspection: flag('INTROSPECTION', {
-    fallback: true,
-    productionFallback: false,
-    doc: 'allow introspection queries; false by default when NODE_ENV=production',
-  }),
-  federation: onOff('FEDERATION', { fallback: false, doc: 'on: served as a Federation 2 subgraph for a router' }),
-};
 
 /** The settings yoga and its plugins are built with: each module's own, as config.ts read them. */
 export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
@@ -84,32 +67,60 @@ export interface GatewayYogaOptions {
   upstream: Upstream;
   /** Where APQ registrations go when several gateways share a store (Redis); default this process. */
   documentRegistry?: DocumentRegistry;
-  /** The request log (gateway.ts; none below LOG_LEVEL=info): a line per request. */
-  requestLog?: RequestLog;
   /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
-  /** Where the GraphQL figures go (METRICS_PORT set); without it none are kept. */
-  metrics?: Omit<MetricsOptions, 'plan'>;
   /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
   live?: LiveHub;
-  /** Stored answers (cache/stored-answers.ts), which this yoga fills; none with CACHE=off. */
-  answers?: StoredAnswers;
-  /** The ETags' secret: the cache's (shared by the gateways on a Redis); default one of this process's. */
-  etagSecret?: () => string;
-}
-
-/** What yoga sees of the stored answers (cache/stored-answers.ts): where they are kept, and each one sent. */
-export interface StoredAnswers extends AnswerKeeper {
-  whenSent(listener: (sent: { operation: string | null; durationMs: number }) => void): void;
+  /** A live poll's answer, counted and logged as every answer is (http/answer.ts's `settle`). */
+  polled?: (state: RequestState, answer: Answer) => void;
+  /** A fault of the known operations' path (the request is then answered by yoga). */
+  onFault?: (error: unknown) => void;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
-/** Yoga, and the path in front of it for the operations it ran before (known-operations.ts). */
+/** Yoga, and the GraphQL layer's one way in. */
 export interface GatewayGraphQL {
   yoga: GatewayYoga;
-  /** Answers a request whose operation is known in its form, or calls `next` (yoga). */
-  answer(req: IncomingMessage, res: ServerResponse, state: RequestState, next: () => void): void;
+  /** The request's answer: by the known operations' path when its operation is known in its form, else by yoga. */
+  answer(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<Answer>;
+}
+
+/** A GraphQL answer's JSON media types, as yoga writes them. */
+const JSON_ANSWER = /^(application\/(?:graphql-response\+)?json)\b/;
+
+/** What the ending needs to know of a run's answer; null when no GraphQL ran (a page, a preflight). */
+function factsOf(run: GraphQLRun): AnswerFacts | null {
+  if (run.errorCodes === undefined) return null;
+  const { context } = run;
+  return {
+    operation: run.operation,
+    documentName: run.documentName,
+    type: run.type,
+    errorCodes: run.errorCodes,
+    usage: context?.usage ?? null,
+    keyAccepted: context?.source.keyAccepted() === true,
+    ...(run.traceId === undefined ? {} : { traceId: run.traceId }),
+  };
+}
+
+/** Yoga's response as an answer: a JSON one as text, with the headers of its own; any other whole. */
+export async function answerOf(response: Response, run: GraphQLRun): Promise<Answer> {
+  const facts = factsOf(run);
+  const json = JSON_ANSWER.exec(response.headers.get('content-type') ?? '');
+  if (facts === null || json === null) return { response, facts };
+  const headers: string[] = [];
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-type' && name !== 'content-length') headers.push(name, value);
+  });
+  return {
+    status: response.status,
+    contentType: json[1] as string,
+    body: await response.text(),
+    data: run.data,
+    facts,
+    ...(headers.length > 0 ? { headers } : {}),
+  };
 }
 
 /** Bytes of request forms (a document's text or hash, an operation name) the known-operations path keeps. */
@@ -117,13 +128,11 @@ const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
   config: GatewayYogaConfig,
-  { upstream, requestLog, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
+  { upstream, graphiql = {}, documentRegistry, live, polled, onFault }: GatewayYogaOptions,
 ): GatewayGraphQL {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
-  // The ETags' secret: the cache's (shared by the gateways on a store), or this process's.
-  const secret = etagSecret ?? processEtagSecret();
   const servedSchema = config.federation ? subgraphSchema().schema : schema;
   // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
@@ -133,8 +142,6 @@ export function createGatewayYoga(
   const compiled = useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes });
   // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
   const traces = tracesAllowed(config);
-  const metricsStep = metrics ? useMetrics({ ...metrics, plan }) : undefined;
-  if (metricsStep) answers?.whenSent((sent) => metricsStep.observeStored(sent.operation, sent.durationMs / 1000));
   // A query run before, sent again in the same form, is answered without yoga (known-operations.ts);
   // not where OpenTelemetry traces are made: their spans are yoga's steps.
   const known = config.tracing
@@ -145,13 +152,9 @@ export function createGatewayYoga(
         compiled,
         checks,
         costLimit: config.maxCost,
-        etagSecret: secret,
-        ...(answers ? { answers } : {}),
-        cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
-        context: (state, res) => (state.context = createContext(upstream, config, state, res)),
-        ...(requestLog ? { log: requestLog } : {}),
-        ...(metricsStep ? { observe: (operation: string | null, seconds: number) => metricsStep.observeStored(operation, seconds) } : {}),
+        context: (state, run, res) => (run.context = createContext(upstream, config, state, res, undefined, run.trace)),
         maxBytes: KNOWN_FORMS_MAX_BYTES,
+        ...(onFault ? { onFault } : {}),
       });
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema: servedSchema,
@@ -165,24 +168,24 @@ export function createGatewayYoga(
     maskedErrors: { isDev: !config.production },
     // Served by useGraphiQLPage: compressed, with an ETag.
     graphiql: false,
-    // Answers carry CORS headers only for an allowed origin; a preflight is refused by nothing else.
+    // Yoga answers a preflight for an allowed origin; every other answer's CORS headers are the ending's
+    // (http/answer.ts).
     cors: (request) => {
       const origin = request.headers.get('origin');
-      if (origin === null || !isAllowedOrigin(origin, config)) return false;
+      if (request.method !== 'OPTIONS' || origin === null || !isAllowedOrigin(origin, config)) return false;
       return corsOptionsFor(origin);
     },
     // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
     // (use-live.ts), which reads today's figures from the upstream, not from a cache entry of up to
     // CACHE_TTL_RECENT_S. The context is kept in the state, for the steps after execution.
     context: (initial) => {
-      const { request } = initial;
-      const state = stateOf(initial, request);
+      const { request, state, run } = initial;
       // A result the known-operations path ran, with its context: answered as it is.
-      if (state.handover !== undefined) return (state.context = state.handover.context);
+      if (run.handover !== undefined) return (run.context = run.handover.context);
       const { res } = initial as { res?: ServerResponse };
       const freshness = state.livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined;
-      state.context = createContext(upstream, config, state, res ?? request.signal, freshness);
-      return state.context;
+      run.context = createContext(upstream, config, state, res ?? request.signal, freshness, run.trace);
+      return run.context;
     },
     plugins: [
       ...(config.graphiql ? [useGraphiQLPage({ ...graphiql, endpoint: GRAPHQL_ENDPOINT, traces })] : []),
@@ -218,14 +221,10 @@ export function createGatewayYoga(
       compiled,
       // After the compiled execution: it learns the operations run compiled, and runs a handed-over result.
       ...(known ? [known.step] : []),
-      useSecurityHeaders(),
-      useHttpCaching({ plan, etagSecret: secret }),
-      // After it: an answer is stored with its Cache-Control and ETag.
-      ...(answers ? [useStoredAnswers({ plan, answers })] : []),
-      ...(metricsStep ? [metricsStep] : []),
       ...(config.tracing ? [useTracing({ plan })] : []),
-      ...(requestLog ? [useRequestLog({ plan, log: requestLog })] : []),
-      // The answer produced frees the request's slot; a subscription found by hash moves to a stream's place.
+      // What the ending needs of the answer; the text of a query's result made once, from its data's JSON.
+      useAnswerFacts({ plan }),
+      // A subscription found by hash moves to a stream's place.
       useWork(),
       // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
       ...(live
@@ -234,6 +233,9 @@ export function createGatewayYoga(
               hub: live,
               maxStreamsPerKey: config.live.maxStreamsPerKey,
               runQuery: async ({ subscriber, ...body }, signal) => {
+                // No HTTP request can carry a state: only the gateway's own polls run as one.
+                const state = livePollState(subscriber.credentials);
+                const run = newRun(state);
                 const response = await yoga.fetch(
                   `http://live.internal${GRAPHQL_ENDPOINT}`,
                   {
@@ -246,10 +248,11 @@ export function createGatewayYoga(
                     body: JSON.stringify(body),
                     signal,
                   },
-                  // No HTTP request can carry a state: only the gateway's own polls run as one.
-                  { state: livePollState(subscriber.credentials) },
+                  { state, run },
                 );
-                return (await response.json()) as ExecutionResult;
+                const answer = await answerOf(response, run);
+                polled?.(state, answer);
+                return JSON.parse('body' in answer ? String(answer.body) : await answer.response.text()) as ExecutionResult;
               },
             }),
           ]
@@ -258,5 +261,20 @@ export function createGatewayYoga(
       validation.plugin,
     ].map(validation.onlyToValidate),
   });
-  return { yoga, answer: known ? known.answer : (_req, _res, _state, next) => next() };
+  return {
+    yoga,
+    async answer(req, res, state) {
+      const run = newRun(state);
+      const answered = known?.answer(req, res, state, run);
+      if (answered !== undefined) {
+        const answer = await answered;
+        if (answer !== undefined) return answer;
+      }
+      // Yoga takes the JSON body parsed (once: the state's), in place of its bytes.
+      const body = state.body();
+      if (body !== undefined) (req as { body?: unknown }).body = body;
+      const response = await yoga.handleNodeRequest(req, { req, res, state, run } as Partial<GatewayServerContext>);
+      return answerOf(response, run);
+    },
+  };
 }

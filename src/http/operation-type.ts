@@ -11,7 +11,7 @@
 // yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
 import { Lexer, Source, TokenKind } from 'graphql';
-import type { OperationType } from '../graphql/request-state.js';
+import type { OperationType } from '../request-state.js';
 
 const OPERATION_TYPES = new Set<string>(['query', 'mutation', 'subscription']);
 const OPENING = new Set<TokenKind>([TokenKind.BRACE_L, TokenKind.PAREN_L, TokenKind.BRACKET_L]);
@@ -135,35 +135,18 @@ const jsonBodies = new Recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
 /** The last JSON body read (a copy of its bytes) and what it said: its repeat is known by comparing bytes, no text made. */
 let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
 
-/** What readOperation found of a request's JSON body for yoga (the request's state keeps it: request-state.ts). */
-export interface BodyRead {
-  parsedBody?: object | undefined;
-  parseLater?: boolean | undefined;
-}
-
 /**
- * Hands yoga the JSON body readOperation parsed as `req.body`, in place of its bytes: @whatwg-node/server
- * then answers yoga's request.json() with it, so the body is parsed once, and it does not run Object.keys
- * over every byte of a Uint8Array body (a string per byte). Only a non-empty plain object is handed over
- * (what yoga's JSON parser accepts); any other body keeps its bytes, read and refused by yoga as before. A
- * body readOperation knew without parsing it is parsed here. Call it last before yoga: whatever reads the
- * bytes (cache/stored-answers.ts) comes before.
+ * The JSON body of a request readOperation knew without parsing (a body seen lately), parsed now, for
+ * what runs the operation (graphql/known-operations.ts, yoga), if anything does; undefined when it is
+ * not a non-empty plain object (its bytes go to yoga, which answers what is wrong with them).
  */
-export function handOverParsedBody(req: IncomingMessage & { body?: unknown }, read: BodyRead | undefined): void {
-  const parsed = read?.parsedBody ?? parsedLater(req, read);
-  if (parsed !== undefined) req.body = parsed;
-}
-
-/**
- * The JSON body of a request readOperation knew without parsing (a body seen lately: `read.parseLater`),
- * parsed now, for what runs the operation (graphql/known-operations.ts, yoga); undefined for any other.
- */
-export function parsedLater(req: IncomingMessage & { body?: unknown }, read: BodyRead | undefined): object | undefined {
-  if (read?.parseLater !== true || !(req.body instanceof Uint8Array)) return undefined;
+export function parsedLater(req: IncomingMessage & { body?: unknown }): object | undefined {
+  if (!(req.body instanceof Uint8Array)) return undefined;
   try {
-    return JSON.parse(textOf(req.body)) as object;
+    const parsed: unknown = JSON.parse(textOf(req.body));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length > 0 ? parsed : undefined;
   } catch {
-    return undefined; // its bytes go to yoga, which answers what is wrong with them
+    return undefined;
   }
 }
 
@@ -185,7 +168,7 @@ const textOf = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteO
 export interface OperationRead {
   /** The operation's kind; null when the request carries no document, or none yoga would read. */
   type: OperationType | null;
-  /** A non-empty plain object parsed from a JSON body (handOverParsedBody). */
+  /** A non-empty plain object parsed from a JSON body: yoga takes it in place of the body's bytes, parsed once. */
   parsedBody?: object;
   /** A JSON body seen lately, known without parsing it: parsed for what runs the operation (parsedLater), if anything does. */
   parseLater?: true;

@@ -1,6 +1,7 @@
 // The node:http server in front of yoga: before GraphQL runs it applies the body limits, the receive
 // timeout and admission control and answers `/`, `/health` and `/ready`; it listens, and drains on the
-// way out (drain.ts). What answers the requests it lets through is given to it (the gateway: gateway.ts).
+// way out (drain.ts). What answers the requests it lets through is given to it (the gateway: gateway.ts),
+// and every answer it makes leaves through the ending (answer.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type LISTEN_SETTINGS, listenOn } from './listen.js';
 import type { Duplex } from 'node:stream';
@@ -8,15 +9,16 @@ import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
 import { SECURITY_HEADERS, TRACE_HEADER, asksForTrace, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
-import { type RequestState, type RequestWork, newRequestState } from '../graphql/request-state.js';
-import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
-import { RequestTrace } from '../upstream/request-trace.js';
+import { type RequestState, type Slot, newRequestState } from '../request-state.js';
+import { GRAPHQL_ENDPOINT } from '../http-headers.js';
+import type { Answer } from '../graphql/answered.js';
+import type { Ending } from './answer.js';
 import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';
 import { type ADMISSION_SETTINGS, createAdmission } from './admission.js';
 import { createKnownKeys } from './known-keys.js';
 import { type DELIVERY_SETTINGS, PacedResponse, watchDeliveries } from './delivery.js';
 import { InFlight, drainServer, type DrainOptions, type ServingPhase } from './drain.js';
-import { readOperation } from './operation-type.js';
+import { parsedLater, readOperation } from './operation-type.js';
 import {
   DRAINING,
   NOT_STREAMABLE,
@@ -71,12 +73,16 @@ export interface HttpServer {
   load(): { active: number; queued: number };
 }
 
+/** What answers a request the admission lets through, with its state: the answer, which the ending sends. */
+export type Answerer = (req: IncomingMessage, res: ServerResponse, state: RequestState) => Answer | Promise<Answer>;
+
 /**
- * Listens on config.host and config.port; `handle` answers what the admission lets through, with the
- * request's state (graphql/request-state.ts); `/ready` and `/health` are answered here.
+ * Listens on config.host and config.port; `answer` answers what the admission lets through, with the
+ * request's state (request-state.ts), and `ending` sends it; `/ready` and `/health` are answered here.
  */
 export async function serveHttp(
-  handle: (req: IncomingMessage, res: ServerResponse, state: RequestState) => void,
+  answer: Answerer,
+  ending: Ending,
   config: HttpConfig,
   logger: Logger,
   report: () => ReadinessReport = () => ({}),
@@ -84,6 +90,23 @@ export async function serveHttp(
   onRefused?: (reason: 'full' | 'waited') => void,
 ): Promise<HttpServer> {
   let phase: ServingPhase = 'starting';
+  /** Answers the request and sends its answer; a fault of the gateway's own is a 500 that names no detail. */
+  const handle = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
+    const sent = (made: Answer): void => ending.finish(req, res, state, made);
+    const failed = (error: unknown): void => {
+      logger.error({ err: error }, 'answering a request failed');
+      state.slot?.free(false);
+      if (!res.headersSent) res.writeHead(500, { 'content-length': '0', ...SECURITY_HEADERS });
+      res.end();
+    };
+    try {
+      const made = answer(req, res, state);
+      if (made instanceof Promise) made.then(sent, failed);
+      else sent(made);
+    } catch (error) {
+      failed(error);
+    }
+  };
   const inFlight = new InFlight();
   const admission = createAdmission({
     maxActive: config.maxActiveRequests,
@@ -136,7 +159,7 @@ export async function serveHttp(
     streams.admit(req, res, (admitted, stream) => {
       openStreams.track(stream);
       state.keyKnown = state.key !== null && knownKeys.knows(state.key);
-      state.work = STREAM_WORK;
+      state.slot = STREAM_SLOT;
       handle(admitted, stream, state);
     });
   };
@@ -154,31 +177,29 @@ export async function serveHttp(
         // Known when it starts: a request of the same key answered while it waited counts. One that did
         // not wait is known as it was on arrival (its lane), looked up a moment ago.
         state.keyKnown = key !== null && (waited ? knownKeys.knows(key) : state.lane === 'known');
-        state.trace?.admitted();
-        // A data property, not a getter: an object literal with an accessor is kept by V8 in dictionary
-        // mode, and one made per request keeps every young object of its request alive through young
-        // collections (docs/performance.md#garbage).
-        const work = {
+        state.admittedAt = performance.now();
+        // A data property, not a getter (docs/performance.md#garbage).
+        const slot = {
           stream: false,
-          answered(keyAccepted: boolean) {
+          free(keyAccepted: boolean) {
             if (keyAccepted && key !== null) knownKeys.remember(key);
             release();
           },
           becomeStream(keyAccepted = false) {
             if (keyAccepted && key !== null) knownKeys.remember(key);
-            if (work.stream) return true;
+            if (slot.stream) return true;
             if (phase === 'draining' || response.destroyed) return false;
             if (streams.enter(response) === null) {
               logger.warn({ status: 503, reason: 'streams full', streams: streams.active }, 'request refused: overloaded');
               return false;
             }
-            work.stream = true;
+            slot.stream = true;
             release();
             openStreams.track(response);
             return true;
           },
         };
-        state.work = work;
+        state.slot = slot;
         handle(admitted, response, state);
       },
       state.lane,
@@ -188,13 +209,14 @@ export async function serveHttp(
   };
   // The request's state, made once its body is here: its key read, its operation's kind, its lane.
   const arrivingState = (req: IncomingMessage): RequestState => {
-    const state = newRequestState(req.headers.authorization);
     const { type, parsedBody, parseLater } = readOperation(req);
-    state.operationType = type;
-    if (parsedBody !== undefined) state.parsedBody = parsedBody;
-    if (parseLater) state.parseLater = true;
-    // A subscription's events carry no trace: only a request answered once gets one.
-    if (config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER])) state.trace = new RequestTrace();
+    const state = newRequestState(req.headers.authorization, {
+      operationType: type,
+      // A body known without parsing it (seen lately) is parsed only if something runs its operation.
+      ...(parsedBody !== undefined ? { body: () => parsedBody } : parseLater ? { body: () => parsedLater(req) } : {}),
+      // A subscription's events carry no trace: only a request answered once gets one.
+      traced: config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER]),
+    });
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
     else if (state.key === null && req.method === 'OPTIONS') state.lane = 'stranger';
@@ -332,4 +354,4 @@ function redirectToGraphQL(res: ServerResponse): void {
 }
 
 /** A request admitted as a stream: nothing to release, a stream already. */
-const STREAM_WORK: RequestWork = { stream: true, answered: () => undefined, becomeStream: () => true };
+const STREAM_SLOT: Slot = { stream: true, free: () => undefined, becomeStream: () => true };

@@ -53,20 +53,6 @@ export function opensBreaker(error: unknown): boolean {
   return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
 }
 
-/**
- * The upstream cannot answer now, so a stale cache entry may answer instead (for a key the upstream
- * accepted lately). Unlike the breaker, a 429 counts: the key's data is there, the upstream only
- * throttles it.
- */
-export function mayAnswerStale(error: unknown): boolean {
-  if (!(error instanceof GatewayError)) return false;
-  if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
-  return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
-}
-
-/** The upstream refused the key (401): it was revoked, or never valid; its cached entries go. */
-export const isKeyRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;
-
 /** The upstream answered that it has no statistic by that name (a 422 on `name`): dialect.ts tries the other. */
 export function isStatNameRefused(error: unknown): boolean {
   return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;

@@ -1,6 +1,6 @@
 // One request's own account of its upstream calls: `extensions.trace` of a request that asked for it
-// (X-Gateway-Trace: 1, where it is allowed: graphql/plugins/use-request-trace.ts). The HTTP layer makes
-// it on the request's state when the header is there; the request's data source (source.ts) records
+// (X-Gateway-Trace: 1, where it is allowed: graphql/plugins/use-request-trace.ts). The GraphQL layer
+// makes it for a request whose state says it asked; the request's data source (source.ts) records
 // into it each call it sends (the client tells when the call is over: client.ts's CallObserver) and each
 // read the cache answered without a call of its own. A request without the header has none, and its
 // reads and calls take the path they always took.
@@ -9,10 +9,7 @@
 // "coalesced" and how long this request waited, never whose call it was, its status or its size.
 import { z } from 'zod';
 import { type CallObserver, type HttpMethod, type UpstreamRequest, pathWithQuery } from './client.js';
-
-/** What the read cache did for a read: answered it (hit), from a stale entry, not at all (miss), by a call in flight (coalesced), or kept what it read (written). */
-const CACHE_OUTCOMES = ['hit', 'stale', 'miss', 'coalesced', 'written'] as const;
-export type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
+import { CACHE_OUTCOMES, type CacheOutcome } from '../cache/read-cache.js';
 
 const milliseconds = (description: string) => z.number().nonnegative().describe(description);
 
@@ -108,12 +105,12 @@ export class RequestTrace {
   /** The fields that asked for each read, by the read's id. */
   private readonly needs = new Map<string, FieldPath[]>();
 
-  /** `startedAt`: performance.now() when the request was handed over. */
-  constructor(readonly startedAt = performance.now()) {}
-
-  /** The request got its slot now. */
-  admitted(): void {
-    this.slotWaitMs = performance.now() - this.startedAt;
+  /** `startedAt`: performance.now() when the request was handed over; `admittedAt`, when it got its slot. */
+  constructor(
+    readonly startedAt = performance.now(),
+    admittedAt = startedAt,
+  ) {
+    this.slotWaitMs = admittedAt - startedAt;
   }
 
   /** It was answered with a stored answer, before GraphQL. */
@@ -249,7 +246,7 @@ export class RequestTrace {
   }
 }
 
-/** A stored answer's body (http/answer-cache.ts) with the trace of the request it answers: stored, no call. */
+/** A stored answer's body (cache/stored-answers.ts) with the trace of the request it answers: stored, no call. */
 export function withStoredTrace(body: string, trace: RequestTrace): string {
   trace.answeredStored();
   const answer = JSON.parse(body) as { extensions?: Record<string, unknown> };

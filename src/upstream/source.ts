@@ -13,14 +13,14 @@
 import DataLoader from 'dataloader';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isKeyRevoked } from '../errors.js';
 import { integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
 import type { CachedRead, CacheUsage, Freshness, ResponseCache } from '../cache/read-cache.js';
-import type { LookedUp } from '../cache/scope.js';
+import type { StoreSession } from '../cache/scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
-import { installAnswered, isKeyRevoked, wasWriteRefused } from './errors.js';
+import { installAnswered, wasWriteRefused } from './errors.js';
 import type { StatNames } from './dialect.js';
 import { ENTRY_KINDS, statsQueryKey, websiteListKey } from '../cache/keys.js';
 import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-trace.js';
@@ -82,8 +82,8 @@ export interface SourceRequest {
   usage: UpstreamUsage;
   /** What the request accepts from the cache beyond its lifetimes (a live poll: today fresh). */
   freshness?: Freshness;
-  /** What the request's stored-answer lookup spent of its store budget and found, before GraphQL ran. */
-  lookedUp?: LookedUp;
+  /** The store's part of the request, as its stored-answer lookup left it, before GraphQL ran. */
+  store?: StoreSession;
   /** Where its calls and reads are recorded, when it asked for a trace (X-Gateway-Trace). */
   trace?: RequestTrace;
 }
@@ -223,7 +223,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     validate,
     request.signal,
     request.freshness,
-    request.lookedUp,
+    request.store,
   );
   usage.cache = cache.usage;
 

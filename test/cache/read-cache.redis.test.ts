@@ -160,7 +160,7 @@ describe('Redis holds nothing a made-up key sent, and nothing without a bound', 
     sandbox.revokeKey(KEY_2);
     await post(KEY_2, '{ websites { nodes { id } } }');
     await until('the revoked key’s generation moved on', async () => (await admin.keys('agw:gen:*')).length > 0);
-    await until('the stored answers stored', async () => (await admin.keys('agw:b:*')).length > 0);
+    await until('the stored answers stored', async () => (await admin.keys('agw:r:*')).length > 0);
 
     const names = await everyName(admin);
     expect(names.filter((name) => name.startsWith('agw:lists:'))).not.toEqual([]);

@@ -321,7 +321,7 @@ redisDescribe('stored answers in Redis', () => {
     // The answer is stored after it is sent: B is asked once Redis holds it.
     const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     try {
-      for (let waited = 0; (await admin.keys('agw:b:*')).length === 0; waited += 20) {
+      for (let waited = 0; (await admin.keys('agw:r:*')).length === 0; waited += 20) {
         if (waited > 10_000) throw new Error('no stored answer in Redis within 10 s');
         await settle();
       }

@@ -103,7 +103,7 @@ describe('a write while Redis cannot take its drop: nothing from before it is se
     // The website and the stored answer of READ in Redis, read by both gateways from there.
     const before = await writer.read();
     await until('the entry and the stored answer in Redis', async () => {
-      const [entries, answers] = await Promise.all([admin.keys('agw:c:*'), admin.keys('agw:b:*')]);
+      const [entries, answers] = await Promise.all([admin.keys('agw:c:*'), admin.keys('agw:r:*')]);
       return entries.length > 0 && answers.length > 0;
     });
     expect(await other.read()).toBe(before);

@@ -2,7 +2,7 @@
 // requests through a gateway whose operations become known (compiled at their first run, as every test
 // stack is) and through one where none ever does (GRAPHQL_JIT_ON_RUN=0), compared over HTTP: status, the
 // headers a client or a cache reads, and the body. Which requests reach yoga is counted by wrapping the
-// path's `next`: a known query answered again never does; every check that refuses it still does, with
+// path's `answer` (undefined: yoga answers): a known query answered again never does; every check that refuses it still does, with
 // yoga's errors; and what the path does not serve (a trace, @defer, a subscription, a mutation) goes to
 // yoga from the first request on. With the cache on, it stores the answers it gives, and a GET's carries
 // its ETag (or is a 304).
@@ -22,11 +22,15 @@ vi.mock('../../src/graphql/known-operations.js', async (importOriginal) => {
       const known = real.createKnownOperations(options);
       return {
         ...known,
-        answer: (...[req, res, state, next]: Parameters<typeof known.answer>) =>
-          known.answer(req, res, state, () => {
+        answer: (...args: Parameters<typeof known.answer>) => {
+          const answered = known.answer(...args);
+          const toYoga = () => {
             reachedYoga.count++;
-            next();
-          }),
+            return undefined;
+          };
+          if (answered === undefined) return toYoga();
+          return answered.then((answer) => answer ?? toYoga());
+        },
       };
     },
   };

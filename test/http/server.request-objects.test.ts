@@ -1,5 +1,5 @@
 // The objects the HTTP layer makes for each request stay in V8's fast mode (test/v8.ts): the request's
-// state and its side of the slot (RequestWork), as serveHttp hands them to what answers the request,
+// state and its slot, as serveHttp hands them to what answers the request,
 // over real HTTP; and nothing later deletes a property of the state (a deleted property turns it into a
 // dictionary as an accessor does), which the steps after the HTTP layer would otherwise be free to do.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { serveHttp } from '../../src/http/server.js';
-import type { RequestState } from '../../src/graphql/request-state.js';
+import { createEnding } from '../../src/http/answer.js';
+import type { RequestState } from '../../src/request-state.js';
 import { pino } from 'pino';
 import { testConfig } from '../fixture.js';
 import { hasFastProperties } from '../v8.js';
@@ -27,16 +28,17 @@ describe('per-request objects of the HTTP layer', () => {
     ).toBe(false);
   });
 
-  it("a request's state and its work are fast objects, answered or turned into a stream", async () => {
+  it("a request's state and its slot are fast objects, answered or turned into a stream", async () => {
     const states: RequestState[] = [];
     const config = testConfig('http://127.0.0.1:9');
     const http = await serveHttp(
-      (_req, res: ServerResponse, state) => {
+      (_req, _res: ServerResponse, state) => {
         states.push(state);
-        if (states.length === 2) state.work?.becomeStream(true);
-        else state.work?.answered(true);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{}}');
+        if (states.length === 2) state.slot?.becomeStream(true);
+        const facts = { operation: null, documentName: undefined, type: 'query' as const, errorCodes: [], usage: null, keyAccepted: true };
+        return { status: 200, contentType: 'application/json', body: '{"data":{}}', data: '{}', facts };
       },
+      createEnding({ cors: () => [], etagSecret: () => 'secret', costLimit: 100 }),
       { ...config, knownKeyMs: 60_000 },
       pino({ level: 'silent' }),
     );
@@ -54,10 +56,10 @@ describe('per-request objects of the HTTP layer', () => {
       await http.close();
     }
     expect(states).toHaveLength(2);
-    expect(states[1]?.work?.stream).toBe(true);
+    expect(states[1]?.slot?.stream).toBe(true);
     for (const state of states) {
       expect(hasFastProperties(state)).toBe(true);
-      expect(state.work && hasFastProperties(state.work)).toBe(true);
+      expect(state.slot && hasFastProperties(state.slot)).toBe(true);
     }
   });
 
@@ -74,7 +76,7 @@ describe('per-request objects of the HTTP layer', () => {
       });
     expect(offenders).toEqual([]);
     // The check itself sees a deletion.
-    expect(deleting.test('delete state.answerSlot;')).toBe(true);
-    expect(deleting.test('delete context.state?.handover;')).toBe(true);
+    expect(deleting.test('delete state.store;')).toBe(true);
+    expect(deleting.test('delete context.state?.slot;')).toBe(true);
   });
 });

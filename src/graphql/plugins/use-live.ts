@@ -24,7 +24,7 @@ import type { LiveStream } from '../../live/broadcast.js';
 import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
 import type { KeyReading } from '../../api-key.js';
 import type { GatewayContext } from '../../schema/context.js';
-import { type GatewayServerContext, stateOf } from '../request-state.js';
+import type { GatewayServerContext } from '../context.js';
 import { STREAMS_FULL_MESSAGE } from './use-work.js';
 
 /** What a poll sends: the subscription's document, as a query, with its subscriber's key. */
@@ -170,9 +170,9 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
   return {
     onSubscribe({ args, setSubscribeFn }) {
       setSubscribeFn(async (subscribeArgs) => {
-        const { request, state } = subscribeArgs.contextValue as GatewayServerContext & { request: Request };
+        const { state } = subscribeArgs.contextValue as GatewayServerContext;
         // The key in its canonical form (the request's state): every spelling of one key shares its topics, cap and budget.
-        const { credentials } = stateOf({ state }, request);
+        const { credentials } = state;
         if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
         const { authorization } = credentials;
         // A stream proves its key as a request does. One whose key the upstream has not accepted lately
@@ -180,14 +180,14 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         // its polls may never ask the upstream (a new topic past the key's budget waits without a poll),
         // and a key nobody issued must not hold a stream's place for LIVE_MAX_LIFETIME_S.
         const context = subscribeArgs.contextValue as GatewayContext;
-        const work = state?.work;
-        if (work !== undefined && !work.stream) {
+        const slot = state.slot;
+        if (slot !== undefined && !slot.stream) {
           const refused = await context.source.checkKey().then(
             () => null,
             (error: unknown) => error,
           );
           if (refused) return { errors: [isGatewayError(refused) ? refused : new GatewayError('UPSTREAM_ERROR', KEY_NOT_CHECKED)] };
-          if (!work.becomeStream(true)) return { errors: [new GatewayError('OVERLOADED', STREAMS_FULL_MESSAGE)] };
+          if (!slot.becomeStream(true)) return { errors: [new GatewayError('OVERLOADED', STREAMS_FULL_MESSAGE)] };
         }
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
@@ -209,9 +209,6 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
           hub,
         );
       });
-    },
-    onResponse({ response }) {
-      if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
     },
   };
 }

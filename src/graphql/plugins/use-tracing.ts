@@ -6,7 +6,7 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
-import { type GatewayServerContext, stateOf } from '../request-state.js';
+import type { GatewayServerContext } from '../context.js';
 import type { PlanStep } from './use-plan.js';
 
 export interface TracingOptions {
@@ -86,10 +86,10 @@ export function useTracing({ plan }: TracingOptions): Plugin<GatewayContext, Gat
         return endAfter(span, () => context.with(trace.setSpan(entry.operationContext, span), wrapped));
       },
     },
-    // The request's trace id, for its log line (use-request-log.ts).
+    // The request's trace id, for its log line (http/answer.ts).
     onRequest({ request, serverContext }) {
       const entry = spans.get(request);
-      if (entry) stateOf(serverContext, request).traceId = entry.server.spanContext().traceId;
+      if (entry) serverContext.run.traceId = entry.server.spanContext().traceId;
     },
     onExecute({ args }) {
       const entry = spans.get(args.contextValue.request);

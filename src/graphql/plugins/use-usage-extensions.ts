@@ -5,7 +5,7 @@
 // validation rule refusing it, a missing operation name) says so with zeros.
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext, Usage } from '../../schema/context.js';
-import type { GatewayServerContext } from '../request-state.js';
+import type { GatewayServerContext } from '../context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
 export interface UsageExtensionsOptions {
@@ -49,7 +49,7 @@ export function useUsageExtensions({
     onResultProcess({ result, setResult, serverContext }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       if (result.extensions !== undefined && 'upstreamCalls' in result.extensions) return;
-      setResult({ ...result, extensions: { ...result.extensions, ...figures(serverContext.state?.context?.usage) } });
+      setResult({ ...result, extensions: { ...result.extensions, ...figures(serverContext.run.context?.usage) } });
     },
   };
 }

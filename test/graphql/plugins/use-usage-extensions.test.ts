@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext, Usage } from '../../../src/schema/context.js';
 import { useUsageExtensions } from '../../../src/graphql/plugins/use-usage-extensions.js';
-import { newRequestState } from '../../../src/graphql/request-state.js';
-import { post, tinyYoga } from './yoga.js';
+import { contextFor, post, tinyYoga } from './yoga.js';
 
 const NOTHING_RAN = { cost: { requested: 0, limit: 42 }, upstreamCalls: 0, cache: { hits: 0, misses: 0, stale: 0 } };
 
@@ -41,10 +40,11 @@ describe('useUsageExtensions', () => {
     expect(json.extensions).toEqual(NOTHING_RAN);
   });
 
-  it("reads the figures of an answer execution did not give from the request's context, in its state", async () => {
+  it("reads the figures of an answer execution did not give from the request's context, in its run", async () => {
     const usage: Usage = { upstreamCalls: 3, cost: 4, rateLimit: null, cache: { hits: 1, misses: 2, stale: 0, freshForS: null } };
-    const state = { ...newRequestState('Bearer k'), context: { usage } as GatewayContext };
-    const { json } = await post(yoga, { query: '{ hello' }, {}, { state });
+    const serverContext = contextFor('Bearer k');
+    serverContext.run.context = { usage } as GatewayContext;
+    const { json } = await post(yoga, { query: '{ hello' }, {}, serverContext);
     expect(json.extensions).toEqual({ cost: { requested: 4, limit: 42 }, upstreamCalls: 3, cache: { hits: 1, misses: 2, stale: 0 } });
   });
 });

@@ -1,7 +1,8 @@
 // In-process yoga for plugin tests: a tiny schema, the plugins under test, requests through
 // yoga.fetch (no socket, no upstream).
 import { createSchema, createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import type { GatewayServerContext } from '../../../src/graphql/request-state.js';
+import { type GatewayServerContext, newRun } from '../../../src/graphql/context.js';
+import { newRequestState } from '../../../src/request-state.js';
 import type { GatewayContext, Usage } from '../../../src/schema/context.js';
 
 /** What a resolver of the tiny schema did to the request's usage, as the real resolvers would. */
@@ -17,9 +18,9 @@ const typeDefs = /* GraphQL */ `
   }
 `;
 
-export function tinyYoga(plugins: Plugin<GatewayContext>[] | Plugin[]) {
+export function tinyYoga(plugins: Plugin<GatewayContext, GatewayServerContext>[] | Plugin<GatewayContext>[] | Plugin[]) {
   return createYoga<GatewayServerContext, TinyContext>({
-    schema: createSchema<TinyContext & YogaInitialContext>({
+    schema: createSchema<TinyContext & YogaInitialContext & GatewayServerContext>({
       typeDefs,
       resolvers: {
         Query: {
@@ -44,8 +45,8 @@ export async function post(
   yoga: ReturnType<typeof tinyYoga>,
   body: Record<string, unknown>,
   headers: Record<string, string> = {},
-  /** The server context, as the HTTP layer hands it over (the request's state). */
-  serverContext: GatewayServerContext = {},
+  /** The server context, as the GraphQL layer hands it over (the request's state, as the HTTP layer makes it, and its run). */
+  serverContext: GatewayServerContext = contextFor(headers.authorization),
 ): Promise<{
   response: Response;
   json: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
@@ -60,4 +61,10 @@ export async function post(
     serverContext,
   );
   return { response, json: (await response.json()) as Awaited<ReturnType<typeof post>>['json'] };
+}
+
+/** The server context of a request that sent `authorization`, made as the gateway makes it. */
+export function contextFor(authorization?: string): GatewayServerContext {
+  const state = newRequestState(authorization);
+  return { state, run: newRun(state) };
 }

@@ -1,48 +1,20 @@
-// One log line per GraphQL request: operation name, duration, upstream calls, cost, outcome. Built
-// from an allow-list of fields, so headers (the key) and variables (passwords) can never reach it.
+// One log line per GraphQL request, written by the ending (answer.ts): operation name, duration, upstream
+// calls, cost, outcome. Built from an allow-list of fields, so headers (the key) and variables
+// (passwords) can never reach it.
 // Each operation name has one pino child (RequestLog): the name is written into the child's bindings
 // once, and each line adds only its figures.
 // The gateway's own logger (src/log.ts: pino's defaults, its lines gathered) gets the line built at once
-// from a template, the text pino would write for it (test/graphql/plugins/use-request-log.test.ts
-// compares them), and written where pino writes. pino's generic serialization (each field's key looked
-// up in its serializers, escaped, appended) cost about 8 us a line inside the busy gateway against about
-// 2 us for the template, a sixth of a stored answer (docs/performance.md#the-request-log). A logger
-// given by whoever embeds the gateway is written through pino, its settings (formatters, hooks) applied.
-import type { Plugin } from 'graphql-yoga';
+// from a template, the text pino would write for it (test/http/request-log.test.ts compares them), and
+// written where pino writes: pino's generic serialization of each field costs several times the
+// template's, a sizeable part of a stored answer (docs/performance.md#the-request-log). A logger given
+// by whoever embeds the gateway is written through pino, its settings (formatters, hooks) applied.
 import { LRUCache } from 'lru-cache';
 import { type Logger, pino } from 'pino';
-import type { GatewayContext } from '../../schema/context.js';
-import type { GatewayServerContext } from '../request-state.js';
-import type { Planned } from '../../schema/plan.js';
-import type { PlanStep } from './use-plan.js';
+import type { RequestLogFields, RequestLogWriter } from './answer.js';
 
-export interface RequestLogLine {
+/** A request log line: its operation's name and figures. */
+export interface RequestLogLine extends RequestLogFields {
   operation: string | null;
-  durationMs: number;
-  upstreamCalls: number;
-  cost: number | null;
-  cache: { hits: number; misses: number; stale: number };
-  outcome: 'ok' | 'error';
-  errorCodes?: string[];
-  /** Sent from its stored answer (cache/stored-answers.ts), before GraphQL ran. */
-  storedAnswer?: true;
-  /** The request's OpenTelemetry trace id, when tracing is on. */
-  trace_id?: string | undefined;
-}
-
-/** A line's figures: all but the operation's name. */
-export type RequestLogFields = Omit<RequestLogLine, 'operation'>;
-
-/** Where request lines go: the gateway's RequestLog, a test's array. */
-export interface RequestLogWriter {
-  write(operation: string | null, fields: RequestLogFields): void;
-}
-
-export interface RequestLogOptions {
-  /** The request's plan, for the operation's name. Required. */
-  plan: PlanStep;
-  /** Where each line goes. Required. */
-  log: RequestLogWriter;
 }
 
 const MAX_NAME_LENGTH = 100;
@@ -126,50 +98,4 @@ export class RequestLog implements RequestLogWriter {
     this.named.set(name, named);
     return named;
   }
-}
-
-export function useRequestLog({ plan, log }: RequestLogOptions): Plugin<GatewayContext, GatewayServerContext> {
-  const started = new WeakMap<Request, { at: number; operation: string | null }>();
-  const nameFromDocument = (context: Planned & { request: Request }): void => {
-    const entry = started.get(context.request);
-    const name = plan.of(context)?.operation.name;
-    if (entry && entry.operation === null && name !== undefined) entry.operation = name.slice(0, MAX_NAME_LENGTH);
-  };
-  return {
-    onRequest({ request }) {
-      started.set(request, { at: performance.now(), operation: null });
-    },
-    onParams({ request, params }) {
-      const entry = started.get(request);
-      if (entry && typeof params.operationName === 'string') entry.operation = params.operationName.slice(0, MAX_NAME_LENGTH);
-    },
-    // A document with one named operation names it, whether or not the client sent operationName.
-    onExecute({ args }) {
-      nameFromDocument(args.contextValue);
-    },
-    // A subscription's line is written when its stream opens; its polls have lines of their own (use-live.ts).
-    onSubscribe({ args }) {
-      nameFromDocument(args.contextValue);
-    },
-    onResultProcess({ request, result, serverContext }) {
-      const entry = started.get(request);
-      if (!entry) return;
-      started.delete(request);
-      const results = Array.isArray(result) ? result : [result];
-      const codes = results.flatMap((r) =>
-        'errors' in r && r.errors ? r.errors.map((e) => String(e.extensions?.code ?? 'GRAPHQL_ERROR')) : [],
-      );
-      // The usage figures: requests refused before execution have no context. The trace id: use-tracing.ts.
-      const { context, traceId } = serverContext.state ?? {};
-      log.write(entry.operation, {
-        durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
-        upstreamCalls: context?.usage.upstreamCalls ?? 0,
-        cost: context?.usage.cost ?? null,
-        cache: { hits: context?.usage.cache.hits ?? 0, misses: context?.usage.cache.misses ?? 0, stale: context?.usage.cache.stale ?? 0 },
-        outcome: codes.length === 0 ? 'ok' : 'error',
-        ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
-        trace_id: traceId,
-      });
-    },
-  };
 }

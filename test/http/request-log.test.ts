@@ -1,36 +1,66 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { usePlan } from '../../../src/graphql/plugins/use-plan.js';
-import { RequestLog, type RequestLogFields, type RequestLogLine, useRequestLog } from '../../../src/graphql/plugins/use-request-log.js';
-import { post, tinyYoga } from './yoga.js';
+import { usePlan } from '../../src/graphql/plugins/use-plan.js';
+import { useAnswerFacts } from '../../src/graphql/plugins/use-answer-facts.js';
+import { answerOf } from '../../src/graphql/yoga.js';
+import { createEnding, type RequestLogFields } from '../../src/http/answer.js';
+import { RequestLog, type RequestLogLine } from '../../src/http/request-log.js';
+import type { Plugin } from 'graphql-yoga';
+import { contextFor, tinyYoga } from '../graphql/plugins/yoga.js';
 
+/** A tiny yoga whose answers are settled by the ending, its log lines kept. */
 function logged() {
   const lines: RequestLogLine[] = [];
   const plan = usePlan();
-  const yoga = tinyYoga([plan, useRequestLog({ plan, log: { write: (operation, fields) => lines.push({ operation, ...fields }) } })]);
-  return { lines, yoga };
+  const yoga = tinyYoga([plan, useAnswerFacts({ plan })] as Plugin[]);
+  const ending = createEnding({
+    cors: () => [],
+    etagSecret: () => 'secret',
+    costLimit: 100,
+    log: { write: (operation, fields) => lines.push({ operation, ...fields }) },
+  });
+  return { lines, yoga, ending };
 }
 
-describe('useRequestLog', () => {
+/** A request to a logged yoga, settled (its line written) as the gateway settles every answer. */
+async function post(
+  { yoga, ending }: ReturnType<typeof logged>,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const serverContext = contextFor(headers.authorization);
+  const response = await yoga.fetch(
+    'http://yoga.test/graphql',
+    { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) },
+    serverContext,
+  );
+  const answer = await answerOf(response, serverContext.run);
+  if ('body' in answer) ending.settle(null, serverContext.state, answer);
+}
+
+describe('the request log, written by the ending from what GraphQL said of its answer', () => {
   it('names the operation of a document with one, even without operationName', async () => {
-    const { lines, yoga } = logged();
-    await post(yoga, { query: 'query Greeting { hello }' });
+    const log = logged();
+    const { lines } = log;
+    await post(log, { query: 'query Greeting { hello }' });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ operation: 'Greeting', outcome: 'ok', upstreamCalls: 0, cost: null });
     expect(lines[0]?.durationMs).toBeGreaterThanOrEqual(0);
   });
 
   it('names the operation asked for among several, and none for an anonymous one', async () => {
-    const { lines, yoga } = logged();
-    await post(yoga, { query: 'query A { hello } query B { calls }', operationName: 'B' });
-    await post(yoga, { query: '{ hello }' });
+    const log = logged();
+    const { lines } = log;
+    await post(log, { query: 'query A { hello } query B { calls }', operationName: 'B' });
+    await post(log, { query: '{ hello }' });
     expect(lines.map((line) => line.operation)).toEqual(['B', null]);
   });
 
   it('logs the error codes, and never the variables or the headers', async () => {
-    const { lines, yoga } = logged();
+    const log = logged();
+    const { lines } = log;
     await post(
-      yoga,
+      log,
       { query: 'query Q($name: String) { hello(name: $name) nope }', variables: { name: 's3cret' } },
       {
         authorization: 'Bearer key-123',

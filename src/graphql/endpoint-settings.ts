@@ -1,0 +1,18 @@
+// What the GraphQL endpoint offers besides queries, declared apart from yoga.ts so that reading the
+// settings (config.ts) loads no schema.
+import { flag, onOff } from '../settings.js';
+
+/** What the GraphQL endpoint offers besides queries: GraphiQL, introspection, and serving as a subgraph. */
+export const YOGA_SETTINGS = {
+  graphiql: flag('GRAPHIQL', {
+    fallback: true,
+    productionFallback: false,
+    doc: 'serve GraphiQL at /graphql to browsers; false by default when NODE_ENV=production',
+  }),
+  introspection: flag('INTROSPECTION', {
+    fallback: true,
+    productionFallback: false,
+    doc: 'allow introspection queries; false by default when NODE_ENV=production',
+  }),
+  federation: onOff('FEDERATION', { fallback: false, doc: 'on: served as a Federation 2 subgraph for a router' }),
+};
