@@ -3,9 +3,10 @@
 // that has REDIS_URL. REDIS_URL names one Redis (redis://, rediss://), a Redis Cluster by seed nodes
 // (redis-cluster://host:port,host:port; rediss-cluster:// over TLS), or a primary that Sentinel
 // watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://; the sentinels' own
-// user and password in the query, ?sentinelUsername=…&sentinelPassword=…): ioredis's Redis, Cluster and
-// Sentinel support follow MOVED, ASK, a new master and a failover without a restart. A refusal of the
-// credentials (NOAUTH, WRONGPASS) is named in what the calls fail with and in /ready's word on the store.
+// user and password in the query, ?sentinelUsername=…&sentinelPassword=…, else the URL's password serves
+// them too): ioredis's Redis, Cluster and Sentinel support follow MOVED, ASK, a new master and a
+// failover without a restart. A refusal of the credentials (NOAUTH, WRONGPASS) is named in what the
+// calls fail with and in /ready's word on the store.
 //
 // On a cluster, what one command or script touches must be in one hash slot: every name of the
 // gateway's that is read or written together carries the same hash tag (`{…}`): the keyed hash of
@@ -179,8 +180,11 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(target.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (target.kind === 'sentinel') {
-    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's.
-    const { sentinelUsername, sentinelPassword } = target;
+    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's. Without
+    // a sentinelPassword the URL's password serves the sentinels too: a Sentinel set up with one shared
+    // password (as common charts set it) needs it once. Not its user: sentinels seldom have ACL users.
+    const { sentinelUsername } = target;
+    const sentinelPassword = target.sentinelPassword ?? password;
     redis = new ioredis.Redis({
       ...options,
       ...credentials,
@@ -232,7 +236,7 @@ function quiet(redis: Redis): Redis {
     refusals.set(
       redis,
       /sentinel/i.test(error.message)
-        ? `the sentinels refused the credentials (${refused}): REDIS_URL's sentinelUsername and sentinelPassword`
+        ? `the sentinels refused the credentials (${refused}): REDIS_URL's sentinelUsername and sentinelPassword (its password when the query has none)`
         : `Redis refused the credentials (${refused}): REDIS_URL's user and password`,
     );
   };
