@@ -19,5 +19,7 @@ describe('useSecurityHeaders', () => {
     expect(response.headers.get('content-type')).toContain('text/html');
     expect(response.headers.get('x-frame-options')).toBe('DENY');
     expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'.*connect-src 'self'.*frame-ancestors 'none'/);
+    // A page that names no script of its own (yoga's, here) runs none.
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'none';");
   });
 });
