@@ -180,11 +180,8 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(target.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (target.kind === 'sentinel') {
-    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's. Without
-    // a sentinelPassword the URL's password serves the sentinels too: a Sentinel set up with one shared
-    // password (as common charts set it) needs it once. Not its user: sentinels seldom have ACL users.
-    const { sentinelUsername } = target;
-    const sentinelPassword = target.sentinelPassword ?? password;
+    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's.
+    const { sentinelUsername, sentinelPassword } = target;
     redis = new ioredis.Redis({
       ...options,
       ...credentials,
@@ -198,6 +195,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     });
+    if (sentinelPassword === undefined && password !== undefined) offerPasswordToSentinels(redis, password);
   } else {
     const clusterOptions: ClusterOptions = {
       redisOptions: { ...options, ...credentials },
@@ -216,6 +214,22 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
     redis = new ioredis.Cluster(target.nodes, clusterOptions) as unknown as Redis;
   }
   return quiet(redis);
+}
+
+/**
+ * Sentinels that ask for a password when the query gives none get the URL's: a Sentinel set up with one
+ * password for the sentinels and the data nodes (as common charts set it) needs it once. Only once they
+ * ask (NOAUTH), from the next attempt on: a sentinel without a password takes none, and ioredis prints a
+ * warning on each connection it is given one. Not the user: sentinels seldom have ACL users.
+ */
+function offerPasswordToSentinels(redis: Redis, password: string): void {
+  const asked = (error: Error): void => {
+    if (!/sentinel/i.test(error.message) || !/\bNOAUTH\b/.test(error.message)) return;
+    // ioredis reads it from the options at each attempt to reach the sentinels.
+    redis.options.sentinelPassword = password;
+    redis.off('error', asked);
+  };
+  redis.on('error', asked);
 }
 
 /** Redis's answers to credentials it does not take, as servers and sentinels word them. */
