@@ -61,3 +61,31 @@ describe('the trace of a request whose reads many fields need', () => {
     expect(trace.calls[0]).not.toHaveProperty('moreFields');
   });
 });
+
+describe('the trace of a request with more calls than its bytes hold', () => {
+  // Limits raised so that one request can make 200 calls: more than a trace's bytes can name.
+  const stack = useStack({ env: { CACHE: 'off', MAX_COST: '1000', MAX_ALIASES: '300', MAX_TOKENS: '10000' } });
+
+  it('names the first calls that fit, counts the others in cut, and its totals count every call', async () => {
+    const aliases = Array.from(
+      { length: 200 },
+      (_, index) => `s${index}: stats(name: PAGE, period: LAST_30_DAYS, search: "q${index}") { totalCount }`,
+    );
+    const response = JSON.parse(await answer(stack, `{ website(id: "1") { ${aliases.join(' ')} } }`, true)) as {
+      errors?: unknown;
+      extensions: { trace: unknown };
+    };
+    expect(response.errors).toBeUndefined();
+    const trace = TRACE_SHAPE.parse(response.extensions.trace);
+    expect(trace.totals.upstreamCalls).toBe(201);
+    expect(Buffer.byteLength(JSON.stringify(trace.calls))).toBeLessThanOrEqual(TRACE_MAX_BYTES);
+    expect(trace.calls.length).toBeGreaterThan(50);
+    // Calls first: the fields of the last named ones may find no room left, and are counted.
+    const fieldsLeftOut = trace.calls.reduce((sum, call) => sum + (call.moreFields ?? 0), 0);
+    expect(trace.cut).toEqual({ calls: 201 - trace.calls.length, fields: fieldsLeftOut });
+    expect(trace.calls[0]?.fields.length).toBe(1);
+    // The ones named are the first to start.
+    const starts = trace.calls.map((call) => call.startMs);
+    expect(starts).toEqual([...starts].sort((a, b) => a - b));
+  });
+});
