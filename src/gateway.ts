@@ -252,6 +252,25 @@ function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
   );
 }
 
+/**
+ * One line when the connection to Redis is lost, and one when it is ready again: store operations are
+ * skipped while it is lost, so a gateway with none in flight would say nothing else of it. A connection
+ * never made at start is checkRedisAtStart's to say; its coming back is said here.
+ */
+function logConnection(redis: RedisCacheStore, logger: Logger): void {
+  let state: 'starting' | 'up' | 'lost' = 'starting';
+  redis.onConnection((event) => {
+    // `end`: closed by the gateway, as it stops.
+    if (event === 'lost' && state !== 'lost' && !redis.connection.startsWith('end')) {
+      if (state === 'up') logger.warn({ store: redis.connection }, 'Redis lost: reading from the upstream until it is back');
+      state = 'lost';
+    } else if (event === 'ready' && state !== 'up') {
+      if (state === 'lost') logger.info({ store: redis.connection }, 'Redis back: the store is used again');
+      state = 'up';
+    }
+  });
+}
+
 /** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
 function createCache(
   config: Config,
@@ -290,7 +309,10 @@ function createCache(
     );
   };
   const redis = cache.redisUrl === null ? null : new RedisCacheStore(cache.redisUrl, cache.storeTimeoutMs, now);
-  if (redis) checkRedisAtStart(redis, logger);
+  if (redis) {
+    checkRedisAtStart(redis, logger);
+    logConnection(redis, logger);
+  }
   // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not (and
   // why, when Redis or the sentinels refuse the credentials).
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');

@@ -56,11 +56,29 @@ export function valuesOf<D extends Declarations>(declarations: D, read: (setting
 }
 
 /**
- * A value as a problem quotes it: the user and password of anything shaped like a URL
- * (`scheme://user:password@`) replaced by `***`, so that no refusal prints a credential.
+ * A value as a problem quotes it, with no credential: everything up to its last `@` (a URL's user and
+ * password, whatever characters they hold: a `/`, `#`, `?`, space, `:` or `@` in a password ends no
+ * user info here, as it would for a URL parser) replaced by `***`, a leading `scheme://` kept. A value
+ * that is a list of URLs keeps only what follows its last `@`.
  */
 export function shown(value: unknown): string {
-  return String(value).replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, '$1***@');
+  const text = String(value);
+  const at = text.lastIndexOf('@');
+  if (at === -1) return text;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? '';
+  return `${scheme}***${text.slice(at)}`;
+}
+
+/**
+ * A URL's user info as typed, taken before any parsing: everything between `scheme://` and the last `@`
+ * (a password may hold `/`, `?`, `#` or `@`, which a parser would read as the end of the host), and
+ * the URL without it. No user info: `userinfo` is null.
+ */
+export function splitUserinfo(value: string): { userinfo: string | null; rest: string } {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0];
+  const at = value.lastIndexOf('@');
+  if (scheme === undefined || at < scheme.length) return { userinfo: null, rest: value };
+  return { userinfo: value.slice(scheme.length, at), rest: scheme + value.slice(at + 1) };
 }
 
 interface Described {

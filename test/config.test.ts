@@ -199,11 +199,11 @@ describe('loadConfig', () => {
     const problems = (env: Record<string, string>, expected: string[]): void =>
       expect(() => loadConfig(env)).toThrow(expect.objectContaining({ problems: expected }));
     problems({ UPSTREAM_URL: 'https://admin:hunter2@host:99999/' }, [
-      'UPSTREAM_URL must be an absolute http(s) URL, got "https://***@host:99999/"',
+      'UPSTREAM_URL must not carry credentials (a user or password; an @ in its path is written %40), got "https://***@host:99999/"',
     ]);
     // An origin never has a user or a password: refused, and not echoed.
     problems({ CORS_ORIGINS: 'https://app.example.com,https://u:hunter2@x.example.com' }, [
-      'CORS_ORIGINS entries must be origins such as https://app.example.com (or *), got "https://***@x.example.com"',
+      'CORS_ORIGINS entries must be origins such as https://app.example.com (or *), never with a user or password, got "https://***@x.example.com"',
     ]);
     // A URL put in the wrong variable.
     problems({ PORT: 'redis://:hunter2@cache:6379', LOG_LEVEL: 'https://u:hunter2@x/' }, [

@@ -165,6 +165,62 @@ describeNeeding('chromium')('GraphiQL in chromium', () => {
     2 * PAGE_TIMEOUT_MS,
   );
 
+  it(
+    'says in its panel when the trace was cut: the fields left out of a call, and the trace marked',
+    async () => {
+      const aliases = Array.from({ length: 12 }, (_, index) => `a${index}: website(id: "1") { id }`).join(' ');
+      await run(`query Many { ${aliases} }`, '"a0"');
+      const panel = page.locator('.gateway-trace');
+      await expect
+        .poll(async () => textOf(await panel.locator('.gateway-trace-cut').textContent()), { timeout: PAGE_TIMEOUT_MS })
+        .toBe('Cut to its bounds: 0 calls and 2 field paths left out (the totals count every call).');
+      expect((await panelCalls()).map((call) => call.fields)).toEqual(['a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 and 2 more']);
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'runs under a policy naming its own script by its hash: a <script> and an inline handler put in the page do not run',
+    async () => {
+      // A page of its own: the other tests' page keeps its editor's state.
+      const page = await context.newPage();
+      page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+      const response = await page.goto(stack.endpoint);
+      const policy = (await response?.allHeaders())?.['content-security-policy'] ?? '';
+      const scripts = /(?:^|; )script-src ([^;]*)/.exec(policy)?.[1] ?? '';
+      expect(scripts).toMatch(/^'sha256-[A-Za-z0-9+/]{43}='$/);
+      expect(policy).not.toMatch(/unsafe-eval/);
+      await page.locator('.graphiql-execute-button').waitFor();
+      // Each of the two either runs (and says so) or is refused (a violation event): wait for both outcomes.
+      const outcome = await page.evaluate(
+        () =>
+          new Promise<{ refused: string[]; scriptRan: boolean; handlerRan: boolean }>((resolve) => {
+            const flags = globalThis as unknown as { agwScriptRan?: boolean; agwHandlerRan?: boolean; agwSeen?: () => void };
+            const refused: string[] = [];
+            const seen = (): void => {
+              const outcomes = refused.length + (flags.agwScriptRan ? 1 : 0) + (flags.agwHandlerRan ? 1 : 0);
+              if (outcomes >= 2)
+                resolve({ refused: refused.sort(), scriptRan: flags.agwScriptRan === true, handlerRan: flags.agwHandlerRan === true });
+            };
+            flags.agwSeen = seen;
+            document.addEventListener('securitypolicyviolation', (event) => {
+              refused.push(event.effectiveDirective);
+              seen();
+            });
+            const box = document.createElement('div');
+            box.innerHTML = '<img src="data:," onerror="globalThis.agwHandlerRan = true; globalThis.agwSeen()">';
+            document.body.append(box);
+            const script = document.createElement('script');
+            script.textContent = 'globalThis.agwScriptRan = true; globalThis.agwSeen();';
+            document.body.append(script);
+          }),
+      );
+      expect(outcome).toEqual({ refused: ['script-src-attr', 'script-src-elem'], scriptRan: false, handlerRan: false });
+      await page.close();
+    },
+    2 * PAGE_TIMEOUT_MS,
+  );
+
   it('made no request outside the gateway in all of it', () => {
     expect(requests.filter((request) => request.includes('/graphql')).length).toBeGreaterThan(6);
     expect(outside()).toEqual([]);

@@ -137,7 +137,9 @@ describe('npm start', () => {
     const run = start({ UPSTREAM_URL: 'https://admin:hunter2@analytics.example.com:99999/', REDIS_URL: 'redis://:hunter3@cache:99999' });
     child = run.child;
     expect(await run.exited).toBe(2);
-    expect(run.output()).toContain('UPSTREAM_URL must be an absolute http(s) URL, got "https://***@analytics.example.com:99999/"');
+    expect(run.output()).toContain(
+      'UPSTREAM_URL must not carry credentials (a user or password; an @ in its path is written %40), got "https://***@analytics.example.com:99999/"',
+    );
     expect(run.output()).toContain('REDIS_URL must be redis://host:port, with a host and a port from 1 to 65535');
     expect(run.output()).not.toMatch(/hunter/);
   });

@@ -3,9 +3,10 @@
 // that has REDIS_URL. REDIS_URL names one Redis (redis://, rediss://), a Redis Cluster by seed nodes
 // (redis-cluster://host:port,host:port; rediss-cluster:// over TLS), or a primary that Sentinel
 // watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://; the sentinels' own
-// user and password in the query, ?sentinelUsername=…&sentinelPassword=…): ioredis's Redis, Cluster and
-// Sentinel support follow MOVED, ASK, a new master and a failover without a restart. A refusal of the
-// credentials (NOAUTH, WRONGPASS) is named in what the calls fail with and in /ready's word on the store.
+// user and password in the query, ?sentinelUsername=…&sentinelPassword=…, else the URL's password serves
+// them too): ioredis's Redis, Cluster and Sentinel support follow MOVED, ASK, a new master and a
+// failover without a restart. A refusal of the credentials (NOAUTH, WRONGPASS) is named in what the
+// calls fail with and in /ready's word on the store.
 //
 // On a cluster, what one command or script touches must be in one hash slot: every name of the
 // gateway's that is read or written together carries the same hash tag (`{…}`): the keyed hash of
@@ -194,6 +195,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     });
+    if (sentinelPassword === undefined && password !== undefined) offerPasswordToSentinels(redis, password);
   } else {
     const clusterOptions: ClusterOptions = {
       redisOptions: { ...options, ...credentials },
@@ -214,6 +216,22 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   return quiet(redis);
 }
 
+/**
+ * Sentinels that ask for a password when the query gives none get the URL's: a Sentinel set up with one
+ * password for the sentinels and the data nodes (as common charts set it) needs it once. Only once they
+ * ask (NOAUTH), from the next attempt on: a sentinel without a password takes none, and ioredis prints a
+ * warning on each connection it is given one. Not the user: sentinels seldom have ACL users.
+ */
+function offerPasswordToSentinels(redis: Redis, password: string): void {
+  const asked = (error: Error): void => {
+    if (!/sentinel/i.test(error.message) || !/\bNOAUTH\b/.test(error.message)) return;
+    // ioredis reads it from the options at each attempt to reach the sentinels.
+    redis.options.sentinelPassword = password;
+    redis.off('error', asked);
+  };
+  redis.on('error', asked);
+}
+
 /** Redis's answers to credentials it does not take, as servers and sentinels word them. */
 const REFUSED = /\b(NOAUTH|WRONGPASS)\b[^.]*\.?|\bERR invalid password\b/;
 
@@ -232,7 +250,7 @@ function quiet(redis: Redis): Redis {
     refusals.set(
       redis,
       /sentinel/i.test(error.message)
-        ? `the sentinels refused the credentials (${refused}): REDIS_URL's sentinelUsername and sentinelPassword`
+        ? `the sentinels refused the credentials (${refused}): REDIS_URL's sentinelUsername and sentinelPassword (its password when the query has none)`
         : `Redis refused the credentials (${refused}): REDIS_URL's user and password`,
     );
   };

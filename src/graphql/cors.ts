@@ -32,6 +32,12 @@ export const CORS_SETTINGS = {
     'CORS_ORIGINS',
     z
       .string()
+      // Checked whole before it is split: a password may hold a comma, and its halves would be quoted as entries.
+      .refine((value) => !value.includes('@'), {
+        error: (issue) =>
+          `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), never with a user or password, got "${shown(issue.input)}"`,
+        abort: true,
+      })
       .transform((value) =>
         value
           .split(',')

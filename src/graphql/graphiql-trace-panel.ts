@@ -49,6 +49,9 @@ function gatewayTracePlugins(endpoint) {
   const HIT = new Set(['hit', 'coalesced']);
   const COLOURS = { hit: '#2e9e5b', coalesced: '#2e9e5b', stale: '#d08a00', written: '#3b6fd8', miss: '#3b6fd8' };
 
+  // A trace names a call's first few fields and counts the others (moreFields).
+  const fieldsOf = (call) => call.fields.join(', ') + (call.moreFields ? ' and ' + call.moreFields + ' more' : '');
+
   function Row({ call, scale }) {
     const left = (call.startMs / scale) * 100;
     const width = Math.max((call.durationMs / scale) * 100, 0.6);
@@ -62,7 +65,7 @@ function gatewayTracePlugins(endpoint) {
       call.retries > 0 ? call.retries + ' retries' : null,
       'cache: ' + (call.cache || 'none'),
       call.note || null,
-      call.fields.length > 0 ? 'fields: ' + call.fields.join(', ') : null,
+      call.fields.length > 0 ? 'fields: ' + fieldsOf(call) : null,
     ].filter(Boolean).join('\n');
     return h(
       'li',
@@ -94,7 +97,7 @@ function gatewayTracePlugins(endpoint) {
         }),
       ),
       call.fields.length > 0 || call.note
-        ? h('div', { className: 'gateway-trace-fields', style: { fontSize: '11px', opacity: 0.75, marginTop: '2px' } }, call.fields.join(', ') || call.note)
+        ? h('div', { className: 'gateway-trace-fields', style: { fontSize: '11px', opacity: 0.75, marginTop: '2px' } }, fieldsOf(call) || call.note)
         : null,
     );
   }
@@ -120,6 +123,13 @@ function gatewayTracePlugins(endpoint) {
       h('p', { className: 'gateway-trace-totals', style: { fontSize: '12px' } }, summary.join(' · ')),
       trace.storedAnswer ? h('p', { className: 'gateway-trace-stored' }, 'Answered with a stored answer: nothing ran, no call was made.') : null,
       calls.length === 0 && !trace.storedAnswer ? h('p', null, 'No upstream call.') : null,
+      trace.cut
+        ? h(
+            'p',
+            { className: 'gateway-trace-cut', style: { fontSize: '12px', fontWeight: 600 } },
+            'Cut to its bounds: ' + trace.cut.calls + ' calls and ' + trace.cut.fields + ' field paths left out (the totals count every call).',
+          )
+        : null,
       h('ol', { className: 'gateway-trace-calls', style: { padding: 0, margin: '8px 0 0' } }, calls.map((call, index) => h(Row, { key: index, call, scale }))),
     );
   }

@@ -159,6 +159,10 @@ export function createGatewayYoga(
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema: servedSchema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
+    // /health is answered by http/server.ts, on that path only. Yoga's own check answers any URL that
+    // ends with its endpoint (/__sandbox/health, /foo/health): given one no URL can end with (a request
+    // line holds no space, and a URL is written with its spaces escaped), it answers none.
+    healthCheckEndpoint: ' ',
     landingPage: false,
     logging: false,
     batching: false,

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StoredAnswer, StoredHit } from '../cache/stored-answers.js';
 import { RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 import type { StoreSession } from '../cache/scope.js';
-import { SECURITY_HEADERS, ifNoneMatchHas } from '../http-headers.js';
+import { SECURITY_HEADERS, htmlPolicy, ifNoneMatchHas } from '../http-headers.js';
 import type { Answer, AnswerFacts, AnswerUsage, JsonAnswer, PassedAnswer } from '../graphql/answered.js';
 import type { RequestState } from '../request-state.js';
 
@@ -86,11 +86,8 @@ const STREAMED = /^(?:text\/event-stream|multipart\/mixed)/;
 /** Origins whose CORS headers are kept made: a frontend's are few; past the bound, made for each answer. */
 const MAX_ORIGINS = 64;
 
-/** The policy of an HTML page (GraphiQL): it runs only its own code and talks only to this origin. */
-const PAGE_POLICY =
-  "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; " +
-  "img-src 'self' data:; font-src 'self' data:; worker-src blob:; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** An HTML page that names no script of its own (the GraphiQL page names its one): it runs none. */
+const HTML_POLICY = htmlPolicy([]);
 
 export function createEnding(options: EndingOptions): Ending {
   const { log, counter, keep } = options;
@@ -215,7 +212,10 @@ export function createEnding(options: EndingOptions): Ending {
       if (name === 'vary' || !response.headers.has(name)) headers.push(name, ours[i + 1] as string);
     }
     if (!response.headers.has('cache-control')) headers.push('cache-control', 'no-store');
-    if (type.includes('text/html')) headers.push('x-frame-options', 'DENY', 'content-security-policy', PAGE_POLICY);
+    if (type.includes('text/html')) {
+      headers.push('x-frame-options', 'DENY');
+      if (!response.headers.has('content-security-policy')) headers.push('content-security-policy', HTML_POLICY);
+    }
     // An event stream goes out as its events are made: no proxy (nginx) holds it back.
     if (type.startsWith('text/event-stream')) headers.push('x-accel-buffering', 'no');
     res.writeHead(response.status, headers);

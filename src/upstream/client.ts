@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { custom, defaultsOf, integer, shown } from '../settings.js';
+import { custom, defaultsOf, integer, shown, splitUserinfo } from '../settings.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { BodyTooLargeError, errorCode, isRetryable, opensBreaker, statusError, timeoutError, transportError } from './errors.js';
@@ -132,8 +132,8 @@ export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = d
 
 /**
  * The upstream's base URL: absolute http(s), with no credentials (the caller's key is what authenticates),
- * query or fragment; a trailing /api/v1 is dropped (both forms are common in docs). A refusal never
- * repeats the value: it could hold a password.
+ * query or fragment; a trailing /api/v1 is dropped (both forms are common in docs). A refusal quotes the
+ * value only without what could be a user or password (settings.ts's shown).
  */
 function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
   return z.string().transform((value, context) => {
@@ -141,9 +141,14 @@ function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
       context.addIssue({ code: 'custom', message: `${variable} ${message}` });
       return z.NEVER;
     };
+    // The user info is cut before the URL is parsed: a password holding a `/`, `?`, `#` or space would
+    // make a parser see another host, or no URL, and a refusal quote the password.
+    const { userinfo, rest } = splitUserinfo(value);
+    if (userinfo !== null)
+      return refuse(`must not carry credentials (a user or password; an @ in its path is written %40), got "${shown(value)}"`);
     let parsed: URL;
     try {
-      parsed = new URL(value);
+      parsed = new URL(rest);
     } catch {
       return refuse(`must be an absolute http(s) URL, got "${shown(value)}"`);
     }

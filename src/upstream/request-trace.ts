@@ -11,6 +11,14 @@ import { z } from 'zod';
 import { type CallObserver, type HttpMethod, type UpstreamRequest, pathWithQuery } from './client.js';
 import { CACHE_OUTCOMES, type CacheOutcome } from '../cache/read-cache.js';
 
+/** The most response paths one call names: a list of many rows needs one read for each row's field. */
+export const TRACE_FIELDS_PER_CALL = 10;
+/**
+ * The most bytes of a trace's calls, as JSON: the calls past it are left out and counted in `cut`, so a
+ * traced answer stays within a small multiple of the untraced one however many calls or paths it had.
+ */
+export const TRACE_MAX_BYTES = 32 * 1024;
+
 const milliseconds = (description: string) => z.number().nonnegative().describe(description);
 
 /** One entry of a trace: a call the request sent, or a read answered without one. */
@@ -31,7 +39,10 @@ const TRACE_CALL = z
       .enum(CACHE_OUTCOMES)
       .nullable()
       .describe('what the read cache did: hit, stale, miss, coalesced, written; null: not a read through the cache (a write, a key check)'),
-    fields: z.array(z.string()).describe('the response paths whose resolvers asked for it, e.g. website.pages'),
+    fields: z
+      .array(z.string())
+      .describe(`the response paths whose resolvers asked for it, e.g. website.pages: the first ${TRACE_FIELDS_PER_CALL}`),
+    moreFields: z.number().int().positive().optional().describe('how many more response paths asked for it, left out of `fields`'),
     note: z.string().optional().describe('why the gateway made a call no field asked for (the key check)'),
   })
   .describe('one upstream call of the request, or a read the cache answered without one');
@@ -41,6 +52,13 @@ export const TRACE_SHAPE = z
   .strictObject({
     storedAnswer: z.boolean().describe('answered before GraphQL ran, with the answer stored for the same query: no call, no field ran'),
     calls: z.array(TRACE_CALL).describe('in the order they started'),
+    cut: z
+      .strictObject({
+        calls: z.number().int().nonnegative().describe(`calls left out past the trace's ${TRACE_MAX_BYTES} bytes (the last to start)`),
+        fields: z.number().int().nonnegative().describe("response paths left out of the calls' `fields`"),
+      })
+      .optional()
+      .describe('present when the trace was cut to its bounds: what it leaves out (the totals still count every call)'),
     totals: z.strictObject({
       wallMs: milliseconds('from the request handed over (its body read) to its answer'),
       slotWaitMs: milliseconds('waiting in line for a slot (MAX_ACTIVE_REQUESTS)'),
@@ -90,7 +108,17 @@ interface CallRecord {
 /** Every upstream path is below it (client.ts adds it to what api.ts names). */
 const API_PREFIX = '/api/v1';
 
+/** `,"moreFields":` and a count of up to ten digits. */
+const MORE_FIELDS_MARK = 24;
+
 const tenths = (ms: number): number => Math.round(Math.max(0, ms) * 10) / 10;
+
+/** pathText(path).length, without making the text. */
+function pathLength(path: FieldPath): number {
+  let length = -1;
+  for (let at: FieldPath | undefined = path; at !== undefined; at = at.prev) length += String(at.key).length + 1;
+  return length;
+}
 
 function pathText(path: FieldPath): string {
   const keys: (string | number)[] = [];
@@ -102,8 +130,8 @@ export class RequestTrace {
   private slotWaitMs = 0;
   private stored = false;
   private readonly records: CallRecord[] = [];
-  /** The fields that asked for each read, by the read's id. */
-  private readonly needs = new Map<string, FieldPath[]>();
+  /** The fields that asked for each read, by the read's id, in the order they asked (only the first are rendered). */
+  private readonly needs = new Map<string, Set<FieldPath>>();
 
   /** `startedAt`: performance.now() when the request was handed over; `admittedAt`, when it got its slot. */
   constructor(
@@ -122,8 +150,8 @@ export class RequestTrace {
   need(readId: string, by: FieldPath | undefined): void {
     if (by === undefined) return;
     const paths = this.needs.get(readId);
-    if (paths === undefined) this.needs.set(readId, [by]);
-    else if (!paths.includes(by)) paths.push(by);
+    if (paths === undefined) this.needs.set(readId, new Set([by]));
+    else paths.add(by);
   }
 
   /** A call going out now, for `read` (none: a write's or the key check's, which `note` names). */
@@ -215,9 +243,40 @@ export class RequestTrace {
       reach = end;
     }
     const wallMs = now - this.startedAt;
+    // Calls in the order they started while they fit in TRACE_MAX_BYTES, then their fields while room
+    // is left (a response path is as long as the aliases along it): what does not fit is counted, not named.
+    const calls: TraceCall[] = [];
+    let room = TRACE_MAX_BYTES - 2;
+    for (const record of records) {
+      const entry = this.entry(record, now);
+      // Room for a comma, and for the count of fields left out should there be any.
+      const bytes = Buffer.byteLength(JSON.stringify(entry)) + 1 + MORE_FIELDS_MARK;
+      if (bytes > room) break;
+      room -= bytes;
+      calls.push(entry);
+    }
+    let fieldsLeftOut = 0;
+    calls.forEach((entry, index) => {
+      const record = records[index] as CallRecord;
+      const paths = record.readId === null ? undefined : this.needs.get(record.readId);
+      if (paths === undefined) return;
+      for (const path of paths) {
+        // Quoted, and a comma before each but the first: aliases and indexes need no escaping.
+        const bytes = pathLength(path) + (entry.fields.length === 0 ? 2 : 3);
+        if (entry.fields.length === TRACE_FIELDS_PER_CALL || bytes > room) break;
+        room -= bytes;
+        entry.fields.push(pathText(path));
+      }
+      const more = paths.size - entry.fields.length;
+      if (more === 0) return;
+      entry.moreFields = more;
+      fieldsLeftOut += more;
+    });
+    const callsLeftOut = records.length - calls.length;
     return {
       storedAnswer: this.stored,
-      calls: records.map((record) => this.entry(record, now)),
+      calls,
+      ...(callsLeftOut > 0 || fieldsLeftOut > 0 ? { cut: { calls: callsLeftOut, fields: fieldsLeftOut } } : {}),
       totals: {
         wallMs: tenths(wallMs),
         slotWaitMs: tenths(this.slotWaitMs),
@@ -230,7 +289,6 @@ export class RequestTrace {
   }
 
   private entry(record: CallRecord, now: number): TraceCall {
-    const paths = record.readId === null ? undefined : this.needs.get(record.readId);
     return {
       method: record.method,
       path: record.path ?? '',
@@ -240,7 +298,7 @@ export class RequestTrace {
       bytes: record.bytes,
       retries: Math.max(0, record.attempts - 1),
       cache: record.cache,
-      fields: paths === undefined ? [] : paths.map(pathText),
+      fields: [],
       ...(record.note === undefined ? {} : { note: record.note }),
     };
   }

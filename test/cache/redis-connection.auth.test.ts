@@ -51,8 +51,8 @@ async function readUntilCached(stack: Stack): Promise<number> {
 
 const NOT_USABLE = 'Redis not usable at start: reading from the upstream until it is';
 
-const WRONG_DATA_PASSWORD =
-  "Redis refused the credentials (WRONGPASS invalid username-password pair or user is disabled.): REDIS_URL's user and password";
+const WRONG_PASS = 'WRONGPASS invalid username-password pair or user is disabled.';
+const WRONG_DATA_PASSWORD = `Redis refused the credentials (${WRONG_PASS}): REDIS_URL's user and password`;
 
 /** Waits for /ready's store to end with `named`, and for the line at start, which names it too. */
 async function refusalNamed({ stack, lines }: { stack: Stack; lines: LogLine[] }, named: string): Promise<void> {
@@ -78,13 +78,18 @@ describe('a Sentinel with requirepass', () => {
   });
 
   it.each([
-    ['without it', '', 'NOAUTH Authentication required.'],
-    ['with a wrong one', '?sentinelPassword=wrong', 'WRONGPASS invalid username-password pair or user is disabled.'],
-  ])('%s: /ready and the log name the refusal, and requests are answered from the install', async (_name, query, refusal) => {
-    const gateway = await gatewayOn(sentinels.url.replace(/\?.*$/, query));
+    [
+      'without it, nor a password in the URL',
+      (url: string) => url.replace(/\?.*$/, '').replace(/\/\/[^@]*@/, '//'),
+      'NOAUTH Authentication required.',
+    ],
+    ["without it: the URL's password, the data nodes', is tried", (url: string) => url.replace(/\?.*$/, ''), WRONG_PASS],
+    ['with a wrong one', (url: string) => url.replace(/\?.*$/, '?sentinelPassword=wrong'), WRONG_PASS],
+  ])('%s: /ready and the log name the refusal, and requests are answered from the install', async (_name, urlOf, refusal) => {
+    const gateway = await gatewayOn(urlOf(sentinels.url));
     await refusalNamed(
       gateway,
-      `redis connecting: the sentinels refused the credentials (${refusal}): REDIS_URL's sentinelUsername and sentinelPassword`,
+      `redis connecting: the sentinels refused the credentials (${refusal}): REDIS_URL's sentinelUsername and sentinelPassword (its password when the query has none)`,
     );
     const response = await gateway.stack.gql<{ website: { id: string } }>('{ website(id: "1") { id } }', {}, KEY_1);
     expect(dataOf(response).website.id).toBe('1');
@@ -92,6 +97,24 @@ describe('a Sentinel with requirepass', () => {
 
   it("with the sentinels' password and a wrong user's: names the data node's credentials", async () => {
     await refusalNamed(await gatewayOn(sentinels.url.replace('data-s3cret', 'wrong')), WRONG_DATA_PASSWORD);
+  });
+});
+
+describe('a Sentinel set up with one password, for the sentinels and the data nodes alike', () => {
+  const SHARED = 'shared s3cret+/@';
+  let sentinels: RedisSentinels;
+  beforeAll(async () => {
+    sentinels = await startSentinels({ sentinelPassword: SHARED, user: { name: 'gateway', password: SHARED } });
+  }, 60_000);
+  afterAll(() => sentinels?.close());
+
+  it("is reached with the URL's password alone: it serves the sentinels when the query gives none", async () => {
+    const url = sentinels.url.replace(/\?.*$/, '');
+    expect(url).toMatch(/^redis-sentinel:\/\/gateway:shared%20s3cret%2B%2F%40@[^?]+\/mymaster$/);
+    const { stack, lines } = await gatewayOn(url);
+    expect(await readUntilCached(stack)).toBe(0);
+    expect(await storeState(stack)).toBe('redis ready');
+    expect(lines.filter((line) => line.msg === NOT_USABLE)).toEqual([]);
   });
 });
 
@@ -119,9 +142,15 @@ describe('one Redis', () => {
     return server;
   };
 
-  it('with a wrong password: /ready and the log say WRONGPASS and where the password is', async () => {
+  it('with a wrong password: /ready and the log say WRONGPASS and where the password is, never the password', async () => {
     const server = await start(['--requirepass', 'right'], 'right');
-    await refusalNamed(await gatewayOn(server.url.replace('redis://', 'redis://:wrong@')), WRONG_DATA_PASSWORD);
+    // A user and a password with every character a URL must encode, encoded: a valid REDIS_URL.
+    const password = 'Pw9q/#? @:%Zk7v';
+    const gateway = await gatewayOn(server.url.replace('redis://', `redis://Uzr9x:${encodeURIComponent(password)}@`));
+    await refusalNamed(gateway, WRONG_DATA_PASSWORD);
+    const ready = await (await fetch(`${gateway.stack.gateway.url}/ready`)).text();
+    for (const text of [ready, JSON.stringify(gateway.lines)])
+      for (const part of ['Uzr9x', 'Pw9q', 'Zk7v', encodeURIComponent(password)]) expect(text).not.toContain(part);
   });
 
   it('with maxmemory-policy allkeys-lru: a warning at start naming it and the policy to set', async () => {

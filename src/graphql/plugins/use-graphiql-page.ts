@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { TRACE_HEADER, ifNoneMatchHas, wantsGraphiQLPage } from '../../http-headers.js';
+import { TRACE_HEADER, htmlPolicy, ifNoneMatchHas, wantsGraphiQLPage } from '../../http-headers.js';
 import { TRACE_PANEL_SCRIPT } from '../graphiql-trace-panel.js';
 
 const brotli = promisify(brotliCompress);
@@ -42,6 +42,8 @@ query Dashboard {
 
 interface RenderedPage {
   etag: string;
+  /** Its Content-Security-Policy, which names its script by its hash. */
+  policy: string;
   bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
 }
 
@@ -53,7 +55,7 @@ const inScript = (value: unknown): string => JSON.stringify(value).replaceAll('<
  * the editor's workers, made blob: URLs as its own page makes them), started with our options and, when
  * traces are heard, the "Upstream calls" plugin.
  */
-async function pageHtml(options: GraphiQLPageOptions): Promise<string> {
+async function pageHtml(options: GraphiQLPageOptions): Promise<{ html: string; policy: string }> {
   const parts = await import('@graphql-yoga/render-graphiql/graphiql');
   const endpoint = options.endpoint ?? '/graphql';
   const settings: GraphiQLOptions = {
@@ -64,18 +66,8 @@ async function pageHtml(options: GraphiQLPageOptions): Promise<string> {
     ...(options.traces ? { additionalHeaders: { [TRACE_HEADER]: '1' } } : {}),
   };
   const workers = { editorWorkerService: parts.editorWorkerService, json: parts.jsonWorker, graphql: parts.graphqlWorker };
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8" />
-<title>${settings.title}</title>
-<link rel="icon" href="${parts.favicon}" />
-<style>${parts.css}</style>
-</head>
-<body id="body" class="no-focus-outline">
-<noscript>GraphiQL needs JavaScript.</noscript>
-<div id="root"></div>
-<script>
+  // Line ends as the browser's parser reads them, so that the hash below is of what it reads.
+  const script = `
 const workerUrls = Object.fromEntries(
   Object.entries(${inScript(workers)}).map(([label, code]) => [label, URL.createObjectURL(new Blob([code], { type: 'application/javascript' }))]),
 );
@@ -90,14 +82,28 @@ if (plugins.length > 0) settings.plugins = plugins;`
     : ''
 }
 YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), settings);
-</script>
+`.replace(/\r\n?/g, '\n');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<title>${settings.title}</title>
+<link rel="icon" href="${parts.favicon}" />
+<style>${parts.css}</style>
+</head>
+<body id="body" class="no-focus-outline">
+<noscript>GraphiQL needs JavaScript.</noscript>
+<div id="root"></div>
+<script>${script}</script>
 </body>
 </html>
 `;
+  // The page's one script, named in its policy: the browser runs it and nothing else (http-headers.ts).
+  return { html, policy: htmlPolicy([`sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}`]) };
 }
 
 async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
-  const html = await pageHtml(options);
+  const { html, policy } = await pageHtml(options);
   const identity = Buffer.from(html, 'utf8');
   const [br, gzipped] = await Promise.all([
     // Quality 9 of 11: near the best ratio at a fraction of its time.
@@ -108,7 +114,7 @@ async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
   // Views, not copies: the Fetch API's Response takes a Uint8Array over an ArrayBuffer.
   const view = (buffer: Buffer): Uint8Array<ArrayBuffer> =>
     new Uint8Array(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.byteLength);
-  return { etag, bodies: { identity: view(identity), br: view(br), gzip: view(gzipped) } };
+  return { etag, policy, bodies: { identity: view(identity), br: view(br), gzip: view(gzipped) } };
 }
 
 /** The encoding to send: brotli, then gzip, when the browser accepts it (a q of 0 refuses it). */
@@ -136,9 +142,14 @@ export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
         page = undefined; // try again on the next view
         throw error;
       });
-      const { etag, bodies } = await page;
+      const { etag, policy, bodies } = await page;
       // The page may carry the demo key: private. Revalidated on each visit, answered 304 when unchanged.
-      const headers: Record<string, string> = { etag, 'cache-control': 'private, no-cache', vary: 'Accept-Encoding' };
+      const headers: Record<string, string> = {
+        etag,
+        'cache-control': 'private, no-cache',
+        vary: 'Accept-Encoding',
+        'content-security-policy': policy,
+      };
       if (ifNoneMatchHas(request.headers.get('if-none-match'), etag)) {
         endResponse(new fetchAPI.Response(null, { status: 304, headers }));
         return;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +76,14 @@ describe('GraphiQL', () => {
       expect(headers['content-type']).toBe('text/html; charset=utf-8');
       expect(headers['content-security-policy']).toContain("default-src 'none'");
     }
+    // Its one inline script is the only one it may run, named by its SHA-256: nothing unsafe is allowed.
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => match[1] ?? '');
+    expect(scripts).toHaveLength(1);
+    const hash = createHash('sha256')
+      .update(scripts[0] ?? '')
+      .digest('base64');
+    expect(String(identity.headers['content-security-policy'])).toContain(`; script-src 'sha256-${hash}'; `);
+    expect(String(identity.headers['content-security-policy'])).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
   });
 
   it('has an ETag: a second visit that sends it back gets a 304 with no body', async () => {
