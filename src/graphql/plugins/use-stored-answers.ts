@@ -94,6 +94,7 @@ export function asRepeated(text: string, usage: Usage): string | null {
   if (answer.errors !== undefined || answer.data === undefined || extensions === undefined || !('upstreamCalls' in extensions)) return null;
   extensions.upstreamCalls = 0;
   extensions.cache = { hits: usage.cache.hits + usage.cache.misses, misses: 0, stale: 0 };
+  // biome-ignore lint/performance/noDelete: a parsed answer, stringified at once and dropped.
   delete extensions.rateLimit;
   return JSON.stringify(answer);
 }
