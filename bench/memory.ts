@@ -4,9 +4,10 @@
 // `store`: 3,000 distinct 22 KB answers set into a MemoryCacheStore of CACHE_MAX_BYTES in this process,
 // as the upstream client decodes them: its accounted bytes, the heap they take and the RSS added.
 // `polls`: ten live topics of a ~250 KB result polled every second: the gateway's RSS and heap after
-// its first 40 polls and after 200 more.
+// its first 40 polls and after 200 more. `compiled`: the heap graphql-jit's compiled operations hold, by
+// the fields they select, in this process (what use-compiled-execution.ts's estimate stands on).
 //   npm run build && npm run build:bench
-//   node --heap-growing-percent=40 dist-bench/bench/memory.js [documents|store|polls]
+//   node --heap-growing-percent=40 dist-bench/bench/memory.js [documents|store|polls|compiled]
 // MEMORY_RUNS (3), MEMORY_DOCUMENTS (1500), MEMORY_ANSWERS (3000), MEMORY_CACHE_MAX_BYTES (16 MiB);
 // MEMORY_GATEWAY_NODE_ARGS: node flags for the gateway (space-separated).
 import { execFileSync } from 'node:child_process';
@@ -14,9 +15,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
+import { parse } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { Pool } from 'undici';
 import { uniqueDocument } from './attacks.js';
 import { MemoryCacheStore } from '../src/cache/memory-store.js';
+import { schema } from '../src/schema/index.js';
 import { settledMemory } from './live.js';
 import { type ChildServer, freePort, memoryMb, spawnServer } from './processes.js';
 
@@ -238,6 +242,40 @@ async function pollsGrowth(polls: number): Promise<Growth> {
   });
 }
 
+/**
+ * The heap held by 300 distinct operations of each size compiled as use-compiled-execution.ts compiles
+ * them (their documents parsed before the first measure: the plugin counts a document apart), and the
+ * line through the sizes: bytes = base + per field × selected fields.
+ */
+function compiledHeap(copies = 300): { sizes: { fields: number; bytes: number }[]; baseBytes: number; perFieldBytes: number } {
+  const gc = runInNewContext('gc') as () => void;
+  const heap = (): number => {
+    for (let i = 0; i < 4; i++) gc();
+    return process.memoryUsage().heapUsed;
+  };
+  const kept: unknown[] = [];
+  const sizes = [1, 5, 20, 60].map((websites) => {
+    // Distinct aliases in each copy, so that no two compiled functions share their source.
+    const selection = (copy: number): string =>
+      Array.from({ length: websites }, (_, w) => `w${copy}_${w}: website(id: "1") { id domain privacy createdAt }`).join(' ');
+    const documents = Array.from({ length: copies }, (_, copy) => parse(`query Q { ${selection(copy)} }`));
+    const before = heap();
+    const compiled = documents.map((document) =>
+      compileQuery(schema, document, 'Q', { customJSONSerializer: false, disablingCapturingStackErrors: true }),
+    );
+    const after = heap();
+    if (!compiled.every(isCompiledQuery)) throw new Error('an operation did not compile');
+    kept.push(compiled);
+    return { fields: websites * 5, bytes: Math.round((after - before) / copies) };
+  });
+  const n = sizes.length;
+  const sum = (value: (size: (typeof sizes)[number]) => number): number => sizes.reduce((total, size) => total + value(size), 0);
+  const perField =
+    (n * sum((s) => s.fields * s.bytes) - sum((s) => s.fields) * sum((s) => s.bytes)) /
+    (n * sum((s) => s.fields ** 2) - sum((s) => s.fields) ** 2);
+  return { sizes, baseBytes: Math.round((sum((s) => s.bytes) - perField * sum((s) => s.fields)) / n), perFieldBytes: Math.round(perField) };
+}
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -248,6 +286,10 @@ async function main(): Promise<void> {
         await storeGrowth(Number(process.env.MEMORY_ANSWERS ?? 3_000), Number(process.env.MEMORY_CACHE_MAX_BYTES ?? 16 * 1024 * 1024)),
       ),
     );
+    return;
+  }
+  if (which === 'compiled') {
+    console.log(JSON.stringify(compiledHeap()));
     return;
   }
   const runs = Number(process.env.MEMORY_RUNS ?? 3);

@@ -6,14 +6,14 @@
 // piece: every worker writes to the primary's stdout, and a larger write to a full pipe is taken in parts
 // that another worker's write can come between, cutting lines in two. Only a line longer than that on its
 // own is written alone in a larger write, as it would be without gathering. A process alone on its stdout
-// writes up to 16 KB: a write to a pipe wakes its reader, and a stored answer spent 1.5-2.5 us a request
-// more on 4 KB writes than on 16 KB (docs/performance.md#the-request-log).
+// writes larger pieces: each write to a pipe wakes its reader, so fewer writes cost less a request
+// (docs/performance.md#the-request-log).
 //
 // The lines are gathered here, in an array joined once per write, not by pino's destination (sonic-boom's
 // `minLength`): sonic-boom appends each line to the text it holds and measures that text's bytes again
 // (Buffer.byteLength), which copies all of it into a flat string, line after line; while a write is on its
-// way (a pipe whose reader is slow) that text grows to 16 KB, so each line cost copies of kilobytes and
-// kept them alive through young collections (about 12 KB allocated per request line in the gateway).
+// way (a pipe whose reader is slow) that text grows to a whole write, so each line cost copies of all the
+// lines before it and kept them alive through young collections.
 // Each gathered write is synchronous, as pino's default destination and node's own stdout on a pipe are:
 // nothing is on its way in a thread when the process exits (an asynchronous write still in libuv's
 // thread pool at process.exit was lost, lines and all), and a reader that stops reading holds the
@@ -22,9 +22,9 @@
 import cluster from 'node:cluster';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
-/** The most bytes of a write to a stdout that other processes write to (PIPE_BUF: a pipe takes it in one piece; about twenty request lines). */
+/** The most bytes of a write to a stdout that other processes write to (PIPE_BUF: a pipe takes it in one piece). */
 export const LOG_WRITE_SHARED_BYTES = 4096;
-/** The most bytes of a write of a process alone on its stdout (about ninety request lines). */
+/** The most bytes of a write of a process alone on its stdout. */
 export const LOG_WRITE_ALONE_BYTES = 16 * 1024;
 
 /** The most bytes of a write to stdout: a cluster worker shares its stdout with the other workers. */

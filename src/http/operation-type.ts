@@ -11,6 +11,7 @@
 // yoga finds a subscription there, it moves to a stream's place then (use-work.ts).
 import type { IncomingMessage } from 'node:http';
 import { Lexer, Source, TokenKind } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import type { OperationType } from '../request-state.js';
 
 const OPERATION_TYPES = new Set<string>(['query', 'mutation', 'subscription']);
@@ -24,7 +25,6 @@ const CLOSING = new Set<TokenKind>([TokenKind.BRACE_R, TokenKind.PAREN_R, TokenK
  */
 export function operationTypeIn(document: string, operationName?: string | null): OperationType | null {
   const operations = operationsIn(document);
-  if (operations === null) return null;
   if (operationName) return operations.find((operation) => operation.name === operationName)?.type ?? null;
   return operations.length === 1 ? (operations[0]?.type ?? null) : null;
 }
@@ -33,45 +33,24 @@ type Operations = readonly { type: OperationType; name: string | null }[];
 
 /**
  * What was read of recent texts (documents, JSON bodies): a text of up to `maxTextChars` is remembered, up
- * to `maxChars` of them in all; emptied when full, so what strangers send costs a bounded memory.
+ * to `maxChars` of them in all, the least recently used out first, so what strangers send costs a bounded
+ * memory.
  */
-class Recent<V> {
-  private readonly known = new Map<string, V>();
-  private chars = 0;
+const recent = <V extends object>(maxTextChars: number, maxChars: number): LRUCache<string, V> =>
+  // lru-cache counts a size of at least 1: an empty text weighs a character.
+  new LRUCache<string, V>({ maxSize: maxChars, maxEntrySize: maxTextChars, sizeCalculation: (_reading, text) => Math.max(1, text.length) });
 
-  constructor(
-    private readonly maxTextChars: number,
-    private readonly maxChars: number,
-  ) {}
+/** The operations of recent documents: a repeated document is not lexed again. */
+const remembered = recent<Operations>(16 * 1024, 512 * 1024);
 
-  get(text: string): V | undefined {
-    return this.known.get(text);
-  }
-
-  set(text: string, value: V): void {
-    if (text.length > this.maxTextChars) return;
-    if (this.chars + text.length > this.maxChars) {
-      this.known.clear();
-      this.chars = 0;
-    }
-    this.known.set(text, value);
-    this.chars += text.length;
-  }
-}
-
-/** The operations of recent documents (null: not GraphQL): a repeated document is not lexed again. */
-const remembered = new Recent<Operations | null>(16 * 1024, 512 * 1024);
-
-function operationsIn(document: string): Operations | null {
-  const known = remembered.get(document);
-  if (known !== undefined) return known;
-  const operations = lexOperations(document);
-  remembered.set(document, operations);
+function operationsIn(document: string): Operations {
+  let operations = remembered.get(document);
+  if (operations === undefined) remembered.set(document, (operations = lexOperations(document)));
   return operations;
 }
 
-/** The document's operations with their types and names, read from its tokens; null when it does not lex. */
-function lexOperations(document: string): Operations | null {
+/** The document's operations with their types and names, read from its tokens; none when it does not lex. */
+function lexOperations(document: string): Operations {
   const operations: { type: OperationType; name: string | null }[] = [];
   const lexer = new Lexer(new Source(document));
   let depth = 0;
@@ -99,13 +78,13 @@ function lexOperations(document: string): Operations | null {
       if (OPENING.has(token.kind)) depth++;
       else if (CLOSING.has(token.kind)) {
         depth--;
-        if (depth < 0) return null;
+        if (depth < 0) return [];
         // A definition ends with its selection set.
         if (depth === 0 && token.kind === TokenKind.BRACE_R) atDefinition = true;
       }
     }
   } catch {
-    return null; // not GraphQL: yoga answers the syntax error
+    return []; // not GraphQL: yoga answers the syntax error
   }
   return operations;
 }
@@ -131,7 +110,7 @@ interface JsonReading {
 
 /** What recent JSON bodies said: a repeated request (a dashboard reloaded) is not parsed before admission. */
 const REMEMBERED_BODY_BYTES = 16 * 1024;
-const jsonBodies = new Recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
+const jsonBodies = recent<JsonReading>(REMEMBERED_BODY_BYTES, 512 * 1024);
 /** The last JSON body read (a copy of its bytes) and what it said: its repeat is known by comparing bytes, no text made. */
 let lastJson: { bytes: Buffer; reading: JsonReading } | undefined;
 

@@ -3,6 +3,7 @@
 // control. A field with arguments declares its checks where it is defined (`argumentProblems` in its
 // extensions); graphql/plugins/use-argument-checks.ts runs them over the whole operation before any
 // resolver, and the resolvers call the same functions.
+import { LRUCache } from 'lru-cache';
 import { PER_PAGE_VALUES, WEBSITE_FIELDS, WRITE_FIELDS, type SortDirection, type WebsiteWrite, type WriteTypes } from '../domain.js';
 import { badInput } from '../errors.js';
 
@@ -36,29 +37,27 @@ export function shown(value: string): string {
 /** The problems among checks that each found one or none. */
 export const problemsOf = (checks: (Problem | null)[]): Problem[] => checks.filter((problem): problem is Problem => problem !== null);
 
-/** Dates already checked (a dashboard's few, checked a dozen times a request): cleared when full. */
-const checkedDates = new Map<string, string | null>();
-const MAX_CHECKED_DATES = 1_024;
+/** Whether a date is real, for dates checked lately (a dashboard's few, checked a dozen times a request). */
+const checkedDates = new LRUCache<string, boolean>({ max: 1_024 });
 
 /** `value` if it is a real calendar date written YYYY-MM-DD, else null. */
 export function parseCalendarDate(value: string): string | null {
-  const known = checkedDates.get(value);
-  if (known !== undefined) return known;
-  const parsed = checkCalendarDate(value);
-  if (value.length === 10) {
-    if (checkedDates.size >= MAX_CHECKED_DATES) checkedDates.clear();
-    checkedDates.set(value, parsed);
+  let real = checkedDates.get(value);
+  if (real === undefined) {
+    real = checkCalendarDate(value);
+    // Only what can be a date is kept: a long string is checked, never remembered.
+    if (value.length === 10) checkedDates.set(value, real);
   }
-  return parsed;
+  return real ? value : null;
 }
 
-function checkCalendarDate(value: string): string | null {
+function checkCalendarDate(value: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return null;
+  if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
   const real = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-  return real && year >= 1970 ? value : null;
+  return real && year >= 1970;
 }
 
 export function idProblem(field: string[], id: string): Problem | null {

@@ -348,6 +348,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
+  // Retried here, not by undici's retry interceptor composed on the pool: that one resumes a body broken
+  // off with a Range request, which the install ignores (a read reset mid-body then fails instead of being
+  // sent again); its attempts share one headers timeout, which the deadline cannot shorten; and it hides
+  // each attempt from the breaker, the metrics and the trace, which count attempts.
   async function sendAttempts(request: UpstreamRequest, trace?: AttemptTrace): Promise<UpstreamResponse> {
     // Writes are never retried: the upstream may have applied the first one.
     const maxAttempts = request.method === 'GET' ? options.maxAttempts : 1;

@@ -6,6 +6,9 @@
 // caller's signal). Under load every upstream call lives across garbage collections, so all of that is
 // promoted to V8's old generation and freed only by full collections. Here a call is one handler object
 // and its chunks.
+//
+// Why not undici's dump interceptor for the bodies left unread: it drops the body of every answer it
+// wraps, and whether a body is read or let go is known only from the status (BodyPlan).
 import type { Dispatcher } from 'undici';
 import { BodyTooLargeError, DeadlinePassedError } from './errors.js';
 

@@ -1,5 +1,6 @@
 // Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types.
 // Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
+import { LRUCache } from 'lru-cache';
 import {
   READ_FIELDS,
   WEBSITE_FIELDS,
@@ -129,19 +130,20 @@ function readLines(value: unknown, path: string): string[] {
 const TIMESTAMP =
   /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})(?:[T ](?<hour>\d{2}):(?<minute>\d{2})(?::(?<second>\d{2})(?:\.(?<fraction>\d+))?)?(?:Z|(?<sign>[+-])(?<offsetHours>\d{2})(?::?(?<offsetMinutes>\d{2}))?)?)?$/;
 
-/** Timestamps read lately (a website's come back with every read of it), up to 1,024; emptied when full. */
-const timestamps = new Map<string, string | null>();
-const REMEMBERED_TIMESTAMPS = 1_024;
+/**
+ * Timestamps read lately (a website's come back with every read of it), the least recently used out first;
+ * '' stands for one that is not a timestamp (lru-cache keeps no null).
+ */
+const timestamps = new LRUCache<string, string>({ max: 1_024 });
 
 /** A timestamp is informative only: anything unreadable becomes null instead of failing the response. */
 function readTimestamp(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const known = timestamps.get(value);
-  if (known !== undefined) return known;
-  if (timestamps.size >= REMEMBERED_TIMESTAMPS) timestamps.clear();
+  if (known !== undefined) return known === '' ? null : known;
   const read = parseTimestamp(value);
   // Only what can be a timestamp is kept: a long string is read, never remembered.
-  if (value.length <= 40) timestamps.set(value, read);
+  if (value.length <= 40) timestamps.set(value, read ?? '');
   return read;
 }
 

@@ -55,7 +55,10 @@ export const COMPILED_EXECUTION_SETTINGS = {
 const DEFAULT_JIT_ON_RUN = COMPILED_EXECUTION_SETTINGS.jitOnRun.fallback;
 const DEFAULT_COMPILED_CACHE_MAX_BYTES = COMPILED_EXECUTION_SETTINGS.compiledCacheMaxBytes.fallback;
 
-/** Heap of compiled code per selected field, and of what every compiled operation has (measured ~0.9 KB and ~10 KB). */
+/**
+ * Heap of compiled code per selected field, and of what every compiled operation has: above what V8's heap
+ * shows for them, so that the budget is not overrun (docs/performance.md#memory).
+ */
 const COMPILED_BYTES_PER_FIELD = 1536;
 const COMPILED_BYTES_BASE = 16 * 1024;
 

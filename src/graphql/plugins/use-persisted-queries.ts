@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { ErrorCode } from '../../errors.js';
 import { defaultsOf, flag, integer, text } from '../../settings.js';
 
@@ -40,48 +41,14 @@ export interface DocumentRegistry {
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** A least-recently-used map of hash -> document, bounded in entries and in bytes. */
-export class BoundedDocumentStore {
-  private readonly documents = new Map<string, string>();
-  private bytes = 0;
-
-  constructor(
-    readonly maxEntries: number,
-    readonly maxBytes: number,
-  ) {}
-
-  get size(): number {
-    return this.documents.size;
-  }
-
-  get(hash: string): string | undefined {
-    const document = this.documents.get(hash);
-    if (document !== undefined) {
-      this.documents.delete(hash);
-      this.documents.set(hash, document); // most recently used last
-    }
-    return document;
-  }
-
-  set(hash: string, document: string): void {
-    const size = Buffer.byteLength(document);
-    if (size > this.maxBytes) return;
-    this.delete(hash);
-    this.documents.set(hash, document);
-    this.bytes += size;
-    for (const [oldest, old] of this.documents) {
-      if (this.documents.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
-      this.documents.delete(oldest);
-      this.bytes -= Buffer.byteLength(old);
-    }
-  }
-
-  private delete(hash: string): void {
-    const old = this.documents.get(hash);
-    if (old === undefined) return;
-    this.documents.delete(hash);
-    this.bytes -= Buffer.byteLength(old);
-  }
+/**
+ * Documents by hash, the least recently used out first past either bound; none is kept when a bound is 0
+ * (null), nor one larger than the byte bound.
+ */
+export function boundedDocumentStore(maxEntries: number, maxBytes: number): LRUCache<string, string> | null {
+  if (maxEntries === 0 || maxBytes === 0) return null;
+  // lru-cache counts a size of at least 1: an empty document weighs a byte.
+  return new LRUCache({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (document) => Math.max(1, Buffer.byteLength(document)) });
 }
 
 /**
@@ -140,10 +107,12 @@ export function usePersistedQueries({
   registry,
   keyAccepted = () => false,
 }: PersistedQueryOptions = {}): Plugin[] {
-  const local = new BoundedDocumentStore(maxEntries, maxBytes);
+  const local = boundedDocumentStore(maxEntries, maxBytes);
   const registered: DocumentRegistry = registry ?? {
-    get: async (hash) => local.get(hash),
-    set: async (hash, document) => local.set(hash, document),
+    get: async (hash) => local?.get(hash),
+    set: async (hash, document) => {
+      local?.set(hash, document);
+    },
   };
   // The APQ plugin checks the hash of a document sent with one; keeping it waits for the verdict on the
   // key (`registration` below), so its own `set` keeps nothing.

@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BoundedDocumentStore, loadPersistedDocuments, sha256Hex } from '../../../src/graphql/plugins/use-persisted-queries.js';
+import { boundedDocumentStore, loadPersistedDocuments, sha256Hex } from '../../../src/graphql/plugins/use-persisted-queries.js';
 
-describe('BoundedDocumentStore', () => {
+describe('boundedDocumentStore', () => {
   it('drops the least recently used document past its entry bound', () => {
-    const store = new BoundedDocumentStore(2, 1_000);
+    const store = boundedDocumentStore(2, 1_000)!;
     store.set('a', '{ a }');
     store.set('b', '{ b }');
     expect(store.get('a')).toBe('{ a }'); // a is now the most recently used
@@ -18,7 +18,7 @@ describe('BoundedDocumentStore', () => {
   });
 
   it('drops documents past its byte bound, and keeps none larger than the bound', () => {
-    const store = new BoundedDocumentStore(100, 10);
+    const store = boundedDocumentStore(100, 10)!;
     store.set('a', '12345');
     store.set('b', '67890');
     store.set('c', 'xyz');
@@ -30,13 +30,18 @@ describe('BoundedDocumentStore', () => {
   });
 
   it('counts bytes, not characters, and a document set twice once', () => {
-    const store = new BoundedDocumentStore(100, 8);
+    const store = boundedDocumentStore(100, 8)!;
     store.set('e', 'éé'); // 4 bytes
     store.set('e', 'éé');
     store.set('f', 'ab');
     expect(store.get('e')).toBe('éé');
     store.set('g', 'abc'); // 4 + 2 + 3 = 9 > 8: the least recently used (f) goes
     expect(store.get('f')).toBeUndefined();
+  });
+
+  it('keeps nothing when either bound is 0', () => {
+    expect(boundedDocumentStore(0, 1_000)).toBeNull();
+    expect(boundedDocumentStore(10, 0)).toBeNull();
   });
 });
 
