@@ -28,6 +28,14 @@ import { safeStore } from './cache/waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { evictsKeysWithoutExpiry } from './cache/redis-connection.js';
 import { createStatNames } from './upstream/dialect.js';
+import { schema } from './schema/index.js';
+import { isAllowedOrigin } from './graphql/cors.js';
+import { TOOL_HEADER } from './http-headers.js';
+import { createLoopback } from './http/loopback.js';
+import { MCP_ENDPOINT, createMcpHttpHandler } from './mcp/http.js';
+import type { McpService } from './mcp/server.js';
+import { createMcpService, type McpSetup } from './mcp/service.js';
+import type { OperationOutcome } from './mcp/results.js';
 
 export interface GatewayOptions {
   /** undici dispatcher for the upstream (tests inject a MockAgent). */
@@ -58,6 +66,8 @@ export interface Gateway {
   onDraining(listener: () => void): void;
   /** Ends every connection at once, then closes the upstream pool and the store. */
   close(): Promise<void>;
+  /** The MCP tools and what runs them (served at /mcp; stdio uses them too); null with MCP=off. */
+  mcp: McpService | null;
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
@@ -107,7 +117,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger, lines) : undefined;
   const toldOfStored = metrics !== null || config.tracing || requestLog !== undefined;
   if (toldOfStored)
-    answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs }) => {
+    answers?.whenSent(({ req, operation, cost, reads, status, startedAt, durationMs, tool }) => {
       metrics?.storedAnswer('sent');
       const traceId = config.tracing ? traceStoredAnswer(req, status, startedAt) : undefined;
       requestLog?.write(operation, {
@@ -118,6 +128,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         outcome: 'ok',
         storedAnswer: true,
         trace_id: traceId,
+        tool,
       });
     });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
@@ -130,7 +141,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
+  // MCP: a tool call is a GraphQL request to this gateway's own port, its document sent by hash
+  // (trusted below), with the caller's key and the tool's name for the log line.
+  let listening = '';
+  const loopback = createLoopback(() => listening);
+  const mcp: McpSetup | null = config.mcp.enabled
+    ? createMcpService(schema, config.mcp, async ({ documentHash, operationName, variables, authorization, toolName, signal }) => {
+        const answer = await loopback.post(
+          { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
+          { authorization, [TOOL_HEADER]: toolName },
+          signal,
+        );
+        const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
+        return {
+          status: answer.status,
+          result,
+          ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
+        };
+      })
+    : null;
   const { yoga, answer } = createGatewayYoga(config, {
+    ...(mcp ? { trustedDocuments: mcp.documents } : {}),
     upstream,
     ...(requestLog ? { requestLog } : {}),
     live,
@@ -169,7 +200,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
             () => state.work?.answered(true),
           )
       : toGraphQL,
-    { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
+    {
+      ...config,
+      knownKeyMs: config.cache.keyRecheckMs,
+      traces: tracesAllowed(config),
+      ...(mcp
+        ? {
+            mcpEndpoint: {
+              path: MCP_ENDPOINT,
+              handle: createMcpHttpHandler(mcp.service, {
+                allowedOrigin: (origin) => isAllowedOrigin(origin, config),
+                maxBodyBytes: config.limits.bodyBytes,
+              }),
+            },
+          }
+        : {}),
+    },
     logger,
     () => ({
       upstreamBreaker: client.breakerState(),
@@ -177,6 +223,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     }),
     metrics ? (reason) => metrics.refused(reason === 'full' ? 'queue_full' : 'queue_timeout') : undefined,
   );
+  listening = http.url;
   metrics?.observeAdmission(http.load);
   metrics?.observeLive(() => ({ streams: live.streams, topics: live.pollers }));
   // Its own listener, never the public port (http/metrics-listener.ts).
@@ -189,6 +236,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopped: Promise<void> | undefined;
   const closeBehind = async (closeHttp: () => Promise<void>): Promise<void> => {
     await closeHttp();
+    await loopback.close();
     await live.close();
     await client.close();
     await upstream.cache.close();
@@ -199,6 +247,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     url: http.url,
     server: http.server,
     metricsUrl: metricsListener?.url ?? null,
+    mcp: mcp?.service ?? null,
     onDraining: (listener) => void drainingListeners.push(listener),
     drain() {
       if (stopped) return stopped;

@@ -69,6 +69,8 @@ export interface AnswerRequest {
   lookup?: LookedUp;
   /** The request's trace, when it asked for one (X-Gateway-Trace). */
   readonly trace?: RequestTrace;
+  /** The MCP tool whose call it runs, for the log line. */
+  readonly tool?: string;
 }
 
 export interface AnswerCacheOptions {
@@ -108,6 +110,8 @@ export interface SentAnswer {
   /** When the request was handed over (performance.now()) and how long it took. */
   startedAt: number;
   durationMs: number;
+  /** The MCP tool whose call it answered. */
+  tool: string | undefined;
 }
 
 export interface AnswerCache extends AnswerKeeper {
@@ -285,7 +289,8 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     return hitIn(found, place, state);
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, hit: Hit, startedAt: number, trace?: RequestTrace): void {
+  function send(req: IncomingMessage, res: ServerResponse, hit: Hit, startedAt: number, state: AnswerRequest): void {
+    const { trace } = state;
     const { answer, maxAge } = hit;
     // A traced request's answer says it was stored, with its own trace: kept by nobody.
     const body = trace ? withStoredTrace(textOf(hit.body), trace) : hit.body;
@@ -316,6 +321,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       status,
       startedAt,
       durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
+      tool: state.tool,
     };
     for (const listener of listeners) listener(sent);
   }
@@ -345,7 +351,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
           return next();
         }
         // Its client left while the store answered: nothing to send, and nothing more to do.
-        if (!res.destroyed) send(req, res, hit, startedAt, state.trace);
+        if (!res.destroyed) send(req, res, hit, startedAt, state);
         sent?.();
       };
       if (store.lookNow !== undefined) return answer(lookNow(req, state), { usedMs: 0, spent: false });

@@ -232,6 +232,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       cost: usage.cost,
       cache: { hits: usage.cache.hits, misses: usage.cache.misses, stale: usage.cache.stale },
       outcome: 'ok',
+      tool: state.tool,
     });
   };
 

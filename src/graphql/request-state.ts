@@ -88,6 +88,8 @@ export interface RequestState {
   handover?: { context: GatewayContext; result: ExecutionResult };
   /** Its form (text or hash, operation name), when the known-operations path may learn it from yoga's run. */
   knownForm?: string;
+  /** The MCP tool whose call it runs (http-headers.ts TOOL_HEADER), for its log line. */
+  tool?: string;
 }
 
 /** The state of a request that sent `authorization` (the header's value): its key read, nothing else known yet. */

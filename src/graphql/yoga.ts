@@ -96,6 +96,8 @@ export interface GatewayYogaOptions {
   answers?: StoredAnswers;
   /** The ETags' secret: the cache's (shared by the gateways on a Redis); default one of this process's. */
   etagSecret?: () => string;
+  /** Documents trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools' (mcp/service.ts). */
+  trustedDocuments?: ReadonlyMap<string, string>;
 }
 
 /** What yoga sees of the stored answers (cache/stored-answers.ts): where they are kept, and each one sent. */
@@ -117,11 +119,12 @@ const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
   config: GatewayYogaConfig,
-  { upstream, requestLog, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret }: GatewayYogaOptions,
+  { upstream, requestLog, graphiql = {}, documentRegistry, live, metrics, answers, etagSecret, trustedDocuments }: GatewayYogaOptions,
 ): GatewayGraphQL {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
+  for (const [hash, document] of trustedDocuments ?? []) manifest.set(hash, document);
   // The ETags' secret: the cache's (shared by the gateways on a store), or this process's.
   const secret = etagSecret ?? processEtagSecret();
   const servedSchema = config.federation ? subgraphSchema().schema : schema;

@@ -7,7 +7,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
-import { SECURITY_HEADERS, TRACE_HEADER, asksForTrace, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
+import {
+  SECURITY_HEADERS,
+  TOOL_HEADER,
+  TOOL_NAME,
+  TRACE_HEADER,
+  asksForTrace,
+  streamsSubscription,
+  wantsGraphiQLPage,
+} from '../http-headers.js';
 import { type RequestState, type RequestWork, newRequestState } from '../graphql/request-state.js';
 import { GRAPHQL_ENDPOINT } from '../graphql/yoga.js';
 import { RequestTrace } from '../upstream/request-trace.js';
@@ -31,6 +39,7 @@ import {
 import { createOpenStreams } from './streams.js';
 import { type RECEIVE_SETTINGS, readBody } from './receive.js';
 import { VERSION } from '../version.js';
+import { answerWeb, type WebHandler } from './web-answer.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
@@ -48,6 +57,11 @@ export type HttpConfig = RefusalConfig &
     knownKeyMs: number;
     live?: Partial<Pick<SettingsOf<typeof LIVE_SETTINGS>, 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
+    /**
+     * The MCP endpoint (mcp/http.ts), answered before admission: it is no work of its own, each tool call
+     * it makes is a GraphQL request that waits in line as any other.
+     */
+    mcpEndpoint?: { path: string; handle: WebHandler };
   };
 
 /** What /ready reports besides its verdict, without deciding it: the upstream breaker, the store's connection. */
@@ -196,6 +210,9 @@ export async function serveHttp(
     // A subscription's events carry no trace: only a request answered once gets one.
     if (config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER])) state.trace = new RequestTrace();
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
+    // An MCP tool call's GraphQL request names its tool, for the log line (mcp/server.ts).
+    const tool = req.headers[TOOL_HEADER];
+    if (typeof tool === 'string' && TOOL_NAME.test(tool)) state.tool = tool;
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
     else if (state.key === null && req.method === 'OPTIONS') state.lane = 'stranger';
     return state;
@@ -232,6 +249,16 @@ export async function serveHttp(
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') answerHealth(res);
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
+    else if (
+      config.mcpEndpoint !== undefined &&
+      (req.url === config.mcpEndpoint.path || req.url?.startsWith(`${config.mcpEndpoint.path}?`))
+    ) {
+      const { handle } = config.mcpEndpoint;
+      readBody(req, res, config.limits.bodyBytes, {
+        read: () => answerWeb(req, res, handle, logger),
+        tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
+      });
+    }
     // A static page is no work: it never waits for a slot.
     else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res, newRequestState(undefined));
     else {

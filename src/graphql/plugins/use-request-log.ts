@@ -28,6 +28,8 @@ export interface RequestLogLine {
   storedAnswer?: true;
   /** The request's OpenTelemetry trace id, when tracing is on. */
   trace_id?: string | undefined;
+  /** The MCP tool whose call ran it (mcp/server.ts). */
+  tool?: string | undefined;
 }
 
 /** A line's figures: all but the operation's name. */
@@ -64,7 +66,7 @@ interface Named {
 }
 
 /** The fields requestLine writes, in its order: a field added to RequestLogFields fails to compile until it is written. */
-const LINE_FIELDS = ['durationMs', 'upstreamCalls', 'cost', 'cache', 'outcome', 'errorCodes', 'storedAnswer', 'trace_id'] as const;
+const LINE_FIELDS = ['durationMs', 'upstreamCalls', 'cost', 'cache', 'outcome', 'errorCodes', 'storedAnswer', 'trace_id', 'tool'] as const;
 const everyFieldWritten: Exclude<keyof RequestLogFields, (typeof LINE_FIELDS)[number]> extends never ? true : never = true;
 void everyFieldWritten;
 
@@ -82,7 +84,8 @@ export function requestLine(bindings: string, fields: RequestLogFields, time: nu
   const codes = fields.errorCodes === undefined ? '' : `,"errorCodes":${JSON.stringify(fields.errorCodes)}`;
   const stored = fields.storedAnswer === true ? ',"storedAnswer":true' : '';
   const trace = fields.trace_id === undefined ? '' : `,"trace_id":${JSON.stringify(fields.trace_id)}`;
-  return `{"level":${INFO},"time":${time}${bindings},"durationMs":${numberOf(fields.durationMs)},"upstreamCalls":${numberOf(fields.upstreamCalls)},"cost":${cost},"cache":{"hits":${numberOf(cache.hits)},"misses":${numberOf(cache.misses)},"stale":${numberOf(cache.stale)}},"outcome":${JSON.stringify(fields.outcome)}${codes}${stored}${trace},"msg":"graphql request"}\n`;
+  const tool = fields.tool === undefined ? '' : `,"tool":${JSON.stringify(fields.tool)}`;
+  return `{"level":${INFO},"time":${time}${bindings},"durationMs":${numberOf(fields.durationMs)},"upstreamCalls":${numberOf(fields.upstreamCalls)},"cost":${cost},"cache":{"hits":${numberOf(cache.hits)},"misses":${numberOf(cache.misses)},"stale":${numberOf(cache.stale)}},"outcome":${JSON.stringify(fields.outcome)}${codes}${stored}${trace}${tool},"msg":"graphql request"}\n`;
 }
 
 /** The request log: `graphql request` lines at info, each operation's name bound once in a pino child. */
@@ -160,7 +163,7 @@ export function useRequestLog({ plan, log }: RequestLogOptions): Plugin<GatewayC
         'errors' in r && r.errors ? r.errors.map((e) => String(e.extensions?.code ?? 'GRAPHQL_ERROR')) : [],
       );
       // The usage figures: requests refused before execution have no context. The trace id: use-tracing.ts.
-      const { context, traceId } = serverContext.state ?? {};
+      const { context, traceId, tool } = serverContext.state ?? {};
       log.write(entry.operation, {
         durationMs: Math.round((performance.now() - entry.at) * 100) / 100,
         upstreamCalls: context?.usage.upstreamCalls ?? 0,
@@ -169,6 +172,7 @@ export function useRequestLog({ plan, log }: RequestLogOptions): Plugin<GatewayC
         outcome: codes.length === 0 ? 'ok' : 'error',
         ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
         trace_id: traceId,
+        tool,
       });
     },
   };

@@ -1,0 +1,51 @@
+// Answers a request with a handler of web Requests and Responses (the MCP endpoint's): the request's
+// body as read by receive.ts, its headers and URL made into a Request; the Response written here, with
+// the security headers and no-store, as every answer of the gateway leaves through src/http.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { SECURITY_HEADERS } from '../http-headers.js';
+
+/** What answers a web Request. */
+export type WebHandler = (request: Request) => Promise<Response>;
+
+/** The request as a web Request: its body is the one readBody kept in `req.body`. */
+function webRequestOf(req: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+  const body = (req as IncomingMessage & { body?: Buffer }).body;
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+    signal,
+    // A Buffer is a Uint8Array, which fetch's Request takes as it is.
+    ...(hasBody ? { body: (body ?? new Uint8Array()) as Uint8Array<ArrayBuffer> } : {}),
+  });
+}
+
+/** Hands the request to `handler` and writes its Response; a handler that throws is answered 500 and logged. */
+export function answerWeb(req: IncomingMessage, res: ServerResponse, handler: WebHandler, logger: Logger): void {
+  const left = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) left.abort();
+  });
+  const write = async (): Promise<void> => {
+    let response: Response;
+    try {
+      response = await handler(webRequestOf(req, left.signal));
+    } catch (error) {
+      logger.error({ err: error, path: req.url }, 'web handler failed');
+      response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }, { status: 500 });
+    }
+    const body = response.body === null ? undefined : Buffer.from(await response.arrayBuffer());
+    if (res.destroyed) return;
+    const headers: Record<string, string> = { 'cache-control': 'no-store', ...SECURITY_HEADERS };
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    if (body !== undefined) headers['content-length'] = String(body.byteLength);
+    res.writeHead(response.status, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+  void write();
+}
