@@ -38,7 +38,7 @@ export interface Tool {
   operation: NamedOperation;
 }
 
-/** `WebsiteSummary` -> `website_summary`; `getURLs` -> `get_urls`. */
+/** `WebsiteSummary` -> `website_summary`; `getHTTPStatus` -> `get_http_status`. */
 export function toolNameOf(operationName: string): string {
   return operationName
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')

@@ -1,0 +1,232 @@
+// The MCP endpoint as a client meets it: the official SDK's client over real HTTP to a gateway on port 0,
+// backed by the sandbox. Every tool is called; a key reads its own websites only; a made-up key, a wrong
+// argument, a rate limit and a result over the maximum are errors a model can read; a repeat is answered
+// from the cache; the request log names the tool and never the key; /mcp refuses no key, GET, DELETE and
+// a foreign Origin.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEY_1, KEY_2, type Stack, dataOf, restCalls, useStack } from '../fixture.js';
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+});
+
+/** An SDK client connected to `gateway`'s /mcp with `key` (null: no Authorization header). */
+async function connect(stack: Stack, key: string | null = KEY_1): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${stack.gateway.url}/mcp`), {
+    requestInit: key === null ? {} : { headers: { authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
+
+const textOf = (result: CallToolResult): string => result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+
+/** The data of a result that must have succeeded: its text and its structured content are the same JSON. */
+function dataOfTool<T>(result: CallToolResult): T {
+  expect(result.isError, textOf(result)).toBeFalsy();
+  expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+  return result.structuredContent as T;
+}
+
+interface WebsitesData {
+  websites: { totalCount: number; nodes: { id: string; domain: string }[] };
+}
+
+describe('MCP over HTTP', () => {
+  const lines: string[] = [];
+  const stack = useStack({ gateway: { logger: pino({ level: 'info', base: null }, { write: (line: string) => void lines.push(line) }) } });
+
+  it('lists the tools: names, descriptions and flat input schemas, as the snapshot has them', async () => {
+    const client = await connect(stack);
+    const { tools } = await client.listTools();
+    await expect(`${JSON.stringify(tools, null, 2)}\n`).toMatchFileSnapshot('./tools-list.snapshot.json');
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'compare_ranges',
+      'get_website',
+      'list_websites',
+      'top_values',
+      'traffic_series',
+      'website_summary',
+    ]);
+    for (const tool of tools) expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+  });
+
+  it('calls every tool, each answering the data of its operation', async () => {
+    const client = await connect(stack);
+    const websites = dataOfTool<WebsitesData>(await call(client, 'list_websites', { search: 'acme', perPage: 10 }));
+    expect(websites.websites.nodes.map((website) => website.domain)).toContain('acme-analytics.com');
+    const id = websites.websites.nodes.find((website) => website.domain === 'acme-analytics.com')?.id;
+    expect(id).toBeDefined();
+    const website = dataOfTool<{ website: { domain: string } }>(await call(client, 'get_website', { websiteId: id }));
+    expect(website.website.domain).toBe('acme-analytics.com');
+    const summary = dataOfTool<{ website: { summary: { current: { visitors: number }; previous: { visitors: number } } } }>(
+      await call(client, 'website_summary', { websiteId: id, period: 'LAST_MONTH' }),
+    );
+    expect(summary.website.summary.current.visitors).toBeGreaterThan(0);
+    expect(summary.website.summary.previous.visitors).toBeGreaterThan(0);
+    const top = dataOfTool<{ stats: { totalCount: number; nodes: { label: string; count: number }[] } }>(
+      await call(client, 'top_values', { websiteId: id, statistic: 'PAGE', from: '2026-02-01', to: '2026-02-28', perPage: 10 }),
+    );
+    expect(top.stats.nodes.length).toBe(10);
+    expect(top.stats.nodes[0]?.count).toBeGreaterThanOrEqual(top.stats.nodes[9]?.count ?? 0);
+    const series = dataOfTool<{ website: { series: { points: { date: string; count: number }[] } } }>(
+      await call(client, 'traffic_series', { websiteId: id, metric: 'PAGEVIEWS', interval: 'WEEK', from: '2026-02-02', to: '2026-03-01' }),
+    );
+    expect(series.website.series.points.map((point) => point.date)).toEqual(['2026-02-02', '2026-02-09', '2026-02-16', '2026-02-23']);
+    const compared = dataOfTool<{ website: { first: { current: { visitors: number } }; second: { current: { visitors: number } } } }>(
+      await call(client, 'compare_ranges', {
+        websiteId: id,
+        from: '2026-01-01',
+        to: '2026-01-31',
+        secondFrom: '2026-02-01',
+        secondTo: '2026-02-28',
+      }),
+    );
+    expect(compared.website.first.current.visitors).toBeGreaterThan(0);
+    expect(compared.website.second.current.visitors).toBeGreaterThan(0);
+    // The same figures as the GraphQL endpoint answers.
+    const direct = dataOf(
+      await stack.gql<{ website: { summary: { current: { visitors: number } } } }>(
+        'query($id: ID!) { website(id: $id) { summary(from: "2026-01-01", to: "2026-01-31") { current { visitors } } } }',
+        { id },
+      ),
+    );
+    expect(compared.website.first.current.visitors).toBe(direct.website.summary.current.visitors);
+  });
+
+  it("gives a key its own websites only, and another key's website as NOT_FOUND", async () => {
+    const own = dataOf(await stack.gql<WebsitesData>('{ websites(perPage: 100) { totalCount nodes { id domain } } }', {}, KEY_2));
+    const client = await connect(stack, KEY_2);
+    const listed = dataOfTool<WebsitesData>(await call(client, 'list_websites', { perPage: 100 }));
+    expect(listed.websites.nodes.map((website) => website.id)).toEqual(own.websites.nodes.map((website) => website.id));
+    const others = dataOf(await stack.gql<WebsitesData>('{ websites(perPage: 100) { totalCount nodes { id domain } } }', {}, KEY_1));
+    const foreign = others.websites.nodes[0]?.id;
+    const refused = await call(client, 'get_website', { websiteId: foreign });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^NOT_FOUND: .*list_websites/);
+    expect(refused.structuredContent).toBeUndefined();
+  });
+
+  it('answers a made-up key with an error that says the key was refused, and never shows it', async () => {
+    const client = await connect(stack, 'made-up-key-4711');
+    const refused = await call(client, 'list_websites', {});
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^UNAUTHENTICATED: /);
+    expect(textOf(refused)).not.toContain('4711');
+  });
+
+  it('refuses a wrong argument before anything runs, naming it', async () => {
+    const client = await connect(stack);
+    stack.sandbox.log.reset();
+    for (const [args, said] of [
+      [{ websiteId: '1', statistic: 'PAGES', period: 'LAST_7_DAYS' }, /Argument "statistic" got invalid value "PAGES"/],
+      [{ statistic: 'PAGE' }, /Argument "websiteId" of required type "ID!" was not provided/],
+      [{ websiteId: '1', statistic: 'PAGE', from: '2026-02-30', to: '2026-03-01' }, /Argument "from" got invalid value "2026-02-30"/],
+      [{ websiteId: '1', statistic: 'PAGE', query: '{ websites { totalCount } }' }, /Unknown argument "query"/],
+    ] as const) {
+      const refused = await call(client, 'top_values', args);
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(said);
+    }
+    // A value the schema takes but the gateway's checks refuse: refused before the upstream too.
+    const tooMany = await call(client, 'top_values', { websiteId: '1', statistic: 'PAGE', period: 'LAST_7_DAYS', perPage: 1000 });
+    expect(textOf(tooMany)).toMatch(/^BAD_USER_INPUT: .*perPage/);
+    expect(restCalls(stack.sandbox)).toEqual([]);
+  });
+
+  it('writes one request log line per call, naming the tool and the operation, never the key', async () => {
+    const client = await connect(stack);
+    lines.length = 0;
+    dataOfTool(await call(client, 'get_website', { websiteId: '1' }));
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'graphql request');
+    expect(logged).toEqual([expect.objectContaining({ operation: 'GetWebsite', tool: 'get_website', outcome: 'ok', upstreamCalls: 1 })]);
+    expect(lines.join('')).not.toContain(KEY_1);
+  });
+
+  it('refuses no key with 401 and WWW-Authenticate: Bearer, GET and DELETE with 405, a foreign Origin with 403', async () => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+    };
+    const post = (headers: Record<string, string>) =>
+      fetch(`${stack.gateway.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(initialize),
+      });
+    const keyless = await post({});
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get('www-authenticate')).toBe('Bearer');
+    expect(((await keyless.json()) as { error: { message: string } }).error.message).toMatch(/Authorization: Bearer/);
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await fetch(`${stack.gateway.url}/mcp`, { method, headers: { authorization: `Bearer ${KEY_1}` } });
+      expect(answer.status, method).toBe(405);
+      expect(answer.headers.get('allow')).toBe('POST');
+    }
+    const foreign = await post({ authorization: `Bearer ${KEY_1}`, origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    const local = await post({ authorization: `Bearer ${KEY_1}`, origin: 'http://localhost:3000' });
+    expect(local.status).toBe(200);
+    expect(((await local.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name).toBe('analytics-graphql-gateway');
+    expect(local.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('answers an unknown tool with a JSON-RPC error', async () => {
+    const client = await connect(stack);
+    await expect(client.callTool({ name: 'execute_graphql', arguments: { query: '{ websites { totalCount } }' } })).rejects.toThrow(
+      /Unknown tool/,
+    );
+  });
+});
+
+describe('MCP over HTTP, with the cache on', () => {
+  const stack = useStack({ env: { CACHE: 'on' } });
+
+  it('answers a repeated call from the cache: no second upstream call', async () => {
+    const client = await connect(stack);
+    const args = { websiteId: '1', statistic: 'COUNTRY', from: '2026-02-01', to: '2026-02-28' };
+    const first = dataOfTool(await call(client, 'top_values', args));
+    const calls = restCalls(stack.sandbox);
+    expect(calls.length).toBeGreaterThan(0);
+    const again = dataOfTool(await call(client, 'top_values', args));
+    expect(again).toEqual(first);
+    expect(restCalls(stack.sandbox)).toEqual(calls);
+  });
+});
+
+describe('MCP over HTTP, at the limits', () => {
+  const stack = useStack({ env: { MCP_MAX_RESULT_BYTES: '1024' } });
+
+  it('refuses a result over MCP_MAX_RESULT_BYTES, saying how to ask for less', async () => {
+    const client = await connect(stack);
+    const large = await call(client, 'traffic_series', { websiteId: '1', metric: 'VISITORS', from: '2026-01-01', to: '2026-03-01' });
+    expect(large.isError).toBe(true);
+    expect(textOf(large)).toMatch(/over this server's maximum of 1024 \(MCP_MAX_RESULT_BYTES\).*interval/);
+  });
+
+  it("gives a rate limit as an error with the upstream's retry time", async () => {
+    const client = await connect(stack);
+    // One call a minute per key: the second waits longer than a request's deadline.
+    stack.sandbox.setKnobs({ rateLimit: { limit: 1, windowMs: 60_000 } });
+    try {
+      dataOfTool(await call(client, 'get_website', { websiteId: '1' }));
+      const limited = await call(client, 'get_website', { websiteId: '1' });
+      expect(limited.isError).toBe(true);
+      expect(textOf(limited)).toMatch(/^RATE_LIMITED: .* Retry after \d+ seconds\./);
+    } finally {
+      stack.sandbox.setKnobs({ rateLimit: null });
+    }
+  });
+});
