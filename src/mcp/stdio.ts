@@ -39,11 +39,11 @@ export async function runStdio(env: NodeJS.ProcessEnv = process.env): Promise<vo
   const gateway = await createGateway(config, { logger });
   const mcp = gateway.mcp;
   if (mcp === null) throw new Error('the gateway was built without MCP');
-  const given = env.ANALYTICS_API_KEY?.trim() || sandbox?.keys[0];
+  const given = config.mcp.apiKey ?? sandbox?.keys[0];
   const reading = given === undefined ? null : readAuthorization(`Bearer ${given}`);
   const authorization = reading !== null && 'authorization' in reading ? reading.authorization : null;
   if (authorization === null) console.error('ANALYTICS_API_KEY is not set: every tool call will say so');
-  else if (!env.ANALYTICS_API_KEY?.trim()) console.error('ANALYTICS_API_KEY is not set: using the sandbox demo key');
+  else if (config.mcp.apiKey === null) console.error('ANALYTICS_API_KEY is not set: using the sandbox demo key');
   const server = createMcpServer(mcp, authorization);
   const stop = async (): Promise<void> => {
     await gateway.close();

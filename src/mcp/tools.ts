@@ -20,6 +20,11 @@ export const MCP_SETTINGS = {
     doc: 'a folder of .graphql files whose named operations become tools too, beside the built-in ones',
   }),
   mutations: onOff('MCP_MUTATIONS', { fallback: false, doc: 'offer the mutation operations as tools (marked destructive)' }),
+  apiKey: text('ANALYTICS_API_KEY', {
+    fallback: null,
+    unit: 'key',
+    doc: 'for `analytics-graphql-gateway mcp` (stdio) only: the analytics key its tool calls are made with',
+  }),
   maxResultBytes: integer('MCP_MAX_RESULT_BYTES', {
     fallback: 64 * 1024,
     min: 1024,
