@@ -3,6 +3,10 @@
 // argument, a rate limit and a result over the maximum are errors a model can read; a repeat is answered
 // from the cache; the request log names the tool and never the key; /mcp refuses no key, GET, DELETE and
 // a foreign Origin.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -228,5 +232,54 @@ describe('MCP over HTTP, at the limits', () => {
     } finally {
       stack.sandbox.setKnobs({ rateLimit: null });
     }
+  });
+});
+
+describe("MCP over HTTP, with the operator's tools, writes and trusted documents only", () => {
+  const folder = mkdtempSync(join(tmpdir(), 'mcp-operations-'));
+  writeFileSync(
+    join(folder, 'favorites.graphql'),
+    '"""The favorite websites of this key."""\nquery FavoriteSites { websites(favorite: true, perPage: 100) { nodes { id domain } } }\n',
+  );
+  const trusted = '{ websites { totalCount } }';
+  const manifest = join(folder, 'persisted-documents.json');
+  writeFileSync(manifest, JSON.stringify({ [`sha256:${createHash('sha256').update(trusted).digest('hex')}`]: trusted }));
+  const stack = useStack({
+    env: { MCP_OPERATIONS_DIR: folder, MCP_MUTATIONS: 'on', PERSISTED_DOCUMENTS: manifest, TRUSTED_DOCUMENTS_ONLY: 'true' },
+  });
+
+  it('offers them as tools, runs them by hash where only trusted documents run, and writes', async () => {
+    const client = await connect(stack, KEY_2);
+    const { tools } = await client.listTools();
+    expect(tools.find((tool) => tool.name === 'set_favorite')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(tools.map((tool) => tool.name)).toContain('favorite_sites');
+    // Free GraphQL is refused here; the tools' documents are trusted.
+    expect((await stack.gql('{ websites { nodes { id } } }', {}, KEY_2)).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
+    const [first] = dataOfTool<WebsitesData>(await call(client, 'list_websites', {})).websites.nodes;
+    if (first === undefined) throw new Error('KEY_2 has no website');
+    try {
+      const set = dataOfTool<{ updateWebsite: { website: { favorite: boolean } } }>(
+        await call(client, 'set_favorite', { websiteId: first.id, favorite: true }),
+      );
+      expect(set.updateWebsite.website.favorite).toBe(true);
+      const favorites = dataOfTool<WebsitesData>(await call(client, 'favorite_sites', {}));
+      expect(favorites.websites.nodes.map((website) => website.id)).toContain(first.id);
+    } finally {
+      dataOfTool(await call(client, 'set_favorite', { websiteId: first.id, favorite: false }));
+    }
+  });
+});
+
+describe('MCP=off', () => {
+  const stack = useStack({ env: { MCP: 'off' } });
+
+  it('serves no /mcp', async () => {
+    const answer = await fetch(`${stack.gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY_1}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(answer.status).toBe(404);
+    expect(stack.gateway.mcp).toBeNull();
   });
 });
