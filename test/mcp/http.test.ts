@@ -196,7 +196,11 @@ describe('MCP over HTTP', () => {
 });
 
 describe('MCP over HTTP, with the cache on', () => {
-  const stack = useStack({ env: { CACHE: 'on' } });
+  const lines: string[] = [];
+  const stack = useStack({
+    env: { CACHE: 'on' },
+    gateway: { logger: pino({ level: 'info', base: null }, { write: (line: string) => void lines.push(line) }) },
+  });
 
   it('answers a repeated call from the cache: no second upstream call', async () => {
     const client = await connect(stack);
@@ -207,6 +211,12 @@ describe('MCP over HTTP, with the cache on', () => {
     const again = dataOfTool(await call(client, 'top_values', args));
     expect(again).toEqual(first);
     expect(restCalls(stack.sandbox)).toEqual(calls);
+    // The repeat is a stored answer, sent before GraphQL runs: its line names the tool too.
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'graphql request');
+    expect(logged.map(({ tool, storedAnswer }) => ({ tool, storedAnswer }))).toEqual([
+      { tool: 'top_values', storedAnswer: undefined },
+      { tool: 'top_values', storedAnswer: true },
+    ]);
   });
 });
 
