@@ -146,19 +146,23 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let listening = '';
   const loopback = createLoopback(() => listening);
   const mcp: McpSetup | null = config.mcp.enabled
-    ? createMcpService(schema, config.mcp, async ({ documentHash, operationName, variables, authorization, toolName, signal }) => {
-        const answer = await loopback.post(
-          { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
-          { authorization, [TOOL_HEADER]: toolName },
-          signal,
-        );
-        const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
-        return {
-          status: answer.status,
-          result,
-          ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
-        };
-      })
+    ? createMcpService(
+        schema,
+        config.mcp,
+        async ({ documentHash, operationName, variables, authorization, toolName, traceContext, signal }) => {
+          const answer = await loopback.post(
+            { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
+            { ...traceContext, authorization, [TOOL_HEADER]: toolName },
+            signal,
+          );
+          const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
+          return {
+            status: answer.status,
+            result,
+            ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
+          };
+        },
+      )
     : null;
   const { yoga, answer } = createGatewayYoga(config, {
     ...(mcp ? { trustedDocuments: mcp.documents } : {}),

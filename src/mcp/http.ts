@@ -22,6 +22,14 @@ function refusal(status: number, code: number, message: string, headers: Record<
   return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
 }
 
+/** The W3C trace context the client sent, if any: a tool call's spans continue the client's trace. */
+function traceContextOf(headers: Headers): Record<string, string> | undefined {
+  const traceparent = headers.get('traceparent');
+  if (traceparent === null) return undefined;
+  const tracestate = headers.get('tracestate');
+  return tracestate === null ? { traceparent } : { traceparent, tracestate };
+}
+
 /** Answers one request to /mcp. */
 export function createMcpHttpHandler(service: McpService, options: McpHttpOptions): (request: Request) => Promise<Response> {
   return async (request) => {
@@ -34,7 +42,7 @@ export function createMcpHttpHandler(service: McpService, options: McpHttpOption
     }
     const credentials = readAuthorization(request.headers.get('authorization'));
     if (!('authorization' in credentials)) return refusal(401, -32001, credentials.problem, { 'www-authenticate': 'Bearer' });
-    const server = createMcpServer(service, credentials.authorization);
+    const server = createMcpServer(service, credentials.authorization, traceContextOf(request.headers));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -28,6 +28,8 @@ export interface OperationRun {
   authorization: string;
   /** The tool, for the request's log line. */
   toolName: string;
+  /** The client's W3C trace context (`traceparent`, `tracestate`), which the operation's spans continue. */
+  traceContext?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -59,7 +61,7 @@ export function listedTools(
 const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 /** The MCP server of one caller, `authorization` its key (null: none was given, every call says so). */
-export function createMcpServer(service: McpService, authorization: string | null): Server {
+export function createMcpServer(service: McpService, authorization: string | null, traceContext?: Record<string, string>): Server {
   const server = new Server(
     { name: 'analytics-graphql-gateway', version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR },
@@ -82,6 +84,7 @@ export function createMcpServer(service: McpService, authorization: string | nul
         variables: args,
         authorization,
         toolName: tool.name,
+        ...(traceContext ? { traceContext } : {}),
         signal: extra.signal,
       });
       return toolResult(outcome, service.maxResultBytes);

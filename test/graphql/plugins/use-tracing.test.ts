@@ -147,6 +147,25 @@ describe('OpenTelemetry traces', () => {
     expect(line?.operation).toBe('Dashboard');
   });
 
+  it("continue an MCP client's traceparent into its tool call's operation", async () => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const span = '00f067aa0ba902b7';
+    const answer = await fetch(`${stack.gateway.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${KEY_1}`,
+        traceparent: `00-${trace}-${span}-01`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_website', arguments: { websiteId: '1' } } }),
+    });
+    expect(answer.status).toBe(200);
+    const found = await spansOf(trace, 2);
+    expect(found.find((each) => each.kind === SERVER)?.parentSpanId).toBe(span);
+    expect(found.map((each) => each.name)).toContain('query GetWebsite');
+  });
+
   it('gives every request a trace id in its log line, and answers as before with the collector down', async () => {
     await new Promise<void>((resolve) => {
       receiver.closeAllConnections();
