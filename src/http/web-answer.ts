@@ -14,7 +14,8 @@ function webRequestOf(req: IncomingMessage, signal: AbortSignal): Request {
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
   const body = (req as IncomingMessage & { body?: Buffer }).body;
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+  // The path is what the handler reads; the Host header, whatever the client wrote in it, is not needed.
+  return new Request(new URL(req.url ?? '/', 'http://localhost'), {
     method: req.method ?? 'GET',
     headers,
     signal,
@@ -31,13 +32,16 @@ export function answerWeb(req: IncomingMessage, res: ServerResponse, handler: We
   });
   const write = async (): Promise<void> => {
     let response: Response;
+    let body: Buffer | undefined;
     try {
       response = await handler(webRequestOf(req, left.signal));
+      body = response.body === null ? undefined : Buffer.from(await response.arrayBuffer());
     } catch (error) {
+      // A fault of the gateway's own: the handler answers every mistake of the client's itself.
       logger.error({ err: error, path: req.url }, 'web handler failed');
       response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }, { status: 500 });
+      body = Buffer.from(await response.arrayBuffer());
     }
-    const body = response.body === null ? undefined : Buffer.from(await response.arrayBuffer());
     if (res.destroyed) return;
     const headers: Record<string, string> = { 'cache-control': 'no-store', ...SECURITY_HEADERS };
     response.headers.forEach((value, name) => {

@@ -13,6 +13,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEY_1, KEY_2, type Stack, dataOf, restCalls, useStack } from '../fixture.js';
+import { postToMcp } from './post.js';
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -164,12 +165,7 @@ describe('MCP over HTTP', () => {
       method: 'initialize',
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
     };
-    const post = (headers: Record<string, string>) =>
-      fetch(`${stack.gateway.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        body: JSON.stringify(initialize),
-      });
+    const post = (headers: Record<string, string>) => postToMcp(stack.gateway.url, initialize, headers);
     const keyless = await post({});
     expect(keyless.status).toBe(401);
     expect(keyless.headers.get('www-authenticate')).toBe('Bearer');
@@ -179,6 +175,12 @@ describe('MCP over HTTP', () => {
       expect(answer.status, method).toBe(405);
       expect(answer.headers.get('allow')).toBe('POST');
     }
+    // What is not a JSON-RPC message, or asks for neither JSON nor a stream, is told so.
+    const garbled = await postToMcp(stack.gateway.url, '{"jsonrpc": "2.0", "id": 1,', { authorization: `Bearer ${KEY_1}` });
+    expect(garbled.status).toBe(400);
+    expect(((await garbled.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const html = await post({ authorization: `Bearer ${KEY_1}`, accept: 'text/html' });
+    expect(html.status).toBe(406);
     const foreign = await post({ authorization: `Bearer ${KEY_1}`, origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
     const local = await post({ authorization: `Bearer ${KEY_1}`, origin: 'http://localhost:3000' });
@@ -284,11 +286,11 @@ describe('MCP=off', () => {
   const stack = useStack({ env: { MCP: 'off' } });
 
   it('serves no /mcp', async () => {
-    const answer = await fetch(`${stack.gateway.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY_1}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const answer = await postToMcp(
+      stack.gateway.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { authorization: `Bearer ${KEY_1}` },
+    );
     expect(answer.status).toBe(404);
     expect(stack.gateway.mcp).toBeNull();
   });
