@@ -49,8 +49,14 @@ export function createMcpHttpHandler(service: McpService, options: McpHttpOption
       maxRequestBodySize: options.maxBodyBytes,
     });
     await server.connect(transport);
+    // A client that leaves stops its calls: closing the server aborts their signals, and so the GraphQL
+    // requests they run and those requests' upstream calls. The transport's own answer, never to be sent,
+    // is let go with it.
+    const left = new Promise<Response>((resolve) => {
+      request.signal.addEventListener('abort', () => resolve(new Response(null, { status: 499 })), { once: true });
+    });
     try {
-      return await transport.handleRequest(request);
+      return await Promise.race([transport.handleRequest(request), left]);
     } finally {
       await server.close();
     }

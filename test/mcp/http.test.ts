@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KEY_1, KEY_2, type Stack, dataOf, restCalls, useStack } from '../fixture.js';
+import { KEY_1, KEY_2, type Stack, dataOf, restCalls, until, useStack } from '../fixture.js';
 import { postToMcp } from './post.js';
 
 const clients: Client[] = [];
@@ -278,6 +278,35 @@ describe("MCP over HTTP, with the operator's tools, writes and trusted documents
       expect(favorites.websites.nodes.map((website) => website.id)).toContain(first.id);
     } finally {
       dataOfTool(await call(client, 'set_favorite', { websiteId: first.id, favorite: false }));
+    }
+  });
+});
+
+describe('MCP over HTTP, with a client that leaves', () => {
+  // Nothing of the gateway's own cuts a call within the test: only the client's leaving can.
+  const stack = useStack({ env: { UPSTREAM_TIMEOUT_MS: '300000', REQUEST_DEADLINE_MS: '300000' } });
+
+  it('stops a call whose client left: its upstream call is cut, not waited for', async () => {
+    stack.sandbox.setKnobs({ latencyMs: 120_000 });
+    const leaving = new AbortController();
+    try {
+      const call = fetch(`${stack.gateway.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY_1}` },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'get_website', arguments: { websiteId: '2' } },
+        }),
+        signal: leaving.signal,
+      });
+      await until('the upstream call', () => stack.sandbox.log.entries.length > 0);
+      leaving.abort();
+      await expect(call).rejects.toThrow();
+      await until('the upstream call cut', () => stack.sandbox.log.entries.every((entry) => entry.endedAt !== null && entry.status === 0));
+    } finally {
+      stack.sandbox.setKnobs({ latencyMs: 0 });
     }
   });
 });
