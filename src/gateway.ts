@@ -31,9 +31,9 @@ import { createStatNames } from './upstream/dialect.js';
 import { schema } from './schema/index.js';
 import { isAllowedOrigin } from './graphql/cors.js';
 import { TOOL_HEADER } from './http-headers.js';
-import { createLoopback } from './http/loopback.js';
+import { type Loopback, createLoopback } from './http/loopback.js';
 import { MCP_ENDPOINT, createMcpHttpHandler } from './mcp/http.js';
-import type { McpService } from './mcp/server.js';
+import type { McpService, RunOperation } from './mcp/server.js';
 import { createMcpService, type McpSetup } from './mcp/service.js';
 import type { OperationOutcome } from './mcp/results.js';
 
@@ -145,25 +145,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // (trusted below), with the caller's key and the tool's name for the log line.
   let listening = '';
   const loopback = createLoopback(() => listening);
-  const mcp: McpSetup | null = config.mcp.enabled
-    ? createMcpService(
-        schema,
-        config.mcp,
-        async ({ documentHash, operationName, variables, authorization, toolName, traceContext, signal }) => {
-          const answer = await loopback.post(
-            { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
-            { ...traceContext, authorization, [TOOL_HEADER]: toolName },
-            signal,
-          );
-          const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
-          return {
-            status: answer.status,
-            result,
-            ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
-          };
-        },
-      )
-    : null;
+  const mcp: McpSetup | null = config.mcp.enabled ? createMcpService(schema, config.mcp, runThrough(loopback)) : null;
   const { yoga, answer } = createGatewayYoga(config, {
     ...(mcp ? { trustedDocuments: mcp.documents } : {}),
     upstream,
@@ -264,6 +246,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       stopped ??= closeBehind(() => http.close());
       return stopped;
     },
+  };
+}
+
+/**
+ * How an MCP tool call runs its operation: as a GraphQL request to this gateway, the persisted query's
+ * hash and the operation's name in place of its text, the caller's key, the tool's name for the log line
+ * and the client's trace context.
+ */
+function runThrough(loopback: Loopback): RunOperation {
+  return async ({ documentHash, operationName, variables, authorization, toolName, traceContext, signal }) => {
+    const answer = await loopback.post(
+      { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
+      { ...traceContext, authorization, [TOOL_HEADER]: toolName },
+      signal,
+    );
+    const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
+    return {
+      status: answer.status,
+      result,
+      ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
+    };
   };
 }
 
