@@ -282,30 +282,45 @@ describe("MCP over HTTP, with the operator's tools, writes and trusted documents
   });
 });
 
-describe('MCP over HTTP, with a client that leaves', () => {
+describe('MCP over HTTP, with one request slot and a slow install', () => {
   // Nothing of the gateway's own cuts a call within the test: only the client's leaving can.
-  const stack = useStack({ env: { UPSTREAM_TIMEOUT_MS: '300000', REQUEST_DEADLINE_MS: '300000' } });
+  const stack = useStack({
+    env: { UPSTREAM_TIMEOUT_MS: '300000', REQUEST_DEADLINE_MS: '300000', MAX_ACTIVE_REQUESTS: '1', MAX_QUEUED_REQUESTS: '0' },
+  });
+
+  /** A get_website call POSTed as it is, that the returned controller's abort() makes its client leave. */
+  const slowCall = (): { answer: Promise<Response>; leave: () => void } => {
+    const leaving = new AbortController();
+    const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_website', arguments: { websiteId: '2' } } };
+    const answer = postToMcp(stack.gateway.url, message, { authorization: `Bearer ${KEY_1}` }, leaving.signal);
+    return { answer, leave: () => leaving.abort() };
+  };
 
   it('stops a call whose client left: its upstream call is cut, not waited for', async () => {
     stack.sandbox.setKnobs({ latencyMs: 120_000 });
-    const leaving = new AbortController();
     try {
-      const call = fetch(`${stack.gateway.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY_1}` },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'get_website', arguments: { websiteId: '2' } },
-        }),
-        signal: leaving.signal,
-      });
+      const call = slowCall();
       await until('the upstream call', () => stack.sandbox.log.entries.length > 0);
-      leaving.abort();
-      await expect(call).rejects.toThrow();
+      call.leave();
+      await expect(call.answer).rejects.toThrow();
       await until('the upstream call cut', () => stack.sandbox.log.entries.every((entry) => entry.endedAt !== null && entry.status === 0));
     } finally {
+      stack.sandbox.setKnobs({ latencyMs: 0 });
+    }
+  });
+
+  it("holds tool calls to admission as GraphQL requests: a full gateway's answer says when to retry", async () => {
+    const client = await connect(stack);
+    stack.sandbox.setKnobs({ latencyMs: 120_000 });
+    const holder = slowCall();
+    try {
+      await until('the slot taken', () => stack.sandbox.log.entries.length > 0);
+      const refused = await call(client, 'get_website', { websiteId: '1' });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/^OVERLOADED: .* Retry after 1 seconds\./);
+    } finally {
+      holder.leave();
+      await holder.answer.catch(() => undefined);
       stack.sandbox.setKnobs({ latencyMs: 0 });
     }
   });
