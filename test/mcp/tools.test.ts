@@ -61,6 +61,17 @@ describe('MCP tools', () => {
     expect(favorite?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 
+  it("describes a variable without a description string by the schema's argument it is given to", () => {
+    const document = `"""One site."""
+query Site($site: ID!, $days: Period) { website(id: $site) { summary(period: $days) { current { visitors } } } }`;
+    const [operation] = operationsOf(schema, 'site.graphql', document);
+    if (operation === undefined) throw new Error('no operation');
+    const [tool] = toolsOf(schema, [operation], { mutations: false });
+    expect(tool?.inputSchema.properties.site?.description).toBe("The website's id.");
+    expect(tool?.inputSchema.properties.days?.description).toMatch(/^A range relative to today, instead of `from` and `to`\. A date range/);
+    expect(tool?.inputSchema.properties.days?.description).toContain('LAST_MONTH: The whole previous calendar month.');
+  });
+
   it('inlines an input object, its enums with their values', () => {
     const [create] = operationsOf(
       schema,
