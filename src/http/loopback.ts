@@ -18,12 +18,20 @@ export interface Loopback {
   close(): Promise<void>;
 }
 
+/** Where a server listening on `url` is reached from its own machine: a wildcard address on loopback. */
+export function reachedAt(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
+  else if (parsed.hostname === '[::]') parsed.hostname = '[::1]';
+  return parsed.origin;
+}
+
 /** A client of the gateway at `url()` (known once it listens). */
 export function createLoopback(url: () => string): Loopback {
   let pool: Pool | undefined;
   return {
     async post(body, headers, signal) {
-      pool ??= new Pool(url());
+      pool ??= new Pool(reachedAt(url()));
       const answer = await pool.request({
         path: GRAPHQL_ENDPOINT,
         method: 'POST',
