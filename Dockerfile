@@ -18,7 +18,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
-RUN npx tsc -p tsconfig.build.json && rm -f dist/.tsbuildinfo && find dist -name '*.map' -delete
+# npm run build: the compiler, then the MCP tools' .graphql operations copied beside their module.
+RUN npm run build --silent && rm -f dist/.tsbuildinfo && find dist -name '*.map' -delete
 
 # Production dependencies only: what the gateway imports at run time.
 FROM ${NODE_IMAGE} AS dependencies

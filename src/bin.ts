@@ -17,7 +17,7 @@ function olderThan(version: string, floor: string): boolean {
   return false;
 }
 
-const HELP = `Usage: analytics-graphql-gateway [--version | --help]
+const HELP = `Usage: analytics-graphql-gateway [mcp | --version | --help]
 
 Serves a GraphQL API over the REST API of a phpAnalytics install, at http://HOST:PORT/graphql.
 With no UPSTREAM_URL it embeds the bundled sandbox (demo data) and prints a demo key; in production
@@ -31,6 +31,10 @@ Every setting is an environment variable, for example:
   METRICS_PORT=9464                           Prometheus metrics on their own port
 
 All of them: docs/configuration.md (in the package, and in the repository).
+
+Commands:
+  mcp        speak MCP on stdin and stdout (desktop clients): the gateway's tools with the key in
+             ANALYTICS_API_KEY; logs go to stderr (docs/mcp.md)
 
 Options:
   --version  print the version and exit
@@ -52,6 +56,11 @@ async function run(): Promise<void> {
   if (args.includes('--version') || args.includes('-v')) {
     const { VERSION } = await import('./version.js');
     console.log(VERSION);
+    return;
+  }
+  if (args[0] === 'mcp' && args.length === 1) {
+    const { runStdio } = await import('./mcp/stdio.js');
+    await runStdio();
     return;
   }
   if (args.length > 0) {

@@ -27,6 +27,7 @@ import { WORKER_SETTINGS } from './http/workers.js';
 import { LIVE_SETTINGS } from './live/hub.js';
 import { choice, custom, type Declarations, type Setting, type SettingDoc, type SettingsOf, settingsIn, valuesOf } from './settings.js';
 import { TRACING_SETTINGS, tracingWanted } from './tracing.js';
+import { MCP_SETTINGS } from './mcp/tools.js';
 import { CACHE_SETTINGS } from './cache/read-cache.js';
 import { CACHE_STORE_SETTINGS } from './cache/store.js';
 import { UPSTREAM_TRANSPORT_SETTINGS } from './upstream/client.js';
@@ -89,6 +90,7 @@ const DECLARED = {
   ...HEAP_SETTINGS,
   metrics: { ...METRICS_LISTENER_SETTINGS, ...METRICS_SETTINGS },
   tracing: TRACING_SETTINGS,
+  mcp: MCP_SETTINGS,
 } satisfies Declarations;
 
 type Declared = SettingsOf<typeof DECLARED>;

@@ -10,7 +10,7 @@ import type { Config } from './config.js';
 import type { DocumentRegistry } from './graphql/plugins/use-persisted-queries.js';
 import { createGatewayYoga } from './graphql/yoga.js';
 import { corsAnswerHeaders, isAllowedOrigin } from './graphql/cors.js';
-import { GRAPHQL_ENDPOINT } from './http-headers.js';
+import { GRAPHQL_ENDPOINT, TOOL_HEADER } from './http-headers.js';
 import { RequestLog } from './http/request-log.js';
 import { tracesAllowed } from './graphql/plugins/use-request-trace.js';
 import { createAnswerCache, type AnswerCache, type Looked } from './cache/stored-answers.js';
@@ -31,6 +31,12 @@ import { safeStore } from './cache/waiting.js';
 import { createUpstreamClient } from './upstream/client.js';
 import { evictsKeysWithoutExpiry } from './cache/redis-connection.js';
 import { createStatNames } from './upstream/dialect.js';
+import { schema } from './schema/index.js';
+import { type Loopback, createLoopback } from './http/loopback.js';
+import { MCP_ENDPOINT, createMcpHttpHandler } from './mcp/http.js';
+import type { McpService, RunOperation } from './mcp/server.js';
+import { createMcpService, type McpSetup } from './mcp/service.js';
+import type { OperationOutcome } from './mcp/results.js';
 
 export interface GatewayOptions {
   /** undici dispatcher for the upstream (tests inject a MockAgent). */
@@ -61,6 +67,8 @@ export interface Gateway {
   onDraining(listener: () => void): void;
   /** Ends every connection at once, then closes the upstream pool and the store. */
   close(): Promise<void>;
+  /** The MCP tools and what runs them (served at /mcp; stdio uses them too); null with MCP=off. */
+  mcp: McpService | null;
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
@@ -142,7 +150,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
+  // MCP: a tool call is a GraphQL request to this gateway's own port, its document sent by hash
+  // (trusted below), with the caller's key and the tool's name for the log line.
+  let listening = '';
+  const loopback = createLoopback(() => listening);
+  const mcp: McpSetup | null = config.mcp.enabled ? createMcpService(schema, config.mcp, runThrough(loopback)) : null;
   const graphql = createGatewayYoga(config, {
+    ...(mcp ? { trustedDocuments: mcp.documents } : {}),
     upstream,
     live,
     documentRegistry,
@@ -167,7 +181,22 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const http = await serveHttp(
     answer,
     ending,
-    { ...config, knownKeyMs: config.cache.keyRecheckMs, traces: tracesAllowed(config) },
+    {
+      ...config,
+      knownKeyMs: config.cache.keyRecheckMs,
+      traces: tracesAllowed(config),
+      ...(mcp
+        ? {
+            mcpEndpoint: {
+              path: MCP_ENDPOINT,
+              handle: createMcpHttpHandler(mcp.service, {
+                allowedOrigin: (origin) => isAllowedOrigin(origin, config),
+                maxBodyBytes: config.limits.bodyBytes,
+              }),
+            },
+          }
+        : {}),
+    },
     logger,
     () => ({
       upstreamBreaker: client.breakerState(),
@@ -175,6 +204,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     }),
     metrics ? (reason) => metrics.refused(reason === 'full' ? 'queue_full' : 'queue_timeout') : undefined,
   );
+  listening = http.url;
   metrics?.observeAdmission(http.load);
   metrics?.observeLive(() => ({ streams: live.streams, topics: live.pollers }));
   // Its own listener, never the public port (http/metrics-listener.ts).
@@ -187,6 +217,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   let stopped: Promise<void> | undefined;
   const closeBehind = async (closeHttp: () => Promise<void>): Promise<void> => {
     await closeHttp();
+    await loopback.close();
     await live.close();
     await client.close();
     await upstream.cache.close();
@@ -197,6 +228,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     url: http.url,
     server: http.server,
     metricsUrl: metricsListener?.url ?? null,
+    mcp: mcp?.service ?? null,
     onDraining: (listener) => void drainingListeners.push(listener),
     drain() {
       if (stopped) return stopped;
@@ -209,6 +241,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       stopped ??= closeBehind(() => http.close());
       return stopped;
     },
+  };
+}
+
+/**
+ * How an MCP tool call runs its operation: as a GraphQL request to this gateway, the persisted query's
+ * hash and the operation's name in place of its text, the caller's key, the tool's name for the log line
+ * and the client's trace context.
+ */
+function runThrough(loopback: Loopback): RunOperation {
+  return async ({ documentHash, operationName, variables, authorization, toolName, traceContext, signal }) => {
+    const answer = await loopback.post(
+      { operationName, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documentHash } } },
+      { ...traceContext, authorization, [TOOL_HEADER]: toolName },
+      signal,
+    );
+    const result = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as OperationOutcome['result'];
+    return {
+      status: answer.status,
+      result,
+      ...(answer.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: answer.retryAfterSeconds }),
+    };
   };
 }
 

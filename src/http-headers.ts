@@ -110,3 +110,12 @@ export const TRACE_HEADER = 'x-gateway-trace';
 export function asksForTrace(header: string | string[] | undefined): boolean {
   return header === '1';
 }
+
+/**
+ * Names the MCP tool whose call a GraphQL request runs (mcp/server.ts), for its log line. Any client may
+ * send it, as any client names its operation: it labels the caller's own line and changes nothing else.
+ */
+export const TOOL_HEADER = 'x-gateway-mcp-tool';
+
+/** What a tool may be named, as MCP clients check it: also all a TOOL_HEADER may say. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

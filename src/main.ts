@@ -89,6 +89,7 @@ export async function main(): Promise<void> {
     }
   }
   console.log(`Browser apps allowed (CORS): ${describeAllowedOrigins(config)}`);
+  if (gateway.mcp) console.log(`MCP tools for AI assistants: ${gateway.url}/mcp (docs/mcp.md)`);
 }
 
 /**

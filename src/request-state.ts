@@ -63,6 +63,8 @@ export interface RequestState {
   readonly traced: boolean;
   /** The store's part of the request, once its stored answer was looked up. */
   store: StoreSession | undefined;
+  /** The MCP tool whose call it runs (http-headers.ts TOOL_HEADER), for its log line. */
+  readonly tool: string | undefined;
 }
 
 /** What the HTTP layer read of a request before making its state. */
@@ -72,6 +74,7 @@ export interface Arrival {
   body?: () => object | undefined;
   traced?: boolean;
   lane?: Lane;
+  tool?: string;
 }
 
 const NO_BODY = (): undefined => undefined;
@@ -102,6 +105,7 @@ export function newRequestState(authorization: string | null | undefined, arriva
     admittedAt: receivedAt,
     traced: arrival.traced ?? false,
     store: undefined,
+    tool: arrival.tool,
   };
 }
 
@@ -121,5 +125,6 @@ export function livePollState(credentials: KeyReading): RequestState {
     admittedAt: receivedAt,
     traced: false,
     store: undefined,
+    tool: undefined,
   };
 }

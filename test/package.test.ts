@@ -5,7 +5,7 @@
 // builds dist/ first; the pack skips prepack's build for that reason (the build it would run is checked).
 // `npm publish --dry-run` packs it again as a publish would, and says what it would correct.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +72,10 @@ describe('the npm package', () => {
     }
     expect(files).toContain('schema.graphql');
     expect(files).toContain('docs/configuration.md');
+    // The MCP tools' operations, which the compiler does not copy: the build does (src/mcp/operations.ts).
+    const operations = readdirSync(join(ROOT, 'src/mcp/operations')).map((file) => `dist/mcp/operations/${file}`);
+    expect(operations.length).toBeGreaterThanOrEqual(6);
+    for (const file of operations) expect(files, file).toContain(file);
     expect(files.filter((file) => /^(src|test|bench|dist-bench|node_modules)\/|\.map$|tsbuildinfo|^\.ci\//.test(file))).toEqual([]);
   });
 

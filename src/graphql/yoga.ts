@@ -75,6 +75,8 @@ export interface GatewayYogaOptions {
   polled?: (state: RequestState, answer: Answer) => void;
   /** A fault of the known operations' path (the request is then answered by yoga). */
   onFault?: (error: unknown) => void;
+  /** Documents trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools' (mcp/service.ts). */
+  trustedDocuments?: ReadonlyMap<string, string>;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
@@ -128,11 +130,12 @@ const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
   config: GatewayYogaConfig,
-  { upstream, graphiql = {}, documentRegistry, live, polled, onFault }: GatewayYogaOptions,
+  { upstream, graphiql = {}, documentRegistry, live, polled, onFault, trustedDocuments }: GatewayYogaOptions,
 ): GatewayGraphQL {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
+  for (const [hash, document] of trustedDocuments ?? []) manifest.set(hash, document);
   const servedSchema = config.federation ? subgraphSchema().schema : schema;
   // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
   // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive

@@ -30,6 +30,8 @@ export interface RequestLogFields {
   storedAnswer?: true;
   /** The request's OpenTelemetry trace id, when tracing is on. */
   trace_id?: string | undefined;
+  /** The MCP tool whose call ran it (mcp/server.ts). */
+  tool?: string | undefined;
 }
 
 /** Where request lines go: the gateway's RequestLog, a test's array. */
@@ -127,6 +129,7 @@ export function createEnding(options: EndingOptions): Ending {
       ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
       ...(stored ? { storedAnswer: true as const } : {}),
       trace_id: traceId ?? facts.traceId,
+      tool: state.tool,
     });
   }
 

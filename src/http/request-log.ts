@@ -36,7 +36,7 @@ interface Named {
 }
 
 /** The fields requestLine writes, in its order: a field added to RequestLogFields fails to compile until it is written. */
-const LINE_FIELDS = ['durationMs', 'upstreamCalls', 'cost', 'cache', 'outcome', 'errorCodes', 'storedAnswer', 'trace_id'] as const;
+const LINE_FIELDS = ['durationMs', 'upstreamCalls', 'cost', 'cache', 'outcome', 'errorCodes', 'storedAnswer', 'trace_id', 'tool'] as const;
 const everyFieldWritten: Exclude<keyof RequestLogFields, (typeof LINE_FIELDS)[number]> extends never ? true : never = true;
 void everyFieldWritten;
 
@@ -54,7 +54,8 @@ export function requestLine(bindings: string, fields: RequestLogFields, time: nu
   const codes = fields.errorCodes === undefined ? '' : `,"errorCodes":${JSON.stringify(fields.errorCodes)}`;
   const stored = fields.storedAnswer === true ? ',"storedAnswer":true' : '';
   const trace = fields.trace_id === undefined ? '' : `,"trace_id":${JSON.stringify(fields.trace_id)}`;
-  return `{"level":${INFO},"time":${time}${bindings},"durationMs":${numberOf(fields.durationMs)},"upstreamCalls":${numberOf(fields.upstreamCalls)},"cost":${cost},"cache":{"hits":${numberOf(cache.hits)},"misses":${numberOf(cache.misses)},"stale":${numberOf(cache.stale)}},"outcome":${JSON.stringify(fields.outcome)}${codes}${stored}${trace},"msg":"graphql request"}\n`;
+  const tool = fields.tool === undefined ? '' : `,"tool":${JSON.stringify(fields.tool)}`;
+  return `{"level":${INFO},"time":${time}${bindings},"durationMs":${numberOf(fields.durationMs)},"upstreamCalls":${numberOf(fields.upstreamCalls)},"cost":${cost},"cache":{"hits":${numberOf(cache.hits)},"misses":${numberOf(cache.misses)},"stale":${numberOf(cache.stale)}},"outcome":${JSON.stringify(fields.outcome)}${codes}${stored}${trace}${tool},"msg":"graphql request"}\n`;
 }
 
 /** The request log: `graphql request` lines at info, each operation's name bound once in a pino child. */

@@ -8,9 +8,17 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { SettingsOf } from '../settings.js';
 import type { RequestBounds } from '../upstream/source.js';
-import { SECURITY_HEADERS, TRACE_HEADER, asksForTrace, streamsSubscription, wantsGraphiQLPage } from '../http-headers.js';
+import {
+  GRAPHQL_ENDPOINT,
+  SECURITY_HEADERS,
+  TOOL_HEADER,
+  TOOL_NAME,
+  TRACE_HEADER,
+  asksForTrace,
+  streamsSubscription,
+  wantsGraphiQLPage,
+} from '../http-headers.js';
 import { type RequestState, type Slot, newRequestState } from '../request-state.js';
-import { GRAPHQL_ENDPOINT } from '../http-headers.js';
 import type { Answer } from '../graphql/answered.js';
 import type { Ending } from './answer.js';
 import { LIVE_DEFAULTS, type LIVE_SETTINGS } from '../live/hub.js';
@@ -33,6 +41,7 @@ import {
 import { createOpenStreams } from './streams.js';
 import { type RECEIVE_SETTINGS, readBody } from './receive.js';
 import { VERSION } from '../version.js';
+import { type WebHandler, webAnswerOf } from './web-answer.js';
 
 /** What the HTTP server is configured with (config.ts reads each from the environment). */
 export type HttpConfig = RefusalConfig &
@@ -50,6 +59,11 @@ export type HttpConfig = RefusalConfig &
     knownKeyMs: number;
     live?: Partial<Pick<SettingsOf<typeof LIVE_SETTINGS>, 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
+    /**
+     * The MCP endpoint (mcp/http.ts), answered before admission: it is no work of its own, each tool call
+     * it makes is a GraphQL request that waits in line as any other.
+     */
+    mcpEndpoint?: { path: string; handle: WebHandler };
   };
 
 /** What /ready reports besides its verdict, without deciding it: the upstream breaker, the store's connection. */
@@ -210,12 +224,15 @@ export async function serveHttp(
   // The request's state, made once its body is here: its key read, its operation's kind, its lane.
   const arrivingState = (req: IncomingMessage): RequestState => {
     const { type, parsedBody, parseLater } = readOperation(req);
+    const tool = req.headers[TOOL_HEADER];
     const state = newRequestState(req.headers.authorization, {
       operationType: type,
       // A body known without parsing it (seen lately) is parsed only if something runs its operation.
       ...(parsedBody !== undefined ? { body: () => parsedBody } : parseLater ? { body: () => parsedLater(req) } : {}),
       // A subscription's events carry no trace: only a request answered once gets one.
       traced: config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER]),
+      // An MCP tool call's GraphQL request names its tool, for the log line (mcp/server.ts).
+      ...(typeof tool === 'string' && TOOL_NAME.test(tool) ? { tool } : {}),
     });
     // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
@@ -254,6 +271,19 @@ export async function serveHttp(
     else if (req.url === '/' && (req.method === 'GET' || req.method === 'HEAD')) redirectToGraphQL(res);
     else if (req.url === '/health') answerHealth(res);
     else if (req.url === '/ready' && (req.method === 'GET' || req.method === 'HEAD')) answerReadiness(res, phase, report);
+    else if (
+      config.mcpEndpoint !== undefined &&
+      (req.url === config.mcpEndpoint.path || req.url?.startsWith(`${config.mcpEndpoint.path}?`))
+    ) {
+      const { handle } = config.mcpEndpoint;
+      readBody(req, res, config.limits.bodyBytes, {
+        read: () =>
+          void webAnswerOf(req, res, handle, logger).then((response) =>
+            ending.finish(req, res, newRequestState(undefined), { response, facts: null }),
+          ),
+        tooLarge: () => refuse(req, res, bodyTooLarge(config.limits.bodyBytes), config),
+      });
+    }
     // A static page is no work: it never waits for a slot.
     else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res, newRequestState(undefined));
     else {

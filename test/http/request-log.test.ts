@@ -99,7 +99,9 @@ describe('RequestLog', () => {
       outcome: 'ok',
       storedAnswer: true,
       trace_id: 'abc123',
+      tool: 'website_summary',
     },
+    { durationMs: 4, upstreamCalls: 1, cost: 1, cache: { hits: 0, misses: 1, stale: 0 }, outcome: 'ok', tool: 'get_website' },
     {
       durationMs: 3,
       upstreamCalls: 1,

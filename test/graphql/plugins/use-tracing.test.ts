@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing, type Tracing } from '../../../src/tracing.js';
 import { KEY_1, type Stack, postGraphQL, startStack } from '../../fixture.js';
+import { postToMcp } from '../../mcp/post.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -145,6 +146,20 @@ describe('OpenTelemetry traces', () => {
 
     const line = logLines.find((l) => l.msg === 'graphql request' && l.trace_id === CLIENT_TRACE);
     expect(line?.operation).toBe('Dashboard');
+  });
+
+  it("continue an MCP client's traceparent into its tool call's operation", async () => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const span = '00f067aa0ba902b7';
+    const answer = await postToMcp(
+      stack.gateway.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_website', arguments: { websiteId: '1' } } },
+      { authorization: `Bearer ${KEY_1}`, traceparent: `00-${trace}-${span}-01` },
+    );
+    expect(answer.status).toBe(200);
+    const found = await spansOf(trace, 2);
+    expect(found.find((each) => each.kind === SERVER)?.parentSpanId).toBe(span);
+    expect(found.map((each) => each.name)).toContain('query GetWebsite');
   });
 
   it('gives every request a trace id in its log line, and answers as before with the collector down', async () => {
