@@ -1,5 +1,5 @@
 // What the request log costs per line, as the gateway writes it (`gathered`: each line built from its
-// template, use-request-log.ts, and gathered into writes of up to 16 KB, src/log.ts) against the same
+// template, src/http/request-log.ts, and gathered into writes of up to 16 KB, src/log.ts) against the same
 // gathering with pino building each line (`pino-gathered`: an operation's name bound once in a pino child),
 // against a write per line (pino's default destination, the whole line built as an object each time:
 // the log before issue 47) and against sonic-boom's own gathering (pino.destination with minLength 4096:

@@ -13,7 +13,7 @@ import { corsAnswerHeaders, isAllowedOrigin } from './graphql/cors.js';
 import { GRAPHQL_ENDPOINT, TOOL_HEADER } from './http-headers.js';
 import { RequestLog } from './http/request-log.js';
 import { tracesAllowed } from './graphql/plugins/use-request-trace.js';
-import { createAnswerCache, type AnswerCache, type Looked } from './cache/stored-answers.js';
+import { createStoredAnswers, type StoredAnswers, type Looked } from './cache/stored-answers.js';
 import type { Answer } from './graphql/answered.js';
 import { DURATION_BUCKETS_S, createGatewayMetrics, reportToPrimary, serveMetrics, type GatewayMetrics } from './http/metrics-listener.js';
 import { createAnswerMetrics } from './http/answer-metrics.js';
@@ -22,7 +22,7 @@ import { type Answerer, serveHttp } from './http/server.js';
 import { recordCacheRead, traceStoredAnswer, traceUpstreamCall } from './tracing.js';
 import { createLiveHub } from './live/hub.js';
 import { RedisLiveShare } from './live/redis-share.js';
-import { NO_CACHE, createResponseCache, type ResponseCache } from './cache/read-cache.js';
+import { NO_CACHE, createReadCache, type ReadCache } from './cache/read-cache.js';
 import type { CacheStore } from './cache/store.js';
 import { MemoryCacheStore } from './cache/memory-store.js';
 import { RedisCacheStore } from './cache/redis-store.js';
@@ -99,8 +99,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   );
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
   // A repeated query answered before GraphQL runs, from the read cache's store (cache/stored-answers.ts).
-  const answers: AnswerCache | undefined = store
-    ? createAnswerCache({
+  const answers: StoredAnswers | undefined = store
+    ? createStoredAnswers({
         store,
         settledMs: config.cache.settledMs,
         maxStaleMs: config.cache.maxStaleMs,
@@ -331,7 +331,7 @@ function createCache(
   now: (() => number) | undefined,
   metrics: GatewayMetrics | null,
 ): {
-  cache: ResponseCache;
+  cache: ReadCache;
   /** The read cache's store; none with CACHE=off. */
   store?: CacheStore;
   documentRegistry?: DocumentRegistry;
@@ -397,7 +397,7 @@ function createCache(
   const store = redis ?? new MemoryCacheStore(cache.maxBytes, now);
   // The memory store always takes a write's invalidation; Redis may not (cut, paused, slow, full).
   const unsettled = redis ? new UnsettledWrites(redis, safeStore(onStoreError), cache.settledMs + cache.maxStaleMs) : undefined;
-  const responseCache = createResponseCache({
+  const responseCache = createReadCache({
     store,
     settledMs: cache.settledMs,
     recentMs: cache.recentMs,

@@ -181,7 +181,7 @@ export interface Freshness {
 /** What a key's re-check found, given to every request that waited on it. */
 type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned: boolean };
 
-export interface ResponseCache {
+export interface ReadCache {
   /**
    * The cache of one request made with `authorization`; `validate` is one cheap upstream read, and
    * `signal` is aborted when the request's client goes away (its calls are then cancelled). `session`:
@@ -197,7 +197,7 @@ export interface ResponseCache {
   close(): Promise<void>;
 }
 
-export function createResponseCache(options: CacheOptions): ResponseCache {
+export function createReadCache(options: CacheOptions): ReadCache {
   const { store } = options;
   const now = options.now ?? Date.now;
   const inFlight = new Map<string, Promise<CacheRecord>>();
@@ -294,7 +294,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     async function read<T>(entryOf: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T> {
       // A key with an invalidation pending (a write the store did not take) reads past the store until Redis has it.
       const owed = (): boolean => authorization !== null && options.unsettled?.owes(authorization) === true;
-      const straight = async (): Promise<T> => {
+      const pastTheStore = async (): Promise<T> => {
         counted('miss'); // no key, no store, or a drop owed: straight to the upstream
         seen?.('miss');
         const value = await fetch();
@@ -302,14 +302,14 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         return value;
       };
       const scoped = owed() ? null : await scopeOf();
-      if (scoped === null) return straight();
+      if (scoped === null) return pastTheStore();
       const entry = entryOf();
       const lifetimeMs = entry.lifetime === 'settled' ? options.settledMs : options.recentMs;
       const name = scoped.entryName(entry.kind, entry.key, entry.droppedByWrites);
       const cached = await ask('get', () => store.get(name));
       // A call sent while the connection was being made again is answered once it is ready: not to be
       // trusted then (unsettled.ts).
-      if (owed()) return straight();
+      if (owed()) return pastTheStore();
       if (cached !== undefined && freshEnough(cached, now(), { lifetime: entry.lifetime, lifetimeMs }, freshness?.recentMaxAgeMs)) {
         await ensureAccepted(scoped.keyId);
         counted('hit');
@@ -405,7 +405,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
       async written(entry) {
         if (authorization === null) return;
         const scoped = await scopeOf();
-        if (scoped === null) return owe();
+        if (scoped === null) return keepPending();
         const written = entry === null ? null : scoped.entryName(entry.kind, entry.key);
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
@@ -420,7 +420,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
         // what the store does not take in time stays pending, and is sent again until Redis has it (unsettled.ts).
         const lists = await ask('bump', () => store.bump(storeNames.writes(scoped.keyId), entryLifeMs));
         const deleted = written === null || (await ask('delete', () => store.delete(written).then(() => true))) === true;
-        if (lists === undefined || !deleted) return owe();
+        if (lists === undefined || !deleted) return keepPending();
         // The rest of this request (a payload's `query`) reads the lists after the write, not the
         // generation it read before.
         scope = Promise.resolve(scopeWith(scoped.keyId, scoped.generation, lists));
@@ -428,8 +428,8 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
     };
 
     /** The store did not take a write's invalidation: the key reads past it until Redis has it (this request too). */
-    function owe(): void {
-      if (authorization !== null) options.unsettled?.owe(authorization);
+    function keepPending(): void {
+      if (authorization !== null) options.unsettled?.pend(authorization);
       scope = Promise.resolve(null);
     }
   }
@@ -444,7 +444,7 @@ export function createResponseCache(options: CacheOptions): ResponseCache {
 }
 
 /** The same interface with nothing kept (CACHE=off): every read is a miss. */
-export const NO_CACHE: ResponseCache = {
+export const NO_CACHE: ReadCache = {
   forRequest: (_authorization, validate) => {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     let keyAccepted = false;

@@ -36,7 +36,7 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KE
 return value`;
 /**
  * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
- * while it is full: the cache then keeps the invalidation pending until Redis has it, cache-unsettled.ts).
+ * while it is full: the cache then keeps the invalidation pending until Redis has it, unsettled.ts).
  */
 const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
@@ -119,7 +119,7 @@ export class RedisCacheStore implements CacheStore {
     });
   }
 
-  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (use-http-caching.ts). */
+  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (http/answer.ts). */
   get known(): string | undefined {
     return this.knownSecret;
   }

@@ -16,7 +16,7 @@
 //   KEY_RECHECK_S; past that the request goes through GraphQL, whose first cached read re-checks it.
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
 // - Only a query's answer, 200, without errors, from fresh reads (no stale one: those come from an
-//   upstream failure), as JSON: what use-http-caching.ts marks `private, max-age=N` with N > 0.
+//   upstream failure), as JSON: what the ending (http/answer.ts) marks `private, max-age=N` with N > 0.
 // Its `extensions` are those the same query answers when all its reads hit the cache (no upstream
 // call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
 // This module decides; it writes nothing to the client: the HTTP layer's ending (http/answer.ts) sends
@@ -55,7 +55,7 @@ export interface Looked {
   session: StoreSession;
 }
 
-export interface AnswerCacheOptions {
+export interface StoredAnswersOptions {
   /** The read cache's store (memory or Redis): the answers live and are bounded with its entries. */
   store: CacheStore;
   /** The read cache's lifetimes: how long a key's entries may live (its `has` mark), KEY_RECHECK_S. */
@@ -81,7 +81,7 @@ export interface AnswerCacheOptions {
   owes?: (authorization: string) => boolean;
 }
 
-export interface AnswerCache {
+export interface StoredAnswers {
   /**
    * The stored answer for the request made with `key`, if one may be sent; else where its answer goes
    * (the session's `answerName`). At once with a store that answers at once (memory).
@@ -116,7 +116,7 @@ const SCRATCH_MAX_BYTES = 64 * 1024;
 
 const NOTHING_SPENT = { usedMs: 0, spent: false };
 
-export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
+export function createStoredAnswers(options: StoredAnswersOptions): StoredAnswers {
   const { store, clock } = options;
   const safely = safeStore(options.onStoreError);
   /** The hash of all that shapes the answer but the key, or null when it is not a GraphQL GET or POST. */

@@ -79,7 +79,7 @@ export class UnsettledWrites {
   }
 
   /** A write with the key was made and the store did not take its drop. */
-  owe(authorization: string): void {
+  pend(authorization: string): void {
     const keyId = this.idOf(authorization);
     if (keyId === undefined || (this.owed.size >= this.maxOwed && !this.owed.has(keyId))) this.forgotten++;
     else this.owed.add(keyId);

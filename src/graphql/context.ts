@@ -70,7 +70,7 @@ export interface GraphQLRun {
   /** Its own trace of its upstream calls, when the request asked for one. */
   trace: RequestTrace | undefined;
   /** A result the known operations' path ran and hands to yoga to answer (it has errors, which yoga formats). */
-  handover: { context: GatewayContext; result: ExecutionResult } | undefined;
+  erredResult: { context: GatewayContext; result: ExecutionResult } | undefined;
   /** Its form (text or hash, operation name), when the known operations' path may learn it from yoga's run. */
   form: string | undefined;
   /** The operation as the log names it: the request's operationName, or the document's own name. */
@@ -91,7 +91,7 @@ export function newRun(state: RequestState): GraphQLRun {
   return {
     context: undefined,
     trace: state.traced ? new RequestTrace(state.receivedAt, state.admittedAt) : undefined,
-    handover: undefined,
+    erredResult: undefined,
     form: undefined,
     operation: null,
     documentName: undefined,

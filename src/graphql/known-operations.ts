@@ -11,7 +11,7 @@
 // Anything else goes through yoga, untouched, so that every answer that is not a plain success is
 // yoga's own: a refused argument, a cost over the limit or variables that do not coerce (checked here
 // before any resolver runs, then left to yoga, which refuses them with its errors); an answer with
-// errors (handed to yoga with its result, `handover`, so that yoga formats and masks them and no
+// errors (handed to yoga with its result, `erredResult`, so that yoga formats and masks them and no
 // upstream call is made twice); a request with a trace; an Accept that is not plain JSON; @defer/@stream
 // and @skip/@include (yoga orders their fields); a subscription; a mutation. Nor anything at all where
 // OpenTelemetry traces are made (their spans are yoga's steps). An operation is known once yoga ran it
@@ -152,7 +152,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     for (const check of checks) if (check(plan, context) !== undefined) return undefined;
     const result = await compiledRun(context, variables);
     if (result.errors !== undefined && result.errors.length > 0) {
-      run.handover = { context, result };
+      run.erredResult = { context, result };
       return undefined;
     }
     const { usage, source } = context;
@@ -188,7 +188,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       return answerKnown(res, state, run, known, body, type).catch((error: unknown) => {
         // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
         options.onFault?.(error);
-        run.handover = undefined;
+        run.erredResult = undefined;
         run.context = undefined;
         return undefined;
       });
@@ -197,10 +197,10 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       onExecute({ args, setExecuteFn }) {
         const context = args.contextValue as unknown as GatewayContext & GatewayServerContext;
         const { run } = context;
-        const handover = run.handover;
-        if (handover !== undefined) {
-          run.handover = undefined;
-          setExecuteFn(() => handover.result);
+        const erredResult = run.erredResult;
+        if (erredResult !== undefined) {
+          run.erredResult = undefined;
+          setExecuteFn(() => erredResult.result);
           return;
         }
         const planned = context.plan;

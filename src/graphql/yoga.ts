@@ -188,7 +188,7 @@ export function createGatewayYoga(
     context: (initial) => {
       const { request, state, run } = initial;
       // A result the known-operations path ran, with its context: answered as it is.
-      if (run.handover !== undefined) return (run.context = run.handover.context);
+      if (run.erredResult !== undefined) return (run.context = run.erredResult.context);
       const { res } = initial as { res?: ServerResponse };
       const freshness = state.livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined;
       run.context = createContext(upstream, config, state, res ?? request.signal, freshness, run.trace);

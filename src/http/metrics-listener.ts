@@ -1,5 +1,5 @@
 // Prometheus: one registry per gateway with the figures the upstream side and admission control
-// report (the GraphQL ones are graphql/plugins/use-metrics.ts's), and the listener that serves it.
+// report (the GraphQL ones are answer-metrics.ts's), and the listener that serves it.
 // The listener is its own (METRICS_PORT, METRICS_HOST), never the public port: the figures name
 // operations and error rates, which are for operators, not for the internet.
 import { createServer } from 'node:http';

@@ -16,7 +16,7 @@ import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQ
 import { GatewayError, isKeyRevoked } from '../errors.js';
 import { integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
-import type { CachedRead, CacheUsage, Freshness, ResponseCache } from '../cache/read-cache.js';
+import type { CachedRead, CacheUsage, Freshness, ReadCache } from '../cache/read-cache.js';
 import type { StoreSession } from '../cache/scope.js';
 import type { UpstreamClient } from './client.js';
 import { concurrencyLimit } from './concurrency.js';
@@ -29,7 +29,7 @@ import type { CallShape, FieldPath, RequestTrace, TracedRead } from './request-t
 export interface Upstream {
   client: UpstreamClient;
   statNames: StatNames;
-  cache: ResponseCache;
+  cache: ReadCache;
   /** "Now" and the upstream's time zone: which statistics are settled (and the periods of the schema). */
   clock: Clock;
 }

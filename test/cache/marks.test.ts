@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { KeyMarks } from '../../src/cache/marks.js';
 import { MemoryCacheStore } from '../../src/cache/memory-store.js';
-import { createResponseCache } from '../../src/cache/read-cache.js';
+import { createReadCache } from '../../src/cache/read-cache.js';
 import { safeStore } from '../../src/cache/waiting.js';
 import { storeNames } from '../../src/cache/keys.js';
 
@@ -50,7 +50,7 @@ describe('KeyMarks', () => {
       }
     }
     const store = new CountingStore(1024 * 1024);
-    const cache = createResponseCache({ store, settledMs: 86_400_000, recentMs: 60_000, maxStaleMs: 600_000, keyRecheckMs: 60_000 });
+    const cache = createReadCache({ store, settledMs: 86_400_000, recentMs: 60_000, maxStaleMs: 600_000, keyRecheckMs: 60_000 });
     const request = cache.forRequest('Bearer many-reads', async () => undefined);
     const reads = ['1', '2', '3', '4'].map((key) =>
       request.read(

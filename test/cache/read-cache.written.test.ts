@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CacheRecord, CounterGuard } from '../../src/cache/store.js';
 import { MemoryCacheStore } from '../../src/cache/memory-store.js';
-import { createResponseCache } from '../../src/cache/read-cache.js';
+import { createReadCache } from '../../src/cache/read-cache.js';
 
 const KEY = 'Bearer race-key';
 
@@ -38,7 +38,7 @@ describe('a write beside a read of the same object still storing its record', ()
   it('leaves nothing from before the write to be read after it', async () => {
     let at = Date.parse('2026-03-15T12:00:00Z');
     const store = new LateStore(1024 * 1024, () => at);
-    const cache = createResponseCache({
+    const cache = createReadCache({
       store,
       settledMs: 86_400_000,
       recentMs: 60_000,

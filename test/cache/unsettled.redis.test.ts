@@ -158,7 +158,7 @@ describe('more keys owed a drop than the gateway tells apart', () => {
 
     proxy.cut();
     const owed = ['Bearer owed-1', 'Bearer owed-2', 'Bearer owed-3'];
-    for (const authorization of owed) unsettled.owe(authorization);
+    for (const authorization of owed) unsettled.pend(authorization);
     expect(unsettled.owes('Bearer never-written')).toBe(true);
 
     proxy.restore();

@@ -4,7 +4,7 @@
 // it, with the real upstream client against the sandbox and a real MemoryCacheStore.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { NO_CACHE, createResponseCache, type ResponseCache } from '../../src/cache/read-cache.js';
+import { NO_CACHE, createReadCache, type ReadCache } from '../../src/cache/read-cache.js';
 import { MemoryCacheStore } from '../../src/cache/memory-store.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.js';
 import { createStatNames } from '../../src/upstream/dialect.js';
@@ -28,8 +28,8 @@ afterAll(async () => {
 let at = Date.parse(`${TODAY}T12:00:00Z`);
 const KEY_RECHECK_MS = 10_000;
 
-function cacheOnMemory(): ResponseCache {
-  return createResponseCache({
+function cacheOnMemory(): ReadCache {
+  return createReadCache({
     store: new MemoryCacheStore(1024 * 1024, () => at),
     settledMs: 86_400_000,
     recentMs: 60_000,
@@ -40,7 +40,7 @@ function cacheOnMemory(): ResponseCache {
 }
 
 /** One request's upstream source, as the gateway makes it for a request with `key`. */
-function requestWith(cache: ResponseCache, key: string): UpstreamSource {
+function requestWith(cache: ReadCache, key: string): UpstreamSource {
   const upstream: Upstream = { client, statNames: createStatNames('contract'), cache, clock: { now: () => at, timeZone: 'UTC' } };
   const usage = { upstreamCalls: 0, rateLimit: null, cache: { hits: 0, misses: 0, stale: 0, freshForS: null } };
   const signal = new AbortController().signal;
