@@ -4,9 +4,9 @@
 // a redis-server started again on it; no request meanwhile.
 import { createServer } from 'node:net';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { type Stack, startStack, until } from './fixture.js';
-import { type RedisServer, startRedis } from './redis.js';
+import { type RedisServer, describe, startRedis } from './redis.js';
 
 interface LogLine {
   level: number;

@@ -38,6 +38,7 @@ const REDIS_FILES = [
   'test/cache/redis-connection.auth.test.ts',
   'test/cache/redis-connection.tls.test.ts',
   'test/cache/redis-topologies.test.ts',
+  'test/gateway.redis-connection.test.ts',
 ];
 
 export const SYSTEM_PROGRAMS = [
