@@ -27,6 +27,11 @@ describe('npm start', () => {
     await waitFor(run.output, /Browser apps allowed/);
     expect(run.output()).toContain('sandbox-key-1');
     expect(run.output()).toContain('curl -s');
+    // What to try next: the trace panel, live traffic with this sandbox's address, the dashboard.
+    const [, sandboxUrl] = /Upstream: the bundled sandbox at (\S+) /.exec(run.output()) ?? [];
+    expect(run.output()).toContain('open the Upstream calls panel');
+    expect(run.output()).toContain(`npm run traffic -- ${sandboxUrl}   visits arriving every second`);
+    expect(run.output()).toContain('npm run example');
     expect(run.output()).toContain('Browser apps allowed (CORS): http://localhost:* and http://127.0.0.1:* (not in production)');
     const response = await postGraphQL<{ websites: { totalCount: number } }>(
       endpoint,
