@@ -95,11 +95,14 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     : samplerName.endsWith('traceidratio')
       ? new sdk.TraceIdRatioBasedSampler(ratio)
       : new sdk.AlwaysOnSampler();
-  // OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME over them, as the specification orders them.
+  // The host, its system and the process (as the Node SDK's defaults describe them), then
+  // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME over them, as the specification orders them.
+  const { detectResources, hostDetector, osDetector, processDetector, envDetector } = resources;
   const resource = resources
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
-    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+    .merge(detectResources({ detectors: [hostDetector, osDetector, processDetector] }))
+    .merge(detectResources({ detectors: [envDetector] }));
   const provider = new sdk.TracerProvider({
     resource,
     sampler: samplerName.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root,
