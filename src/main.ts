@@ -3,6 +3,7 @@
 // bin.ts (`npm start`, the package's command, the image), which checks the Node version first;
 // `node dist/main.js` runs it too.
 import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { describeAllowedOrigins } from './graphql/cors.js';
@@ -79,6 +80,14 @@ export async function main(): Promise<void> {
       `  curl -s ${endpoint} -H 'Authorization: Bearer ${demoKey}' -H 'Content-Type: application/json' \\\n` +
         `    -d '{"query":"{ websites { totalCount nodes { id domain } } }"}'`,
     );
+    // A clone has the npm scripts; the package has the built script alone.
+    const clone = existsSync(fileURLToPath(new URL('../src/main.ts', import.meta.url)));
+    const traffic = clone ? 'npm run traffic --' : `node ${fileURLToPath(new URL('./sandbox/traffic.js', import.meta.url))}`;
+    console.log('Next:');
+    if (config.graphiql)
+      console.log('  in GraphiQL, run the query, then open the Upstream calls panel (its left bar): the REST calls it made');
+    console.log(`  ${traffic} ${sandbox.url}   visits arriving every second, so that live views move`);
+    if (clone) console.log('  npm run example   (in place of npm start) this gateway with the dashboard example beside it');
   } else {
     console.log(`Gateway on ${endpoint}${graphiql}, upstream ${config.upstream.url}, ${build}`);
     const upstreamUrl = config.upstream.url;

@@ -92,8 +92,16 @@ interface Bounded {
 }
 
 /** An integer from `min` to `max`. */
-export function integer(variable: string, options: Described & Bounded & { fallback: number }): Setting<number> {
-  return { doc: docOf(variable, String(options.fallback), options), schema: integerSchema(variable, options), fallback: options.fallback };
+export function integer(
+  variable: string,
+  options: Described & Bounded & { fallback: number; productionFallback?: number },
+): Setting<number> {
+  return {
+    doc: docOf(variable, String(options.fallback), options),
+    schema: integerSchema(variable, options),
+    fallback: options.fallback,
+    ...(options.productionFallback === undefined ? {} : { productionFallback: options.productionFallback }),
+  };
 }
 
 /** An integer from `min` to `max`, or null when unset: the feature is off. */

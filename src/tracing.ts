@@ -37,16 +37,84 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** What OTEL_TRACES_SAMPLER names, with OTEL_TRACES_SAMPLER_ARG as the ratio (default 1). */
+const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+
 /**
- * Starts the SDK for this process; no instrumentation of other libraries: the gateway makes its own
- * spans. Loaded only then: with tracing off the gateway never loads the SDK and its exporters.
+ * Starts tracing for this process from the standard OTEL_* variables: OTLP over HTTP (protobuf or JSON)
+ * or the console, through a bounded batch; W3C trace context and baggage; the sampler, resource and
+ * batch settings of the specification. No instrumentation of other libraries: the gateway makes its
+ * own spans. Built from the SDK's parts rather than with @opentelemetry/sdk-node, which also brings
+ * gRPC, logs and metrics exporters (and protobufjs, whose install script npm lists on every install of
+ * the package). Loaded only then: with tracing off the gateway never loads the SDK and its exporters.
+ * Refuses a setting it cannot honour (the gRPC protocol, an unknown exporter or sampler) in one line.
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  const sdk = new NodeSDK({ ...(env.OTEL_SERVICE_NAME ? {} : { serviceName: DEFAULT_SERVICE_NAME }), instrumentations: [] });
-  sdk.start();
+  const value = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const protocol = value('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? value('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
+  const exporterName = value('OTEL_TRACES_EXPORTER') ?? 'otlp';
+  const samplerName = value('OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on';
+  if (exporterName !== 'otlp' && exporterName !== 'console') {
+    throw new Error(`OTEL_TRACES_EXPORTER must be otlp, console or none, got "${exporterName}"`);
+  }
+  if (exporterName === 'otlp' && protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, got "${protocol}"`);
+  }
+  if (!SAMPLERS.includes(samplerName)) throw new Error(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}, got "${samplerName}"`);
+  const ratio = Number(value('OTEL_TRACES_SAMPLER_ARG') ?? '1');
+  if (samplerName.endsWith('traceidratio') && !(ratio >= 0 && ratio <= 1)) {
+    throw new Error(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got "${value('OTEL_TRACES_SAMPLER_ARG')}"`);
+  }
+
+  const [sdk, resources, core, { AsyncLocalStorageContextManager }] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
+  let exporter: import('@opentelemetry/sdk-trace').SpanExporter;
+  if (exporterName === 'console') exporter = new sdk.ConsoleSpanExporter();
+  else if (protocol === 'http/json') exporter = new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+  else exporter = new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  const positive = (name: string): number | undefined => {
+    const number = Number(value(name));
+    return Number.isFinite(number) && number >= 0 && value(name) !== undefined ? number : undefined;
+  };
+  const processor =
+    exporterName === 'console'
+      ? new sdk.SimpleSpanProcessor({ exporter })
+      : new sdk.BatchSpanProcessor({
+          exporter,
+          maxQueueSize: positive('OTEL_BSP_MAX_QUEUE_SIZE'),
+          scheduledDelayMillis: positive('OTEL_BSP_SCHEDULE_DELAY'),
+          exportTimeoutMillis: positive('OTEL_BSP_EXPORT_TIMEOUT'),
+          maxExportBatchSize: positive('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+        });
+  const root = samplerName.endsWith('always_off')
+    ? new sdk.AlwaysOffSampler()
+    : samplerName.endsWith('traceidratio')
+      ? new sdk.TraceIdRatioBasedSampler(ratio)
+      : new sdk.AlwaysOnSampler();
+  // The host, its system and the process (as the Node SDK's defaults describe them), then
+  // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME over them, as the specification orders them.
+  const { detectResources, hostDetector, osDetector, processDetector, envDetector } = resources;
+  const resource = resources
+    .defaultResource()
+    .merge(resources.resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
+    .merge(detectResources({ detectors: [hostDetector, osDetector, processDetector] }))
+    .merge(detectResources({ detectors: [envDetector] }));
+  const provider = new sdk.TracerProvider({
+    resource,
+    sampler: samplerName.startsWith('parentbased_') ? new sdk.ParentBasedSampler({ root }) : root,
+    spanProcessors: [processor],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(
+    new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }),
+  );
+  trace.setGlobalTracerProvider(provider);
   // A collector that is down when the gateway stops loses the last spans, never the exit code.
-  return { shutdown: () => sdk.shutdown().catch(() => undefined) };
+  return { shutdown: () => provider.shutdown().catch(() => undefined) };
 }
 
 const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);

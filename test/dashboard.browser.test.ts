@@ -6,7 +6,7 @@
 // down, sends hashes only, logs no error and fetches nothing from outside. It takes the README's screenshot (written with
 // UPDATE_SCREENSHOTS=1). Skipped outside CI without chromium (test/needs.ts) or the example's packages;
 // fails in CI.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,14 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
     'query ($id: ID!, $period: Period, $from: Date, $to: Date) { website(id: $id) { summary(period: $period, from: $from, to: $to) { current { visitors pageviews } } } }';
   const formatted = (count: number): string => count.toLocaleString('en-US');
 
+  /** Shows a custom range of days, as the picker's form takes it. */
+  async function showRange(range: { from: string; to: string }): Promise<void> {
+    await page.locator('select[name=period]').selectOption('CUSTOM');
+    await page.locator('input[name=from]').fill(range.from);
+    await page.locator('input[name=to]').fill(range.to);
+    await page.getByRole('button', { name: 'Show' }).click();
+  }
+
   /** The website the switcher shows. */
   const websiteId = (): Promise<string> => page.locator('select[name=website]').inputValue();
 
@@ -100,7 +108,11 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
       expect(website.summary.current.visitors).toBeGreaterThan(0);
       expect(await textOf(page, '.total[data-metric=visitors] .value')).toBe(formatted(website.summary.current.visitors));
       expect(await textOf(page, '.total[data-metric=pageviews] .value')).toBe(formatted(website.summary.current.pageviews));
-      expect(await textOf(page, '.total[data-metric=visitors] .change')).toMatch(/^([+-]\d+(\.\d)?%|0%) vs previous period$/);
+      expect(await textOf(page, '.overview .range')).toMatch(/; changes compare \S+ to \S+ with \S+ to \S+$/);
+      // The last 30 days reach today: compared by the days that are over, and said so.
+      expect(await textOf(page, '.total[data-metric=visitors] .change')).toMatch(
+        /^([+-]\d+(\.\d)?%|0%) vs previous period, same days so far$/,
+      );
 
       const top = await api<{ website: { stats: { nodes: { label: string; count: number }[] } } }>(
         'query ($id: ID!) { website(id: $id) { stats(name: PAGE, period: LAST_30_DAYS) { nodes { label count } } } }',
@@ -112,7 +124,7 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
       expect(await textOf(page, '[data-stat=PAGE] .row .number')).toBe(formatted(first?.count ?? 0));
       for (const stat of ['REFERRER', 'COUNTRY', 'BROWSER']) await page.locator(`[data-stat=${stat}] .row`).first().waitFor();
 
-      // The chart: four series in its legend (two of the previous period, once they came), painted on its canvas.
+      // The chart: four series in its legend (two of the previous period), painted on its canvas.
       await expect.poll(() => page.locator('.chart .u-legend .u-series').count(), { timeout: PAGE_TIMEOUT_MS }).toBe(4);
       const painted = await page.locator('.chart canvas').evaluate((canvas: HTMLCanvasElement) => {
         const { data } = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height) ?? { data: [] };
@@ -138,16 +150,89 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
 
       const range = { from: '2026-01-01', to: '2026-01-31' };
       const custom = (await api<Summary>(SUMMARY, { id, ...range })).website.summary.current;
-      await page.locator('select[name=period]').selectOption('CUSTOM');
-      await page.locator('input[name=from]').fill(range.from);
-      await page.locator('input[name=to]').fill(range.to);
-      await page.getByRole('button', { name: 'Show' }).click();
+      await showRange(range);
       await expect.poll(() => textOf(page, '.overview .range'), { timeout: PAGE_TIMEOUT_MS }).toContain(`${range.from} to ${range.to}`);
       expect(await textOf(page, '.total[data-metric=visitors] .value')).toBe(formatted(custom.visitors));
       await page.locator('select[name=period]').selectOption('LAST_30_DAYS');
       await page.locator('.total[data-metric=visitors] .value').waitFor();
     },
     2 * PAGE_TIMEOUT_MS,
+  );
+
+  it(
+    'shows every period of the picker right: its figures, a chart within it with whole-day ticks, a labelled or partial comparison, in one request',
+    async () => {
+      const id = await websiteId();
+      interface Compared {
+        website: {
+          summary: {
+            partial: boolean;
+            changeBasis: { current: { from: string; to: string } } | null;
+            current: { visitors: number; range: { from: string; to: string } };
+            previous: { visitors: number; range: { from: string; to: string } };
+          };
+        };
+      }
+      const COMPARED =
+        'query ($id: ID!, $period: Period, $compare: Comparison) { website(id: $id) { summary(period: $period, compare: $compare) { partial changeBasis { current { from to } } current { visitors range { from to } } previous { visitors range { from to } } } } }';
+      const periods = await page
+        .locator('select[name=period] option')
+        .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value).filter((value) => value !== 'CUSTOM'));
+      expect(periods).toHaveLength(10);
+      const shots = process.env.DASHBOARD_SHOTS_DIR;
+      if (shots) mkdirSync(shots, { recursive: true });
+      const day = (date: string): number => Date.parse(`${date}T00:00:00Z`) / 1000;
+      for (const period of periods) {
+        // What the page compares with: the calendar year before for a year, else the days just before.
+        const compare = period === 'LAST_YEAR' || period === 'THIS_YEAR' ? 'PREVIOUS_YEAR' : 'PREVIOUS_PERIOD';
+        const { summary } = (await api<Compared>(COMPARED, { id, period, compare })).website;
+        const { from, to } = summary.current.range;
+        // Demo data for the period and the one it is compared with.
+        expect(summary.current.visitors, period).toBeGreaterThan(0);
+        expect(summary.previous.visitors, period).toBeGreaterThan(0);
+        const overviews = graphqlBodies.length;
+        await page.locator('select[name=period]').selectOption(period);
+        await expect
+          .poll(() => textOf(page, '.overview .range'), { timeout: PAGE_TIMEOUT_MS })
+          .toMatch(new RegExp(`^${from}( to ${to})?\\b`));
+        await expect
+          .poll(() => textOf(page, '.total[data-metric=visitors] .value'), { timeout: PAGE_TIMEOUT_MS })
+          .toBe(formatted(summary.current.visitors));
+        const chart = page.locator('.chart');
+        await expect.poll(() => chart.getAttribute('data-ticks'), { timeout: PAGE_TIMEOUT_MS }).not.toBeNull();
+        await expect.poll(() => chart.locator('.u-legend .u-series').count(), { timeout: PAGE_TIMEOUT_MS }).toBe(4);
+        // The axis spans the period's days (a single day: that day, half a day either side), ticks whole days.
+        const [min, max] = [Number(await chart.getAttribute('data-x-min')), Number(await chart.getAttribute('data-x-max'))];
+        expect(min, period).toBeGreaterThanOrEqual(day(from) - 43_200);
+        expect(max, period).toBeLessThanOrEqual(day(to) + 43_200);
+        const ticks = ((await chart.getAttribute('data-ticks')) ?? '').split(' ').map(Number);
+        for (const tick of ticks) expect(tick >= min && tick <= max, `${period}: tick ${tick} in ${min}..${max}`).toBe(true);
+        const tickDays = Number(await chart.getAttribute('data-tick-days'));
+        expect(Number.isInteger(tickDays) && tickDays >= 1, `${period}: ticks every ${tickDays} days`).toBe(true);
+        if (period === 'LAST_7_DAYS') expect(tickDays).toBe(1);
+        // The comparison: a percentage and what it is against, or partial with none.
+        const change = await textOf(page, '.total[data-metric=visitors] .change');
+        if (summary.changeBasis === null) expect(change, period).toMatch(/^partial: /);
+        else if (period === 'LAST_YEAR')
+          expect(change).toMatch(new RegExp(`^([+-]\\d+(\\.\\d)?%|0%) vs ${summary.previous.range.from.slice(0, 4)}$`));
+        else expect(change, period).toMatch(/^([+-]\d+(\.\d)?%|0%) vs (previous period|\d{4})/);
+        // One request for the overview (none when urql's cache has it from before): no second one for the
+        // previous period's days, nothing but the overview and the top lists.
+        const sent = graphqlBodies.slice(overviews).map((body) => (JSON.parse(body) as { operationName?: string }).operationName);
+        expect(sent.filter((name) => name === 'Overview').length, period).toBeLessThanOrEqual(1);
+        expect(
+          sent.filter((name) => name !== 'Overview' && name !== 'Top'),
+          period,
+        ).toEqual([]);
+        if (period === 'TODAY') expect(sent).toContain('Overview');
+        const screenshot = await page.screenshot({ fullPage: true });
+        expect(screenshot.subarray(1, 4).toString()).toBe('PNG');
+        if (shots) writeFileSync(join(shots, `${period.toLowerCase()}.png`), screenshot);
+      }
+      await page.locator('select[name=period]').selectOption('LAST_30_DAYS');
+      await page.locator('.total[data-metric=visitors] .value').waitFor();
+    },
+    12 * PAGE_TIMEOUT_MS,
   );
 
   it(
@@ -169,6 +254,7 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
       const visitors = page.locator('[data-live=visitors]');
       await visitors.waitFor();
       const before = Number((await visitors.textContent())?.replaceAll(',', ''));
+      const overviewBefore = Number((await textOf(page, '.total[data-metric=visitors] .value')).replaceAll(',', ''));
       const added = await fetch(`${served.sandbox}/__sandbox/traffic`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -179,6 +265,12 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
       await expect
         .poll(async () => Number((await visitors.textContent())?.replaceAll(',', '')), { timeout: PAGE_TIMEOUT_MS })
         .toBeGreaterThanOrEqual(before + 1000);
+      // The overview holds today (the last 30 days): read again on the change, its total up by the visits.
+      await expect
+        .poll(async () => Number((await textOf(page, '.total[data-metric=visitors] .value')).replaceAll(',', '')), {
+          timeout: PAGE_TIMEOUT_MS,
+        })
+        .toBeGreaterThanOrEqual(overviewBefore + 1000);
       // The line of the change: when, and what (today's figures may have grown by themselves in the same poll).
       await expect
         .poll(() => textOf(page, '.live .changes'), { timeout: PAGE_TIMEOUT_MS })
@@ -249,7 +341,7 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
     'says so when the install rate-limits the key, with the time to wait',
     async () => {
       // The install answers 429 to the next calls (the live poller waits once it got one): the
-      // statistics of a period not read yet are refused.
+      // statistics of a range not read yet (every period of the picker was) are refused.
       const faults = Array.from({ length: 40 }, () => ({ kind: 'status', status: 429, headers: { 'retry-after': '30' } }));
       const scripted = await fetch(`${served.sandbox}/__sandbox/faults`, {
         method: 'POST',
@@ -257,7 +349,7 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
         body: JSON.stringify(faults),
       });
       expect(scripted.status).toBe(204);
-      await page.locator('select[name=period]').selectOption('LAST_90_DAYS');
+      await showRange({ from: '2025-05-01', to: '2025-05-31' });
       await expect.poll(() => textOf(page, '[role=alert]'), { timeout: PAGE_TIMEOUT_MS }).toContain('try again in 30 s');
     },
     2 * PAGE_TIMEOUT_MS,
@@ -276,7 +368,7 @@ const textOf = async (page: Page, selector: string): Promise<string> =>
         body: JSON.stringify(faults),
       });
       expect(scripted.status).toBe(204);
-      await page.locator('select[name=period]').selectOption('LAST_365_DAYS');
+      await showRange({ from: '2025-04-01', to: '2025-04-30' });
       await expect
         .poll(() => textOf(page, '[role=alert]'), { timeout: PAGE_TIMEOUT_MS })
         .toContain('The analytics install is not answering properly');

@@ -17,7 +17,6 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config.js';
-import { DRAIN_DEFAULTS } from '../src/http/drain.js';
 import { evictsKeysWithoutExpiry } from '../src/cache/redis-connection.js';
 import { optionsFromEnv } from '../src/sandbox/env-options.js';
 import { fencesOf, gatewayReads, readDoc, ROOT, tableRows } from './docs.js';
@@ -114,9 +113,12 @@ describe('deploy/kubernetes, the kustomize base', () => {
   });
 
   it("gives the pod longer than the whole drain, from the ConfigMap's settings or the defaults", () => {
-    const config = loadConfig(settings);
+    const config = loadConfig({ ...dockerfileEnv(), ...settings });
     const drainMs = config.drain.delayMs + config.drain.timeoutMs;
-    expect(drainMs).toBeGreaterThanOrEqual(DRAIN_DEFAULTS.delayMs + DRAIN_DEFAULTS.timeoutMs);
+    // The image's defaults (NODE_ENV=production) hold the load balancer's delay.
+    const defaults = loadConfig({ ...dockerfileEnv(), UPSTREAM_URL: 'https://analytics.example.com' }).drain;
+    expect(defaults.delayMs).toBeGreaterThan(0);
+    expect(drainMs).toBeGreaterThanOrEqual(defaults.delayMs + defaults.timeoutMs);
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(40);
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(drainMs + 5_000);
     // Out of the endpoints before the listener stops taking connections.
@@ -276,7 +278,11 @@ describe('compose.yaml', () => {
       expect(gateway.image, name).toBe(`analytics-graphql-gateway:${manifest.version}`);
       const env = gateway.environment ?? {};
       expect(Object.keys(env).filter((variable) => !gatewayReads.has(variable))).toEqual([]);
-      const config = loadConfig(Object.fromEntries(Object.entries(env).map(([variable, value]) => [variable, unset(value)])));
+      // What the gateway reads: the image's ENV lines, then the service's environment.
+      const config = loadConfig({
+        ...dockerfileEnv(),
+        ...Object.fromEntries(Object.entries(env).map(([variable, value]) => [variable, unset(value)])),
+      });
       expect(new URL(config.cache.redisUrl ?? '').hostname).toBe('redis');
       const sandbox = optionsFromEnv(services.sandbox?.environment ?? {});
       expect(config.upstream.url).toBe(`http://sandbox:${sandbox.port}`);

@@ -459,3 +459,38 @@ describe('the Markdown', () => {
     expect(toMissing).toEqual([]);
   });
 });
+
+describe('the versions the docs name', () => {
+  const lockOf = (path: string): Record<string, { version?: string }> =>
+    (JSON.parse(readFileSync(join(ROOT, path), 'utf8')) as { packages: Record<string, { version?: string }> }).packages;
+  const root = lockOf('package-lock.json');
+  const example = lockOf('examples/dashboard/package-lock.json');
+  const major = (lock: Record<string, { version?: string }>, name: string): string =>
+    lock[`node_modules/${name}`]?.version?.split('.')[0] ?? `${name} not in the lockfile`;
+  // How a doc names a package with its major version, and the lockfile whose version it must be.
+  const named: [RegExp, () => string][] = [
+    [/Apollo Client (\d+)/g, () => major(root, '@apollo/client')],
+    [/`@urql\/core` (\d+)/g, () => major(root, '@urql/core')],
+    [/\burql (\d+) \(`@urql\/core`/g, () => major(example, 'urql')],
+    [/relay-runtime (\d+)/g, () => major(root, 'relay-runtime')],
+    [/\bVite (\d+)/g, () => major(example, 'vite')],
+    [/\bReact (\d+)/g, () => major(example, 'react')],
+    [/\bgraphql (\d+)\b/g, () => major(root, 'graphql')],
+  ];
+
+  it("are the lockfiles' (the root's, and the dashboard example's for its own packages)", () => {
+    const found: string[] = [];
+    const wrong: string[] = [];
+    for (const file of [...MARKDOWN_FILES, 'examples/dashboard/README.md']) {
+      const text = readDoc(file);
+      for (const [pattern, expected] of named) {
+        for (const match of text.matchAll(pattern)) {
+          found.push(match[0]);
+          if (match[1] !== expected()) wrong.push(`${file}: "${match[0]}", the lockfile has ${expected()}`);
+        }
+      }
+    }
+    expect(found.length).toBeGreaterThan(10);
+    expect(wrong).toEqual([]);
+  });
+});

@@ -20,14 +20,18 @@ const start = startGatewayProcess;
 
 describe('npm start', () => {
   it('embeds the sandbox when no UPSTREAM_URL is set, prints how to use it, and answers', async () => {
-    // No DRAIN_DELAY_MS: its 5 s default would be waited out at the SIGTERM below (drain has its tests).
-    const run = start({ PORT: '0', DRAIN_DELAY_MS: '0' });
+    const run = start({ PORT: '0' });
     child = run.child;
     const [, endpoint] = await waitFor(run.output, /Gateway on (http:\/\/\S+\/graphql)/);
     if (endpoint === undefined) throw new Error('no endpoint in the banner');
     await waitFor(run.output, /Browser apps allowed/);
     expect(run.output()).toContain('sandbox-key-1');
     expect(run.output()).toContain('curl -s');
+    // What to try next: the trace panel, live traffic with this sandbox's address, the dashboard.
+    const [, sandboxUrl] = /Upstream: the bundled sandbox at (\S+) /.exec(run.output()) ?? [];
+    expect(run.output()).toContain('open the Upstream calls panel');
+    expect(run.output()).toContain(`npm run traffic -- ${sandboxUrl}   visits arriving every second`);
+    expect(run.output()).toContain('npm run example');
     expect(run.output()).toContain('Browser apps allowed (CORS): http://localhost:* and http://127.0.0.1:* (not in production)');
     const response = await postGraphQL<{ websites: { totalCount: number } }>(
       endpoint,
@@ -218,6 +222,28 @@ describe('a signal drains the gateway', () => {
     await idle.closed;
     expect(idleClosedAt).toBe('before exit');
     expect(await connectionRefused(base)).toBe(true);
+  });
+
+  it('Ctrl-C outside production with nothing in flight: exits 0 at once, where production waits DRAIN_DELAY_MS', async () => {
+    // The control: production's default delay, during which a draining gateway still answers (503 on /ready).
+    const production = start({ NODE_ENV: 'production', SANDBOX: 'on', PORT: '0', HOST: '127.0.0.1' });
+    child = production.child;
+    const [, productionBase] = await waitFor(production.output, /Gateway on (http:\/\/\S+)\/graphql/);
+    production.child.kill('SIGINT');
+    await waitFor(production.output, /SIGINT: draining/);
+    expect((await fetch(`${productionBase}/ready`)).status).toBe(503);
+    production.child.kill('SIGKILL');
+    await production.exited;
+
+    const development = start({ PORT: '0' });
+    child = development.child;
+    await waitFor(development.output, /Browser apps allowed/);
+    const interrupted = performance.now();
+    development.child.kill('SIGINT');
+    expect(await development.exited).toBe(0);
+    // Bounded by what the default promises: no delay, where production's (the control above, still
+    // answering after the signal) is 5 s.
+    expect(performance.now() - interrupted).toBeLessThan(5_000);
   });
 
   it('SIGINT then a second signal: exits at once with code 1, without waiting for the drain', async () => {

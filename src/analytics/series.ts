@@ -53,3 +53,31 @@ export function comparedRange(range: DateRange, comparison: Comparison): DateRan
 export function relativeChange(current: number, previous: number): number | null {
   return previous === 0 ? null : (current - previous) / previous;
 }
+
+/** The days a summary's changes compare: one range of each side, the same number of days. */
+export interface ChangeBasis {
+  current: DateRange;
+  previous: DateRange;
+}
+
+/**
+ * What a comparison compares when the range asked for is not over (it reaches `today`, whose figures
+ * still grow): only its days that are over, against as many days from the compared range's start, the
+ * same part of it. A range that is over is compared whole. Null when none of its days is over yet
+ * (today alone): such a range is shown as partial, with no change.
+ */
+export function changeBasis(current: DateRange, previous: DateRange, today: string): ChangeBasis | null {
+  if (current.to < today) return { current, previous };
+  const lastOver = addDays(today, -1);
+  if (lastOver < current.from) return null;
+  const days = daysBetween(current.from, lastOver);
+  const previousEnd = addDays(previous.from, days - 1);
+  return {
+    current: { from: current.from, to: lastOver },
+    previous: { from: previous.from, to: previousEnd < previous.to ? previousEnd : previous.to },
+  };
+}
+
+/** The sum of the points whose date is within `range`. */
+export const totalWithin = (points: readonly SeriesPoint[], range: DateRange): number =>
+  total(points.filter((point) => point.date >= range.from && point.date <= range.to));

@@ -4,10 +4,10 @@
 // closed (a client would otherwise send its next request on a socket about to go away). Requests in
 // flight finish, up to `timeoutMs`, after which what is left is ended.
 import type { Server, ServerResponse } from 'node:http';
-import { defaultsOf, integer } from '../settings.js';
+import { integer } from '../settings.js';
 
 export interface DrainOptions {
-  /** Time between /ready turning 503 and the listener closing (DRAIN_DELAY_MS; default 5 s). */
+  /** Time between /ready turning 503 and the listener closing (DRAIN_DELAY_MS; default 5 s in production, else 0). */
   delayMs: number;
   /** Longest wait for the requests in flight once the listener is closed (DRAIN_TIMEOUT_MS; default 30 s). */
   timeoutMs: number;
@@ -15,8 +15,11 @@ export interface DrainOptions {
 
 /** How a signal stops the gateway. */
 export const DRAIN_SETTINGS = {
+  // Only a load balancer needs the delay: outside production nothing watches /ready, and Ctrl-C with
+  // nothing in flight should stop the gateway at once.
   delayMs: integer('DRAIN_DELAY_MS', {
-    fallback: 5_000,
+    fallback: 0,
+    productionFallback: 5_000,
     min: 0,
     max: 600_000,
     unit: 'ms',
@@ -30,9 +33,6 @@ export const DRAIN_SETTINGS = {
     doc: 'once the listener is closed, how long requests in flight may take to finish',
   }),
 };
-
-/** DRAIN_DELAY_MS and DRAIN_TIMEOUT_MS when unset. */
-export const DRAIN_DEFAULTS: Readonly<DrainOptions> = defaultsOf(DRAIN_SETTINGS);
 
 /** What readiness says: `starting` until the listener is up, `draining` from the first signal on. */
 export type ServingPhase = 'starting' | 'serving' | 'draining';

@@ -1,6 +1,6 @@
 // The demo install: two users with fixed keys, and their websites in creation order (ids are one
 // global sequence, so user 2's ids sit between user 1's and can be probed). Dates are relative to
-// "today". A website's statistics start on the day it was created: those created fewer than 400
+// "today". A website's statistics start on the day it was created: those created fewer than 1100
 // days ago (the stats window) have none before.
 import type { TrafficProfile } from './demo-traffic.js';
 
@@ -156,14 +156,14 @@ export const DEMO_WEBSITES: readonly DemoWebsite[] = [
   site(
     1,
     'acme-analytics.com',
-    540,
+    1200,
     profile(1800, [...MARKETING_PAGES, ...blog(8).slice(1)], SAAS_EVENTS, ['spring_launch', 'newsletter_march', 'retargeting_q1']),
     { favorite: 1, email: 1, excludeParams: 'utm_source\nutm_medium\nfbclid' },
   ),
   site(
     1,
     'blog.acme-analytics.com',
-    480,
+    1160,
     profile(
       650,
       [...blog(14), '/', '/about', '/rss.xml', '/tags/engineering', '/tags/product', '/tags/company'],
@@ -175,7 +175,7 @@ export const DEMO_WEBSITES: readonly DemoWebsite[] = [
   site(
     2,
     'pixelforge.io',
-    455,
+    1135,
     profile(
       420,
       [...MARKETING_PAGES.slice(0, 16), '/gallery', '/gallery/portraits', '/gallery/landscapes', '/editor', '/templates'],
@@ -188,7 +188,7 @@ export const DEMO_WEBSITES: readonly DemoWebsite[] = [
   site(
     1,
     'docs.acme-analytics.com',
-    430,
+    1120,
     profile(
       300,
       [
@@ -215,7 +215,7 @@ export const DEMO_WEBSITES: readonly DemoWebsite[] = [
   site(
     1,
     'northwind-outfitters.com',
-    400,
+    1105,
     profile(950, SHOP_PAGES, SHOP_EVENTS, ['winter_sale', 'black_friday', 'newsletter_january', 'influencer_spring'], {
       pagesPerVisit: 3.4,
       weekendFactor: 1.25,

@@ -204,8 +204,12 @@ const REFERRERS: readonly string[] = [
   'wikipedia.org',
 ];
 
-/** Days of statistics a seeded website has, ending "today": enough to compare a period with the same dates a year earlier. */
-export const WINDOW_DAYS = 400;
+/**
+ * Days of statistics a seeded website has, ending "today": three years and a few days, so that every
+ * period of the dashboard's picker and the one it is compared with have data (last year against the
+ * calendar year before it reaches back to the first of January two years ago).
+ */
+export const WINDOW_DAYS = 1100;
 /**
  * The most recent days, generated exactly as when they were the whole window (same stream, same
  * draws in the same order), so growing the window left their values as they were. The days before

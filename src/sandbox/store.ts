@@ -115,7 +115,7 @@ interface Today {
 }
 
 export class SandboxStore {
-  /** First day of the stats window: `today - (WINDOW_DAYS - 1)`, i.e. `today - 399`. */
+  /** First day of the stats window: `today - (WINDOW_DAYS - 1)`, i.e. `today - 1099`. */
   readonly firstDay: number;
   /** `YYYY-MM-DD` of each day of the window, shared by all websites; made on the first stats request. */
   private dates: readonly string[] | undefined;

@@ -1,14 +1,17 @@
 // Time series and summaries of a website: the upstream's per-day visitor and pageview rows, every page
 // read (100 rows a page, the pages after the first in parallel, never more than the range's days can
 // fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
-import { daysBetween } from '../analytics/calendar.js';
+import { daysBetween, dayIn } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import {
   bucket,
+  changeBasis,
   comparedRange,
   relativeChange,
   total,
+  totalWithin,
   zeroFill,
+  type ChangeBasis,
   type Comparison,
   type Interval,
   type SeriesPoint,
@@ -135,7 +138,25 @@ interface Totals {
   range: DateRange;
   visitors: number;
   pageviews: number;
+  /** Every day of the range, zero-filled: what the totals were summed from. */
+  dailyVisitors: SeriesPoint[];
+  dailyPageviews: SeriesPoint[];
 }
+
+interface TotalsPoint {
+  date: string;
+  visitors: number;
+  pageviews: number;
+}
+
+const TotalsPointRef = builder.objectRef<TotalsPoint>('TotalsPoint').implement({
+  description: 'Visitors and pageviews of one bucket of a range.',
+  fields: (t) => ({
+    date: t.expose('date', { type: 'Date', description: "The bucket's first day inside the range." }),
+    visitors: t.exposeInt('visitors', { description: "Daily visitors summed over the bucket's days (0 for days without data)." }),
+    pageviews: t.exposeInt('pageviews', { description: "Pageviews over the bucket's days (0 for days without data)." }),
+  }),
+});
 
 const TotalsRef = builder.objectRef<Totals>('Totals').implement({
   description: 'Visitors and pageviews summed over a range.',
@@ -148,12 +169,58 @@ const TotalsRef = builder.objectRef<Totals>('Totals').implement({
     }),
     visitors: t.exposeInt('visitors', { description: 'Daily visitors summed: visitor-days, not unique visitors.' }),
     pageviews: t.exposeInt('pageviews', { description: 'Pageviews.' }),
+    points: t.field({
+      type: [TotalsPointRef],
+      description:
+        'Visitors and pageviews by day, ISO week or month, every bucket present, oldest first: a chart of the range (and of the compared one) from the reads its totals made, with no upstream call more.',
+      args: { interval: t.arg({ type: IntervalEnum, defaultValue: 'DAY', description: 'The size of the buckets.' }) },
+      complexity: NO_UPSTREAM_CALL,
+      // An enum with a default: GraphQL's own validation is all the check it needs.
+      extensions: { argumentProblems: () => [] },
+      resolve: (totals, args) => {
+        const interval = args.interval ?? 'DAY';
+        const pageviews = bucket(totals.dailyPageviews, interval, totals.range);
+        return bucket(totals.dailyVisitors, interval, totals.range).map((point, i) => ({
+          date: point.date,
+          visitors: point.count,
+          pageviews: pageviews[i]?.count ?? 0,
+        }));
+      },
+    }),
+  }),
+});
+
+const ChangeBasisRef = builder.objectRef<ChangeBasis>('ChangeBasis').implement({
+  description: "The days a summary's changes compare, as many on each side.",
+  fields: (t) => ({
+    current: t.field({
+      type: DateRangeRef,
+      description: 'Days of the range asked for: all of them, or those that are over when it is partial.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (basis) => basis.current,
+    }),
+    previous: t.field({
+      type: DateRangeRef,
+      description: 'Days of the compared range: all of them, or as many from its first day when the range is partial.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (basis) => basis.previous,
+    }),
   }),
 });
 
 interface SummaryShape {
   current: Totals;
   previous: Totals | null;
+  /** The range reaches today, whose figures still grow. */
+  partial: boolean;
+  basis: ChangeBasis | null;
+}
+
+/** A metric's change over the basis's days; null without a basis or when the previous days add up to 0. */
+function changeOf(summary: SummaryShape, daily: (totals: Totals) => SeriesPoint[]): number | null {
+  const { current, previous, basis } = summary;
+  if (previous === null || basis === null) return null;
+  return relativeChange(totalWithin(daily(current), basis.current), totalWithin(daily(previous), basis.previous));
 }
 
 const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
@@ -172,17 +239,33 @@ const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
       complexity: NO_UPSTREAM_CALL,
       resolve: (summary) => summary.previous,
     }),
+    partial: t.boolean({
+      description:
+        "Whether the range reaches today (in the install's time zone), whose figures still grow: its changes then compare only its days that are over with as many days of the compared range (`changeBasis`), and with none over (today alone) they are null.",
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (summary) => summary.partial,
+    }),
+    changeBasis: t.field({
+      type: ChangeBasisRef,
+      nullable: true,
+      description:
+        'The days `visitorsChange` and `pageviewsChange` compare: both ranges whole, or the same part of each when the range is partial; null without `compare` or when no day of the range is over.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: (summary) => (summary.previous === null ? null : summary.basis),
+    }),
     visitorsChange: t.float({
       nullable: true,
-      description: '(current - previous) / previous visitors; null without a comparison or when previous is 0.',
+      description:
+        '(current - previous) / previous visitors over the days of `changeBasis`; null without a comparison, when no day is over, or when previous is 0.',
       complexity: NO_UPSTREAM_CALL,
-      resolve: ({ current, previous }) => (previous ? relativeChange(current.visitors, previous.visitors) : null),
+      resolve: (summary) => changeOf(summary, (totals) => totals.dailyVisitors),
     }),
     pageviewsChange: t.float({
       nullable: true,
-      description: '(current - previous) / previous pageviews; null without a comparison or when previous is 0.',
+      description:
+        '(current - previous) / previous pageviews over the days of `changeBasis`; null without a comparison, when no day is over, or when previous is 0.',
       complexity: NO_UPSTREAM_CALL,
-      resolve: ({ current, previous }) => (previous ? relativeChange(current.pageviews, previous.pageviews) : null),
+      resolve: (summary) => changeOf(summary, (totals) => totals.dailyPageviews),
     }),
   }),
 });
@@ -194,7 +277,8 @@ async function totalsOf(ctx: GatewayContext, websiteId: string, range: DateRange
   const visitors = dailyPoints(ctx, websiteId, 'VISITORS', range, info);
   const pageviews = dailyPoints(ctx, websiteId, 'PAGEVIEWS', range, info);
   await Promise.allSettled([visitors, pageviews]);
-  return { range, visitors: total(await visitors), pageviews: total(await pageviews) };
+  const [dailyVisitors, dailyPageviews] = [await visitors, await pageviews];
+  return { range, visitors: total(dailyVisitors), pageviews: total(dailyPageviews), dailyVisitors, dailyPageviews };
 }
 
 builder.objectFields(WebsiteRef, (t) => ({
@@ -231,10 +315,17 @@ builder.objectFields(WebsiteRef, (t) => ({
     resolve: async (website, args, ctx, info) => {
       const range = resolveRange(args, ctx.clock);
       const compare: Comparison | null = args.compare ?? null;
+      const compared = compare === null ? null : comparedRange(range, compare);
       const current = totalsOf(ctx, website.id, range, info);
-      const previous = compare === null ? null : totalsOf(ctx, website.id, comparedRange(range, compare), info);
+      const previous = compared === null ? null : totalsOf(ctx, website.id, compared, info);
       await Promise.allSettled([current, previous]);
-      return { current: await current, previous: await previous };
+      const today = dayIn(ctx.clock.timeZone, ctx.clock.now());
+      return {
+        current: await current,
+        previous: await previous,
+        partial: range.to >= today,
+        basis: compared === null ? null : changeBasis(range, compared, today),
+      };
     },
   }),
 }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucket, comparedRange, relativeChange, total, zeroFill } from '../../src/analytics/series.js';
+import { bucket, changeBasis, comparedRange, relativeChange, total, zeroFill } from '../../src/analytics/series.js';
 
 describe('zeroFill', () => {
   it('gives every day of the range, zero where the install had no row, and ignores rows outside', () => {
@@ -60,5 +60,22 @@ describe('comparisons', () => {
     expect(relativeChange(50, 100)).toBe(-0.5);
     expect(relativeChange(10, 0)).toBeNull();
     expect(relativeChange(0, 0)).toBeNull();
+  });
+});
+
+describe('changeBasis', () => {
+  const previous = { from: '2026-02-14', to: '2026-02-28' };
+  it('compares a range that is over whole', () => {
+    const current = { from: '2026-03-01', to: '2026-03-15' };
+    expect(changeBasis(current, previous, '2026-03-16')).toEqual({ current, previous });
+  });
+  it('compares a range that reaches today by its days that are over, against as many from the compared start', () => {
+    expect(changeBasis({ from: '2026-03-01', to: '2026-03-15' }, previous, '2026-03-10')).toEqual({
+      current: { from: '2026-03-01', to: '2026-03-09' },
+      previous: { from: '2026-02-14', to: '2026-02-22' },
+    });
+  });
+  it('has nothing to compare when no day of the range is over', () => {
+    expect(changeBasis({ from: '2026-03-15', to: '2026-03-15' }, { from: '2026-03-14', to: '2026-03-14' }, '2026-03-15')).toBeNull();
   });
 });

@@ -38,13 +38,36 @@ async function startWorkers(): Promise<{ proc: ChildProcess; base: string; metri
   let output = '';
   proc.stdout?.on('data', (chunk) => (output += chunk));
   proc.stderr?.on('data', (chunk) => (output += chunk));
-  for (let i = 0; i < 200 && (output.match(/Gateway on /g)?.length ?? 0) < 2; i++) await sleep(50);
+  await banners(proc, () => output, 2);
   const [, base] = /Gateway on (http:\/\/\S+)\/graphql/.exec(output) ?? [];
   if (base === undefined) throw new Error(`no address in the banner:\n${output}`);
   return { proc, base, metricsPort, output: () => output };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves once the workers printed `count` banners in all, as each line comes (the test's timeout is the bound). */
+function banners(proc: ChildProcess, output: () => string, count: number): Promise<void> {
+  const enough = (): boolean => (output().match(/Gateway on /g)?.length ?? 0) >= count;
+  if (enough()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!enough()) return;
+      proc.stdout?.off('data', check);
+      resolve();
+    };
+    proc.stdout?.on('data', check);
+    proc.once('exit', () => reject(new Error(`exited before ${count} banners:\n${output()}`)));
+  });
+}
+
+/** Scrapes until `done` says the scrape shows what is awaited (a worker's report arrives on its own time). */
+async function scrapeUntil(metricsPort: number, done: (text: string) => boolean): Promise<string> {
+  for (;;) {
+    const { status, text } = await scrape(metricsPort);
+    expect(status).toBe(200);
+    if (done(text)) return text;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 /** `count` requests, each on a new connection: the primary hands them to the workers in turn. */
 async function requests(base: string, count: number): Promise<void> {
@@ -67,10 +90,10 @@ it('METRICS_PORT answers the sum over all workers on every scrape', async () => 
   const { base, metricsPort } = await startWorkers();
   await requests(base, 6);
   for (let i = 0; i < 3; i++) expect(requestCount((await scrape(metricsPort)).text)).toBe(6);
-}, 30_000);
+}, 60_000);
 
 it("keeps a dead worker's counts, and a frozen worker costs its own series, not the scrape", async () => {
-  const { base, metricsPort, output } = await startWorkers();
+  const { proc, base, metricsPort, output } = await startWorkers();
   await requests(base, 8);
   expect(requestCount((await scrape(metricsPort)).text)).toBe(8);
   const pids = [...output().matchAll(/Worker (\d+) started \(pid (\d+)\)/g)].map((match) => Number(match[2]));
@@ -78,7 +101,7 @@ it("keeps a dead worker's counts, and a frozen worker costs its own series, not 
 
   // One dies (as in a crash): the primary starts another; the sum keeps what the dead one had counted.
   process.kill(pids[0] as number, 'SIGKILL');
-  for (let i = 0; i < 200 && (output().match(/Gateway on /g)?.length ?? 0) < 3; i++) await sleep(50);
+  await banners(proc, output, 3);
   expect(output()).toMatch(/Worker 3 started/);
   const afterDeath = await scrape(metricsPort);
   expect(afterDeath.status).toBe(200);
@@ -97,7 +120,7 @@ it("keeps a dead worker's counts, and a frozen worker costs its own series, not 
   } finally {
     process.kill(frozen, 'SIGCONT');
   }
-  const thawed = await scrape(metricsPort);
-  expect(requestCount(thawed.text)).toBe(10);
-  expect(thawed.text).toMatch(/^gateway_metrics_workers_silent 0$/m);
-}, 30_000);
+  // Thawed, it answers the primary again: no worker silent, the same sum.
+  const thawed = await scrapeUntil(metricsPort, (text) => /^gateway_metrics_workers_silent 0$/m.test(text));
+  expect(requestCount(thawed)).toBe(10);
+}, 60_000);

@@ -7,7 +7,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { KEY_2, TODAY, call, statsPath } from './http.js';
 import type { StatRow, WirePage } from './http.js';
 
-const WINDOW_START = '2025-02-09'; // TODAY - 399 days: the seeded window is the 400 days ending today
+const WINDOW_START = '2023-03-12'; // TODAY - 1099 days: the seeded window is the 1100 days ending today
 const RECENT_START = '2025-11-16'; // TODAY - 119 days: the days whose figures did not change when the window grew from 120
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -43,8 +43,8 @@ const invalid = (fields: Record<string, string[]>) => ({ message: fields, status
 
 describe('values and their encodings', () => {
   it.each([
-    ['visitor', /^\d{4}-\d{2}-\d{2}$/, 400, '2026-03-15'],
-    ['pageview', /^\d{4}-\d{2}-\d{2}$/, 400, WINDOW_START],
+    ['visitor', /^\d{4}-\d{2}-\d{2}$/, 1100, '2026-03-15'],
+    ['pageview', /^\d{4}-\d{2}-\d{2}$/, 1100, WINDOW_START],
     ['country', /^[A-Z]{2}:[A-Z][\w ]+$/, 12, 'US:United States'],
     ['continent', /^[A-Z]{2}:[A-Z][\w ]+$/, 5, 'EU:Europe'],
     ['city', /^[A-Z]{2}:\S.*$/, 12, 'US:New York, NY'],
@@ -89,9 +89,9 @@ describe('values and their encodings', () => {
     }
   });
 
-  it('has a day for each of the last 400 days, ending today', async () => {
-    const days = (await allRows(1, 'visitor', '2024-01-01', '2026-12-31')).map((row) => row.value).sort();
-    expect(days).toHaveLength(400);
+  it('has a day for each of the last 1100 days, ending today', async () => {
+    const days = (await allRows(1, 'visitor', '2023-01-01', '2026-12-31')).map((row) => row.value).sort();
+    expect(days).toHaveLength(1100);
     expect(days[0]).toBe(WINDOW_START);
     expect(days.at(-1)).toBe(TODAY);
   });
@@ -136,7 +136,7 @@ describe('ranges', () => {
     expect(before.body.data).toEqual([]);
     expect(before.body.meta).toMatchObject({ total: 0, from: null, to: null, last_page: 1 });
     expect((await stats(1, 'visitor', '2026-03-16', '2026-04-30')).body.meta.total).toBe(0);
-    expect((await stats(1, 'visitor', '2025-02-01', '2025-02-20')).body.meta.total).toBe(12);
+    expect((await stats(1, 'visitor', '2023-03-01', '2023-03-20')).body.meta.total).toBe(9);
   });
 
   it('has no stats for a website created through the API', async () => {
@@ -152,7 +152,7 @@ describe('ranges', () => {
 });
 
 describe('the year before', () => {
-  /** Websites created more than 400 days before TODAY, and those created since, with their owner's key. */
+  /** Websites created more than 1100 days before TODAY, and those created since, with their owner's key. */
   const OLDER = [
     [1, undefined],
     [2, undefined],
@@ -393,11 +393,11 @@ describe('seeded data', () => {
       const days = async (target: Sandbox) =>
         (await call<StatPage>(target, statsPath(1, 'visitor', '2000-01-01', '2100-01-01', { sort_by: 'value', per_page: '100' }))).body;
       const pinnedDays = await days(pinned);
-      expect(pinnedDays.meta.total).toBe(400);
+      expect(pinnedDays.meta.total).toBe(1100);
       expect(pinnedDays.data[0]?.value).toBe('2026-01-01');
       expect((await days(real)).data[0]?.value).toBe(new Date().toISOString().slice(0, 10));
       const created = (await call<{ data: { created_at: string } }>(pinned, '/api/v1/websites/1')).body.data.created_at;
-      expect(created.slice(0, 10)).toBe('2024-07-10'); // 540 days before 2026-01-01
+      expect(created.slice(0, 10)).toBe('2022-09-19'); // 1200 days before 2026-01-01
     } finally {
       await Promise.all([pinned.close(), real.close()]);
     }

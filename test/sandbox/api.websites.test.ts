@@ -134,8 +134,8 @@ describe('GET /api/v1/websites/{id}', () => {
         exclude_params: 'utm_source\nutm_medium\nfbclid',
         exclude_ips: null,
         favorite: 1,
-        created_at: '2024-09-21T13:51:00.000000Z',
-        updated_at: '2024-10-21T14:03:34.000000Z',
+        created_at: '2022-12-01T17:40:00.000000Z',
+        updated_at: '2022-12-31T17:52:34.000000Z',
       },
       status: 200,
     });

@@ -9,7 +9,7 @@ import { apportion } from '../../src/sandbox/demo-traffic.js';
 import { KEY_1, KEY_2, TODAY, call, statsPath } from './http.js';
 import type { ErrorBody, LegacyWireWebsite, StatRow, WirePage, WirePlainPage } from './http.js';
 
-const WINDOW_START = '2025-02-09'; // TODAY - 399 days: the seeded window is the 400 days ending today
+const WINDOW_START = '2023-03-12'; // TODAY - 1099 days: the seeded window is the 1100 days ending today
 const RECENT_START = '2025-11-16'; // TODAY - 119 days: the days whose figures did not change when the window grew from 120
 let sandbox: Sandbox;
 beforeEach(async () => {
@@ -364,8 +364,8 @@ describe('websites', () => {
         password: false,
         exclude_bots: 1,
         exclude_ips: null,
-        created_at: '2024-09-21T13:51:00.000000Z',
-        updated_at: '2024-10-21T14:03:34.000000Z',
+        created_at: '2022-12-01T17:40:00.000000Z',
+        updated_at: '2022-12-31T17:52:34.000000Z',
       },
       status: 200,
     });
@@ -501,7 +501,7 @@ describe('stats of another user’s website', () => {
     expect(theirs.status).toBe(200);
     expect(theirs.body.total).toBeGreaterThan(0);
     expect(theirs.body).toEqual((await stats(3, 'country', WINDOW_START, TODAY, {}, KEY_2)).body);
-    expect((await stats(1, 'visitors', WINDOW_START, TODAY, {}, KEY_2)).body.total).toBe(400);
+    expect((await stats(1, 'visitors', WINDOW_START, TODAY, {}, KEY_2)).body.total).toBe(1100);
     // The website endpoints still refuse it.
     expect((await show(3)).body).toEqual(NOT_FOUND);
   });

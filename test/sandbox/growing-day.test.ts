@@ -10,7 +10,7 @@ import { SandboxStore, type WebsiteRecord } from '../../src/sandbox/store.js';
 import { KEY_1, KEY_2, TODAY, call, statsPath } from './http.js';
 import type { StatRow, WirePage, WirePlainPage } from './http.js';
 
-const WINDOW_START = '2025-02-09'; // TODAY - 399 days
+const WINDOW_START = '2023-03-12'; // TODAY - 1099 days
 const YESTERDAY = '2026-03-14';
 /** The seeded websites and their owners' keys. */
 const SEEDED: readonly (readonly [number, string])[] = [

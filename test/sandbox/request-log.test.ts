@@ -125,7 +125,7 @@ describe('control paths', () => {
   it('answers GET /__sandbox/health with the pinned window', async () => {
     const reply = await call(sandbox, '/__sandbox/health', { key: null });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ status: 'ok', today: TODAY, statsFrom: '2025-02-09' }); // TODAY - 399 days
+    expect(reply.body).toEqual({ status: 'ok', today: TODAY, statsFrom: '2023-03-12' }); // TODAY - 1099 days
   });
 
   it('answers 404 for unknown control paths and 405 for wrong methods', async () => {

@@ -291,10 +291,10 @@ describe('demo traffic', () => {
   const all = { sortBy: 'value', sort: 'asc' } as const;
   const sum = (rows: StatRow[]) => rows.reduce((acc, row) => acc + row.count, 0);
 
-  it('spans the 400 days ending today for a website older than that', () => {
-    expect([WINDOW_DAYS, RECENT_DAYS]).toEqual([400, 120]);
+  it('spans the 1100 days ending today for a website older than that', () => {
+    expect([WINDOW_DAYS, RECENT_DAYS]).toEqual([1100, 120]);
     const series = generateTraffic(profile, seededRandom(42), firstDay, dates, (firstDay - 10) * 86_400_000);
-    expect(series.get('visitor')?.rows({ fromDay: 0, toDay: today + 10, ...all })).toHaveLength(400);
+    expect(series.get('visitor')?.rows({ fromDay: 0, toDay: today + 10, ...all })).toHaveLength(1100);
   });
 
   it('starts on the creation day of a website created within the recent days, from its creation hour', () => {

@@ -68,8 +68,11 @@ enum Interval { DAY WEEK MONTH }
 type Series { metric: SeriesMetric!  interval: Interval!  range: DateRange!  total: Int!  points: [SeriesPoint!]! }
 type SeriesPoint { date: Date!  count: Int! }
 enum Comparison { PREVIOUS_PERIOD PREVIOUS_YEAR }
-type Totals { range: DateRange!  visitors: Int!  pageviews: Int! }
-type Summary { current: Totals!  previous: Totals  visitorsChange: Float  pageviewsChange: Float }
+type Totals { range: DateRange!  visitors: Int!  pageviews: Int!  points(interval: Interval = DAY): [TotalsPoint!]! }
+type TotalsPoint { date: Date!  visitors: Int!  pageviews: Int! }
+type Summary { current: Totals!  previous: Totals  visitorsChange: Float  pageviewsChange: Float
+  partial: Boolean!  changeBasis: ChangeBasis }
+type ChangeBasis { current: DateRange!  previous: DateRange! }
 type WebsiteList { nodes: [Website!]!  totalCount: Int!  pageInfo: PageInfo! }
 type StatList { nodes: [Stat!]!  totalCount: Int!  pageInfo: PageInfo!  range: DateRange!  sum: Int! }
 type PageInfo { page: Int!  perPage: Int!  lastPage: Int!  hasNextPage: Boolean!  hasPreviousPage: Boolean! }

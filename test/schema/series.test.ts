@@ -552,15 +552,72 @@ describe.each<Dialect>(['contract', 'legacy'])('against the %s dialect', (dialec
       expect(got.pageviewsChange).toBeCloseTo((current.pageviews - previous.pageviews) / previous.pageviews, 12);
     });
 
-    it.runIf(HAS_A_YEAR_BEFORE_LAST_30)('PREVIOUS_YEAR: the same dates a year earlier', async () => {
+    it.runIf(HAS_A_YEAR_BEFORE_LAST_30)('PREVIOUS_YEAR: the same dates a year earlier, changes over the days that are over', async () => {
       const got = await summary({ id: sites.oldest, period: 'LAST_30_DAYS', compare: 'PREVIOUS_YEAR' });
       const current = await totals(sites.oldest, '2026-02-14', '2026-03-15');
       const previous = await totals(sites.oldest, '2025-02-14', '2025-03-15');
       expect(got.current).toEqual(current);
       expect(got.previous).toEqual(previous);
-      expect(previous.visitors).toBeGreaterThan(0);
-      expect(got.visitorsChange).toBeCloseTo((current.visitors - previous.visitors) / previous.visitors, 12);
-      expect(got.pageviewsChange).toBeCloseTo((current.pageviews - previous.pageviews) / previous.pageviews, 12);
+      // The range reaches today (2026-03-15), not over: its first 29 days against the same 29 a year earlier.
+      const [over, before] = [
+        await totals(sites.oldest, '2026-02-14', '2026-03-14'),
+        await totals(sites.oldest, '2025-02-14', '2025-03-14'),
+      ];
+      expect(before.visitors).toBeGreaterThan(0);
+      expect(got.visitorsChange).toBeCloseTo((over.visitors - before.visitors) / before.visitors, 12);
+      expect(got.pageviewsChange).toBeCloseTo((over.pageviews - before.pageviews) / before.pageviews, 12);
+    });
+
+    it('a range not over (it reaches today): partial, its changes over the same part of each, and its points', async () => {
+      const PARTIAL = `query($id: ID!, $period: Period, $compare: Comparison) {
+        website(id: $id) { summary(period: $period, compare: $compare) {
+          partial changeBasis { current { from to } previous { from to } } visitorsChange pageviewsChange
+          current { points { date visitors pageviews } } previous { points { date visitors pageviews } } } } }`;
+      type Point = { date: string; visitors: number; pageviews: number };
+      type Partial = {
+        partial: boolean;
+        changeBasis: { current: RangeData; previous: RangeData } | null;
+        visitorsChange: number | null;
+        pageviewsChange: number | null;
+        current: { points: Point[] };
+        previous: { points: Point[] } | null;
+      };
+      const ask = async (period: string, compare: string) =>
+        websiteOf(await stack.gql<WebsiteResult<{ summary: Partial }>>(PARTIAL, { id: sites.oldest, period, compare })).summary;
+
+      // Today alone: nothing of it is over, so no change; shown as partial.
+      const today = await ask('TODAY', 'PREVIOUS_PERIOD');
+      expect(today).toMatchObject({ partial: true, changeBasis: null, visitorsChange: null, pageviewsChange: null });
+      expect(today.current.points.map((point) => point.date)).toEqual(['2026-03-15']);
+      expect(today.previous?.points.map((point) => point.date)).toEqual(['2026-03-14']);
+
+      // This month (1 to 15 March): its 14 days over against the first 14 of the 15 days before it.
+      const month = await ask('THIS_MONTH', 'PREVIOUS_PERIOD');
+      expect(month.partial).toBe(true);
+      expect(month.changeBasis).toEqual({
+        current: { from: '2026-03-01', to: '2026-03-14' },
+        previous: { from: '2026-02-14', to: '2026-02-27' },
+      });
+      const [over, before] = [
+        await totals(sites.oldest, '2026-03-01', '2026-03-14'),
+        await totals(sites.oldest, '2026-02-14', '2026-02-27'),
+      ];
+      expect(month.visitorsChange).toBeCloseTo((over.visitors - before.visitors) / before.visitors, 12);
+      expect(month.pageviewsChange).toBeCloseTo((over.pageviews - before.pageviews) / before.pageviews, 12);
+      // The points are the REST API's daily rows, every day present.
+      const daily = new Map((await rest(sites.oldest, 'visitor', '2026-03-01', '2026-03-15')).map((row) => [row.value, row.count]));
+      expect(month.current.points.map((point) => [point.date, point.visitors])).toEqual(
+        Array.from({ length: 15 }, (_, i) => plusDays('2026-03-01', i)).map((date) => [date, daily.get(date) ?? 0]),
+      );
+      expect(month.previous?.points).toHaveLength(15);
+
+      // A range that is over: not partial, compared whole.
+      const lastMonth = await ask('LAST_MONTH', 'PREVIOUS_PERIOD');
+      expect(lastMonth.partial).toBe(false);
+      expect(lastMonth.changeBasis).toEqual({
+        current: { from: '2026-02-01', to: '2026-02-28' },
+        previous: { from: '2026-01-04', to: '2026-01-31' },
+      });
     });
 
     it('a previous period before the website was created counts 0, and the changes are null', async () => {

@@ -4,7 +4,7 @@ import { Provider, useQuery } from 'urql';
 import type { RuntimeConfig } from './config';
 import { createClient } from './client';
 import { problemOf } from './errors';
-import { Live } from './Live';
+import { Live, type LiveToday } from './Live';
 import { Overview } from './Overview';
 import { PeriodPicker } from './PeriodPicker';
 import { ProblemBanner } from './ProblemBanner';
@@ -64,6 +64,8 @@ function Dashboard() {
   const deferredSearch = useDeferredValue(search);
   const [chosen, setChosen] = useState<string | null>(null);
   const [range, setRange] = useState<Range>({ period: 'LAST_30_DAYS' });
+  /** Today's figures as the live view last got them: the overview of a range that holds today shows them. */
+  const [liveToday, setLiveToday] = useState<LiveToday | null>(null);
   const [{ data, error }, refetch] = useQuery({ query: WebsitesQuery, variables: { search: deferredSearch || null } });
   const websites = data?.websites.nodes ?? [];
   const websiteId = chosen !== null && websites.some((website) => website.id === chosen) ? chosen : (websites[0]?.id ?? null);
@@ -94,14 +96,14 @@ function Dashboard() {
       {data && websiteId === null && <p className="hint">No website matches.</p>}
       {websiteId !== null && (
         <>
-          <Overview key={`${websiteId} ${rangeKey}`} websiteId={websiteId} range={range} />
+          <Overview key={`${websiteId} ${rangeKey}`} websiteId={websiteId} range={range} liveToday={liveToday} />
           <div className="tops">
             <TopList key={`pages ${websiteId} ${rangeKey}`} title="Top pages" name="PAGE" websiteId={websiteId} range={range} />
             <TopList key={`referrers ${websiteId} ${rangeKey}`} title="Referrers" name="REFERRER" websiteId={websiteId} range={range} />
             <TopList key={`countries ${websiteId} ${rangeKey}`} title="Countries" name="COUNTRY" websiteId={websiteId} range={range} />
             <TopList key={`browsers ${websiteId} ${rangeKey}`} title="Browsers" name="BROWSER" websiteId={websiteId} range={range} />
           </div>
-          <Live key={websiteId} websiteId={websiteId} />
+          <Live key={websiteId} websiteId={websiteId} onToday={setLiveToday} />
         </>
       )}
     </main>

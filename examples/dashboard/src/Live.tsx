@@ -1,5 +1,6 @@
 // Today's figures over the subscription: the gateway pushes them again when they change, and each change
 // is listed with the time it arrived.
+import { useEffect } from 'react';
 import { useSubscription } from 'urql';
 import { problemOf } from './errors';
 import { formatCount } from './format';
@@ -38,7 +39,14 @@ function describe(before: Today, after: Today): string | null {
   return `${parts.join(', ')}${pages.length > 0 ? ` (${pages.join(', ')})` : ''}`.trim();
 }
 
-export function Live({ websiteId }: { websiteId: string }) {
+/** Today's figures as the last push gave them. */
+export interface LiveToday {
+  date: string;
+  visitors: number;
+  pageviews: number;
+}
+
+export function Live({ websiteId, onToday }: { websiteId: string; onToday: (today: LiveToday) => void }) {
   const [{ data, error }] = useSubscription<LiveResult, LiveState>(
     { query: LiveSubscription, variables: { id: websiteId } },
     (state = { latest: null, changes: [] }, result) => {
@@ -51,6 +59,11 @@ export function Live({ websiteId }: { websiteId: string }) {
       };
     },
   );
+  const today = data?.latest?.today.current;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: told once per push that moved a figure, not per render.
+  useEffect(() => {
+    if (today) onToday({ date: today.range.from, visitors: today.visitors, pageviews: today.pageviews });
+  }, [today?.range.from, today?.visitors, today?.pageviews]);
   const problem = problemOf(error);
   const latest = data?.latest;
   return (

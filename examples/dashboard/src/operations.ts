@@ -16,13 +16,28 @@ export const WebsitesQuery = graphql(`
   }
 `);
 
-/** The totals against the previous period, and the visitors and pageviews of each day. */
+/**
+ * The totals against the compared range, and both ranges day by day for the chart: one request, as the
+ * summary reads the days it totals and says when the range is not over (`partial`) and which days its
+ * changes compare.
+ */
 export const OverviewQuery = graphql(`
-  query Overview($id: ID!, $period: Period, $from: Date, $to: Date) {
+  query Overview($id: ID!, $period: Period, $from: Date, $to: Date, $compare: Comparison!) {
     website(id: $id) {
       id
       domain
-      summary(period: $period, from: $from, to: $to, compare: PREVIOUS_PERIOD) {
+      summary(period: $period, from: $from, to: $to, compare: $compare) {
+        partial
+        changeBasis {
+          current {
+            from
+            to
+          }
+          previous {
+            from
+            to
+          }
+        }
         current {
           visitors
           pageviews
@@ -30,50 +45,25 @@ export const OverviewQuery = graphql(`
             from
             to
           }
+          points {
+            date
+            visitors
+            pageviews
+          }
         }
         previous {
-          visitors
-          pageviews
           range {
             from
             to
           }
+          points {
+            date
+            visitors
+            pageviews
+          }
         }
         visitorsChange
         pageviewsChange
-      }
-      visitors: series(metric: VISITORS, period: $period, from: $from, to: $to) {
-        points {
-          date
-          count
-        }
-      }
-      pageviews: series(metric: PAGEVIEWS, period: $period, from: $from, to: $to) {
-        points {
-          date
-          count
-        }
-      }
-    }
-  }
-`);
-
-/** The previous period's days, once the overview has said which days those are. */
-export const PreviousSeriesQuery = graphql(`
-  query PreviousSeries($id: ID!, $from: Date!, $to: Date!) {
-    website(id: $id) {
-      id
-      visitors: series(metric: VISITORS, from: $from, to: $to) {
-        points {
-          date
-          count
-        }
-      }
-      pageviews: series(metric: PAGEVIEWS, from: $from, to: $to) {
-        points {
-          date
-          count
-        }
       }
     }
   }
@@ -109,6 +99,9 @@ export const LiveSubscription = graphql(`
         current {
           visitors
           pageviews
+          range {
+            from
+          }
         }
       }
       pages: stats(name: PAGE, period: TODAY, perPage: 10) {

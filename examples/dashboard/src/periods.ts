@@ -1,5 +1,5 @@
 // The periods of the schema's Period enum, as the picker names them, and a custom range.
-import type { Period } from './gql/graphql';
+import type { Comparison, Period } from './gql/graphql';
 
 /** Every Period of schema.graphql: the compiler fails here when the schema gains or loses one. */
 export const PERIODS: Record<Period, string> = {
@@ -25,4 +25,13 @@ export function rangeVariables(range: Range): { period?: Period; from?: string; 
 
 export function isPeriod(value: string): value is Period {
   return Object.hasOwn(PERIODS, value);
+}
+
+/**
+ * What a range is compared with: a year (this one so far, or the last) with the same dates a year
+ * earlier, which for last year is the calendar year before; any other range with as many days just
+ * before it.
+ */
+export function comparisonOf(range: Range): Comparison {
+  return 'period' in range && (range.period === 'LAST_YEAR' || range.period === 'THIS_YEAR') ? 'PREVIOUS_YEAR' : 'PREVIOUS_PERIOD';
 }

@@ -9,7 +9,6 @@
 // other document runs at all.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { ErrorCode } from '../../errors.js';
@@ -98,6 +97,13 @@ export const PERSISTED_QUERY_SETTINGS = {
 };
 const PERSISTED_QUERY_DEFAULTS = defaultsOf(PERSISTED_QUERY_SETTINGS);
 
+/** The `persistedQuery` extension of APQ (version 1, a SHA-256 in hex), or null when there is none. */
+function persistedQueryOf(extensions: unknown): { sha256Hash: string } | null {
+  const persisted = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
+  if (persisted?.version !== 1 || typeof persisted.sha256Hash !== 'string') return null;
+  return { sha256Hash: persisted.sha256Hash };
+}
+
 /** APQ over the manifest and the bounded store; with `trustedOnly`, the guard that refuses other documents. */
 export function usePersistedQueries({
   maxEntries = PERSISTED_QUERY_DEFAULTS.maxEntries,
@@ -114,14 +120,32 @@ export function usePersistedQueries({
       local?.set(hash, document);
     },
   };
-  // The APQ plugin checks the hash of a document sent with one; keeping it waits for the verdict on the
-  // key (`registration` below), so its own `set` keeps nothing.
-  const store = {
-    get: async (hash: string) => manifest.get(hash) ?? (await registered.get(hash).catch(() => undefined)) ?? null,
-    set: async () => undefined,
+  // Automatic persisted queries, the protocol of Apollo's link: a hash alone runs the document kept
+  // for it; a document with its hash is checked against it. Keeping it waits for the verdict on the
+  // key (`registration` below). Written here rather than with yoga's APQ plugin, whose peer range of
+  // @graphql-tools/utils stops below the one graphql-yoga itself needs, so that installing the package
+  // warns. Errors answer 200 with the error in the body: what Apollo's link and urql's exchange look
+  // for before retrying.
+  const apq: Plugin = {
+    async onParams({ params, setParams }) {
+      const persisted = persistedQueryOf(params.extensions);
+      if (persisted === null) return;
+      if (params.query == null) {
+        const hash = persisted.sha256Hash;
+        const document = manifest.get(hash) ?? (await registered.get(hash).catch(() => undefined));
+        if (document === undefined) {
+          throw createGraphQLError('PersistedQueryNotFound', {
+            extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode, http: { status: 200 } },
+          });
+        }
+        setParams({ ...params, query: document });
+      } else if (sha256Hex(params.query) !== persisted.sha256Hash) {
+        throw createGraphQLError('PersistedQueryMismatch', {
+          extensions: { code: 'PERSISTED_QUERY_MISMATCH' satisfies ErrorCode, http: { status: 200 } },
+        });
+      }
+    },
   };
-  // 200 with the error in the body: what Apollo's link and urql's exchange look for before retrying.
-  const apq = useAPQ({ store, responseConfig: { forceStatusCodeOk: true } });
   // Documents sent with their hash, by request: seen before the APQ plugin fills in a hash-only request's
   // document (which is kept already), and checked by it after (a wrong hash fails the request, which then
   // never runs, so never registers).
