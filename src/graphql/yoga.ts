@@ -6,6 +6,7 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { normalizeNodeRequest } from '@whatwg-node/server';
 import type { LIVE_SETTINGS, LiveHub } from '../live/hub.js';
 import type { SettingsOf } from '../settings.js';
 import type { YOGA_SETTINGS } from './endpoint-settings.js';
@@ -280,7 +281,9 @@ export function createGatewayYoga(
       // Yoga takes the JSON body parsed (once: the state's), in place of its bytes.
       const body = state.body();
       if (body !== undefined) (req as { body?: unknown }).body = body;
-      const response = await yoga.handleNodeRequest(req, { req, res, state, run } as Partial<GatewayServerContext>);
+      // The request as yoga's own node adapter makes it: its signal aborted when the client leaves.
+      const request = normalizeNodeRequest(req, yoga.fetchAPI, res);
+      const response = await yoga.fetch(request, { req, res, state, run } as Partial<GatewayServerContext>);
       return answerOf(response, run);
     },
   };

@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StoredAnswer, StoredHit } from '../cache/stored-answers.js';
 import { RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
+import { sendNodeResponse } from '@whatwg-node/server';
 import type { StoreSession } from '../cache/scope.js';
 import { SECURITY_HEADERS, htmlPolicy, ifNoneMatchHas } from '../http-headers.js';
 import type { Answer, AnswerFacts, AnswerUsage, JsonAnswer, PassedAnswer } from '../graphql/answered.js';
@@ -221,15 +222,20 @@ export function createEnding(options: EndingOptions): Ending {
     }
     // An event stream goes out as its events are made: no proxy (nginx) holds it back.
     if (type.startsWith('text/event-stream')) headers.push('x-accel-buffering', 'no');
-    res.writeHead(response.status, headers);
     // A stream's slot stays taken while it streams (its work goes on); anything else's is free now.
     if (!STREAMED.test(type)) state.slot?.free(facts?.keyAccepted ?? false);
     if (facts !== null) record(facts, state, false);
-    if (response.body === null || req.method === 'HEAD') {
+    if (req.method === 'HEAD') {
+      res.writeHead(response.status, headers);
       res.end();
       return;
     }
-    void streamTo(res, response.body);
+    // Written as yoga's own node adapter writes a Response (a stream's parts as they come, the reader
+    // cancelled when the client fails), with the headers set here.
+    // Its own headers are all in `headers` (its Vary joined with ours).
+    response.headers.delete('vary');
+    for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i] as string, headers[i + 1] as string);
+    void sendNodeResponse(response, res, req, false);
   }
 
   return {
@@ -279,37 +285,4 @@ export function storedAnswerOf(hit: StoredHit, state: RequestState): JsonAnswer 
     },
     stored: { etag: hit.etag, maxAgeS: hit.maxAgeS },
   };
-}
-
-/**
- * Writes a body's parts as they come, waiting for the reader when it is slow; the client leaving
- * cancels the body (yoga stops the work behind it). One listener on the response, however long it streams.
- */
-async function streamTo(res: ServerResponse, body: ReadableStream<Uint8Array>): Promise<void> {
-  const reader = body.getReader();
-  let wake: (() => void) | undefined;
-  const left = (): void => {
-    void reader.cancel().catch(() => undefined);
-    wake?.();
-  };
-  res.once('close', left);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || res.destroyed) break;
-      if (!res.write(value)) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          res.once('drain', resolve);
-        });
-        res.off('drain', wake as () => void);
-        wake = undefined;
-      }
-    }
-    res.end();
-  } catch {
-    res.destroy();
-  } finally {
-    res.off('close', left);
-  }
 }
