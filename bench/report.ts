@@ -305,7 +305,9 @@ export function formatReport(report: BenchReport): string {
       const { previous } = result;
       const facts = [`${result.expectedCalls} distinct REST call${result.expectedCalls === 1 ? '' : 's'} per request`];
       if (result.waves !== null)
-        facts.push(`${result.waves} wave${result.waves === 1 ? '' : 's'} of upstream calls (one request, the sandbox's log)`);
+        facts.push(
+          `${result.waves} wave${result.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
+        );
       if (result.sameCalls !== null)
         facts.push(
           result.sameCalls

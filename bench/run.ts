@@ -188,7 +188,7 @@ if (values.help) {
       '\n' +
       `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
-      '  light     website and dashboard at 1 connection (latency without queueing)\n' +
+      '  light     website, dashboard and rich dashboard at 1 connection (latency without queueing)\n' +
       "  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway's own cost)\n" +
       '  load      dashboard and list at --load-connections (throughput, peak RSS)\n' +
       "--previous: another build's main.js (relative to the project root or absolute; it must find its node_modules),\n" +

@@ -42,6 +42,7 @@ describe('benchmark harness: the aggregator and the waves', () => {
     const rich = report.passes[0]?.results[0];
     expect(rich?.scenario).toBe('dashboard-rich');
     expect(rich?.gateway.errors).toBe(0);
+    // Counted, never its number here: a busy machine may stagger the calls' arrivals (test/schema/prefetch.waves.test.ts counts it).
     expect(rich?.waves).toBeGreaterThanOrEqual(1);
 
     const aggregator = report.floor?.aggregator;
@@ -66,6 +67,8 @@ describe('benchmark harness: the aggregator and the waves', () => {
     expect(markdown).toMatch(
       /\| gateway CPU ms\/req ÷ hand-written aggregator CPU ms\/req ≤ 1\.3 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/,
     );
-    expect(markdown).toContain(`${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request, the sandbox's log)`);
+    expect(markdown).toContain(
+      `${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
+    );
   }, 60_000);
 });
