@@ -10,7 +10,7 @@
 // lately (context.keyKnown) they start with the website; a stranger's key is checked first, by the
 // website's call, and only once the install accepted it do they start, all together: a made-up key
 // costs the one call that refuses it.
-import { getNamedType, isCompositeType, type GraphQLCompositeType, type GraphQLResolveInfo } from 'graphql';
+import { getNamedType, isCompositeType, type FieldNode, type GraphQLCompositeType, type GraphQLResolveInfo } from 'graphql';
 import { comparedRange, type Comparison } from '../analytics/series.js';
 import type { StatsQuery, Website } from '../domain.js';
 import type { GatewayContext, LookedAhead } from './context.js';
@@ -87,14 +87,25 @@ function startReads(selected: SelectedField, websiteId: string, selection: Selec
   }
 }
 
-/** Whether a statistic's selection reads every row of it: its `sum`, or a row's `share`. */
+/**
+ * Whether a statistic's selection reads every row of it: its `sum`, or a row's `share`. Worked out once
+ * per selection and field: an operation without variables keeps its selection for every request.
+ */
 function readsEveryRow(selection: Selection, stats: SelectedField, list: GraphQLCompositeType): boolean {
-  return selection.fieldsUnder([stats.node], list).some(({ field, node, type }) => {
-    if (field?.name === 'sum') return true;
-    if (field?.name !== 'nodes' || type === undefined) return false;
-    return selection.fieldsUnder([node], type).some((row) => row.field?.name === 'share');
-  });
+  let known = everyRow.get(selection);
+  if (known === undefined) everyRow.set(selection, (known = new Map()));
+  let reads = known.get(stats.node);
+  if (reads === undefined) {
+    reads = selection.fieldsUnder([stats.node], list).some(({ field, node, type }) => {
+      if (field?.name === 'sum') return true;
+      if (field?.name !== 'nodes' || type === undefined) return false;
+      return selection.fieldsUnder([node], type).some((row) => row.field?.name === 'share');
+    });
+    known.set(stats.node, reads);
+  }
+  return reads;
 }
+const everyRow = new WeakMap<Selection, Map<FieldNode, boolean>>();
 
 /**
  * What the look-ahead worked out for this Website.stats field, if it did (same field node, same
