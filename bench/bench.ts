@@ -36,6 +36,7 @@ import {
   type ScenarioName,
 } from './scenarios.js';
 import { maxOf, median, percentiles } from './percentiles.js';
+import { countWaves } from './waves.js';
 
 export const DEMO_KEY = 'sandbox-key-1';
 
@@ -132,7 +133,7 @@ export function defaultPasses(options: DefaultPassOptions = {}): PassOptions[] {
   const latencyMs = options.latencyMs ?? 20;
   const all: Record<ScenarioPassName, PassOptions> = {
     main: { name: 'main', latencyMs, connections: options.connections ?? 10, scenarios: only(SCENARIO_NAMES) },
-    light: { name: 'light', latencyMs, connections: 1, scenarios: only(['website', 'dashboard']) },
+    light: { name: 'light', latencyMs, connections: 1, scenarios: only(['website', 'dashboard', 'dashboard-rich']) },
     overhead: { name: 'overhead', latencyMs: 0, connections: 1, scenarios: only(['website', 'dashboard']) },
     load: { name: 'load', latencyMs, connections: options.loadConnections ?? 100, scenarios: only(['dashboard', 'websites-list']) },
   };
@@ -199,7 +200,14 @@ export interface FloorPassOptions {
  * gateway ÷ floor, req/s at least 1.3 and CPU per request at most 0.7; Hive Gateway's CPU per request at
  * least 4 times the gateway's (Hive ÷ gateway), and the gateway's req/s at least 4 times Hive Gateway's.
  */
-export const FLOOR_TARGETS = { requestsPerSecondRatio: 1.3, cpuRatio: 0.7, hiveCpuRatio: 4, hiveRequestsPerSecondRatio: 4 } as const;
+export const FLOOR_TARGETS = {
+  requestsPerSecondRatio: 1.3,
+  cpuRatio: 0.7,
+  hiveCpuRatio: 4,
+  hiveRequestsPerSecondRatio: 4,
+  /** Issue 60: the gateway's CPU per uncached dashboard at most 1.3 times the hand-written aggregator's. */
+  aggregatorCpuRatio: 1.3,
+} as const;
 
 /** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each, Hive Gateway too. */
 export function floorPass(
@@ -319,6 +327,12 @@ export interface ScenarioResult {
   parallel: Measurement | null;
   /** The gateway made the same REST calls as the baselines (one request of each, compared in the sandbox log). */
   sameCalls: boolean | null;
+  /**
+   * Successive waves of upstream calls of the check request made again, its key known (bench/waves.ts): 1
+   * when every call started together. null at 0 ms sandbox latency, where waves cannot be told apart, and
+   * for chains of requests.
+   */
+  waves: number | null;
   notes: string[];
   /** The previous build (BenchOptions.previousScript), measured right after the gateway; only when given. */
   previous?: PreviousScenarioResult;
@@ -435,7 +449,27 @@ export interface FloorPassResult extends FloorPassOptions {
   floorPeakRssMb: number | null;
   /** The previous build's gateway (previousScript), when given. */
   previous?: FloorPreviousResult;
+  /** The hand-written REST aggregator (dist-bench/bench/aggregator.js), measured in the same alternation. */
+  aggregator?: FloorAggregatorResult;
   notes: string[];
+}
+
+/** The floor pass's figures of the hand-written aggregator: the job's own cost, with no GraphQL. */
+export interface FloorAggregatorResult {
+  /** Medians over the rounds (sums for requests and errors). */
+  measurement: Measurement;
+  /** Each run, in the order measured. */
+  runs: FloorRun[];
+  /** Median CPU ms per request of the gateway ÷ the aggregator's (target ≤ FLOOR_TARGETS.aggregatorCpuRatio). */
+  gatewayCpuRatio: number;
+  /** Median req/s of the gateway ÷ the aggregator's. */
+  gatewayRequestsPerSecondRatio: number;
+  /** One dashboard through it answered the same `data` as through the gateway; null when a check request failed. */
+  sameData: boolean | null;
+  /** Upstream calls of one dashboard through it (the check request). */
+  checkCalls: number;
+  /** Its VmHWM at the end of the pass. */
+  peakRssMb: number | null;
 }
 
 /** The floor pass's figures of Hive Gateway over an OpenAPI source (FloorPassOptions.hiveGateway), measured in the same alternation. */
@@ -638,22 +672,32 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
         }
       : {};
     // The floor last: it sets the sandbox's latency to its own.
-    const startFloor = async (): Promise<ChildServer> => {
+    // A yardstick on the same sandbox with the gateway's pool size: the floor, or the hand-written aggregator.
+    const startYardstick = async (script: string, ready: RegExp, env: Record<string, string> = {}): Promise<ChildServer> => {
       const child = await spawnServer({
-        script: FLOOR_SCRIPT,
+        script,
         env: {
           HOST: '127.0.0.1',
           PORT: '0',
           UPSTREAM_URL: sandbox.url,
           UPSTREAM_CONNECTIONS: String(restConnections),
           NODE_ENV: 'production',
+          ...env,
         },
-        ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
+        ready,
         nodeArgs: options.gatewayNodeArgs,
       });
       children.push(child);
       return child;
     };
+    const startFloor = (): Promise<ChildServer> => startYardstick(FLOOR_SCRIPT, /Gateway on (http:\/\/[^\s,]+\/graphql)/);
+    // The aggregator answers the dashboard of the harness's context, whatever it is sent.
+    const startAggregator = (): Promise<ChildServer> =>
+      startYardstick(AGGREGATOR_SCRIPT, /Aggregator on (http:\/\/[^\s,]+\/graphql)/, {
+        AGGREGATOR_WEBSITE: context.websiteId,
+        AGGREGATOR_FROM: context.from,
+        AGGREGATOR_TO: context.to,
+      });
     // The floor pass's previous build: started exactly like the harness's gateway, from its own script; without
     // its own previousScript, the run's (previousScript), whose gateway the scenario passes started, if they ran,
     // is the one measured (as the harness's gateway is: both with the scenario passes behind them).
@@ -670,7 +714,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       return child;
     };
     const floor = floorOptions
-      ? { floor: await runFloorPass(floorOptions, options, harness, { startFloor, startPrevious, startHive }) }
+      ? { floor: await runFloorPass(floorOptions, options, harness, { startFloor, startAggregator, startPrevious, startHive }) }
       : {};
     // The repeated dashboard's stored answer against a static server with its bytes, after the floor.
     const startStatic = async (env: Record<string, string>): Promise<ChildServer> => {
@@ -873,9 +917,13 @@ async function runCachePass(
 /** The floor gateway's entry point, relative to the project root (always this build's, whatever --gateway-script says). */
 export const FLOOR_SCRIPT = 'dist-bench/bench/floor-gateway.js';
 
+/** The hand-written aggregator's entry point, relative to the project root. */
+export const AGGREGATOR_SCRIPT = 'dist-bench/bench/aggregator.js';
+
 /** What the floor pass starts besides the harness's gateway; each is stopped by the harness at the end too. */
 interface FloorStarters {
   startFloor(): Promise<ChildServer>;
+  startAggregator(): Promise<ChildServer>;
   startPrevious(script: string): Promise<ChildServer>;
   startHive(): Promise<ChildServer>;
 }
@@ -891,7 +939,7 @@ async function runFloorPass(
   floorPass: FloorPassOptions,
   options: BenchOptions,
   harness: Harness,
-  { startFloor, startPrevious, startHive }: FloorStarters,
+  { startFloor, startAggregator, startPrevious, startHive }: FloorStarters,
 ): Promise<FloorPassResult> {
   const { control, log } = { control: harness.control, log: options.log };
   const notes: string[] = [];
@@ -907,8 +955,9 @@ async function runFloorPass(
   );
   // All at once (each is stopped by the harness at the end, whichever failed to start). Hive Gateway that
   // cannot start is a note, and the pass goes on without it.
-  const [floorProcess, previousProcess, hiveProcess] = await Promise.all([
+  const [floorProcess, aggregatorProcess, previousProcess, hiveProcess] = await Promise.all([
     startFloor(),
+    startAggregator(),
     previousScript ? startPrevious(previousScript) : Promise.resolve(undefined),
     floorPass.hiveGateway
       ? startHive().catch((error: Error) => {
@@ -923,6 +972,7 @@ async function runFloorPass(
       gateway: { url: child.url, pid: child.pid, outputBytes: child.outputBytes },
     });
     const floorHarness = harnessOf(floorProcess);
+    const aggregatorHarness = harnessOf(aggregatorProcess);
     const previousHarness = previousProcess ? harnessOf(previousProcess) : null;
     const hiveHarness = hiveProcess ? harnessOf(hiveProcess) : null;
     const hiveSteps: GraphqlStep[] = [{ body: () => hiveDashboardBody(harness.context), dynamic: false }];
@@ -941,6 +991,10 @@ async function runFloorPass(
     const gatewayCheck = await checkOne(harness.gateway.url, 'gateway');
     const previousCheck = previousHarness ? await checkOne(previousHarness.gateway.url, 'previous build') : null;
     const floorCheck = await checkOne(floorHarness.gateway.url, 'floor');
+    const aggregatorCheck = await checkOne(aggregatorHarness.gateway.url, 'aggregator');
+    const aggregatorSameData =
+      gatewayCheck.data === null || aggregatorCheck.data === null ? null : gatewayCheck.data === aggregatorCheck.data;
+    if (aggregatorSameData === false) notes.push('the aggregator answered other data than the gateway to the same dashboard');
     const hiveCheck = hiveHarness ? await checkOne(hiveHarness.gateway.url, 'Hive Gateway', hiveSteps) : null;
     // Hive Gateway's answer has the OpenAPI document's shape: its website domain and statistics rows against the gateway's.
     const rowsOf = (data: string | null, from: 'gateway' | 'hive'): string | null =>
@@ -967,15 +1021,22 @@ async function runFloorPass(
       }
     }
 
-    type Kind = 'gateway' | 'previous' | 'floor' | 'hive';
-    const label: Record<Kind, string> = { gateway: 'gateway', previous: 'previous build', floor: 'floor', hive: 'Hive Gateway' };
+    type Kind = 'gateway' | 'previous' | 'floor' | 'aggregator' | 'hive';
+    const label: Record<Kind, string> = {
+      gateway: 'gateway',
+      previous: 'previous build',
+      floor: 'floor',
+      aggregator: 'aggregator',
+      hive: 'Hive Gateway',
+    };
     const targets: [Kind, Harness, GraphqlStep[]][] = [
       ['gateway', harness, steps],
       ...(previousHarness ? [['previous', previousHarness, steps] as [Kind, Harness, GraphqlStep[]]] : []),
       ['floor', floorHarness, steps],
+      ['aggregator', aggregatorHarness, steps],
       ...(hiveHarness ? [['hive', hiveHarness, hiveSteps] as [Kind, Harness, GraphqlStep[]]] : []),
     ];
-    const runs: Record<Kind, RunFigures[]> = { gateway: [], previous: [], floor: [], hive: [] };
+    const runs: Record<Kind, RunFigures[]> = { gateway: [], previous: [], floor: [], aggregator: [], hive: [] };
     for (let round = 1; round <= floorPass.rounds; round++) {
       for (const [kind, target, asked] of targets) {
         log(`  dashboard through the ${label[kind]} (run ${round}/${floorPass.rounds})`);
@@ -984,12 +1045,14 @@ async function runFloorPass(
     }
     const gateway = summarise('gateway', runs.gateway);
     const floor = summarise('gateway', runs.floor);
+    const aggregator = summarise('gateway', runs.aggregator);
     const previous = previousHarness ? summarise('gateway', runs.previous) : null;
     const hive = hiveHarness ? summarise('gateway', runs.hive) : null;
     for (const [kind, measurement] of [
       ['gateway', gateway],
       ['previous build', previous],
       ['floor', floor],
+      ['aggregator', aggregator],
       ['Hive Gateway', hive],
     ] as const) {
       if (measurement && measurement.errors > 0)
@@ -1042,6 +1105,15 @@ async function runFloorPass(
       sameData,
       checkCalls: { gateway: gatewayCheck.calls, floor: floorCheck.calls },
       floorPeakRssMb: memoryMb(floorProcess.pid, 'VmHWM'),
+      aggregator: {
+        measurement: aggregator,
+        runs: each(runs.aggregator),
+        gatewayCpuRatio: ratioOf(gateway.cpuMsPerRequest, aggregator.cpuMsPerRequest),
+        gatewayRequestsPerSecondRatio: ratioOf(gateway.requestsPerSecond, aggregator.requestsPerSecond),
+        sameData: aggregatorSameData,
+        checkCalls: aggregatorCheck.calls,
+        peakRssMb: memoryMb(aggregatorProcess.pid, 'VmHWM'),
+      },
       ...previousResult,
       ...hiveResult,
       notes,
@@ -1049,6 +1121,7 @@ async function runFloorPass(
   } finally {
     await hiveProcess?.stop();
     await previousProcess?.stop();
+    await aggregatorProcess.stop();
     await floorProcess.stop();
   }
 }
@@ -1090,6 +1163,15 @@ async function runScenario(
   const gatewayCheck = await runChainOnce(gateway.url, steps);
   if (gatewayCheck.problem) notes.push(`check: ${gatewayCheck.problem}`);
   const gatewayCalls = signatures(await control.answered(), scenario.createsIds);
+  // The waves of the request made again, its key known to the gateway and its statistics to the sandbox
+  // (the first reads the website before the rest, and the sandbox makes its statistics at their first
+  // read). At 0 ms every call ends before the next arrives: waves are told apart only by the latency.
+  let waves: number | null = null;
+  if (pass.latencyMs > 0 && steps.length === 1) {
+    await control.resetLog();
+    await runChainOnce(gateway.url, steps);
+    waves = countWaves((await control.answered()).map(timedCall));
+  }
   if (options.baselines) {
     await control.resetLog();
     try {
@@ -1149,6 +1231,7 @@ async function runScenario(
     sequential: options.baselines ? summarise('sequential', runs.sequential) : null,
     parallel: options.baselines ? summarise('parallel', runs.parallel) : null,
     sameCalls,
+    waves,
     notes,
   };
   return { result, gatewayCalls };
@@ -1397,4 +1480,9 @@ function addDays(day: string, days: number): string {
 function round(value: number, digits: number): number {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;
+}
+
+/** A log entry's times, for countWaves (an entry without them is one that never ended). */
+function timedCall(entry: LogEntry): { startedAt: number; endedAt: number | null } {
+  return { startedAt: entry.startedAt ?? 0, endedAt: entry.endedAt ?? null };
 }

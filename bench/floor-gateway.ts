@@ -24,7 +24,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import DataLoader from 'dataloader';
 import { createSchema, createYoga } from 'graphql-yoga';
-import { Pool } from 'undici';
+import { PRIVACY, stopOnSignal, yardstickUpstream } from './yardstick-upstream.js';
 
 const typeDefs = /* GraphQL */ `
   scalar Date
@@ -125,31 +125,13 @@ interface StatsBody {
   meta: { current_page: number; per_page: number; last_page: number; total: number };
 }
 
-const PRIVACY: Record<string, string> = { '0': 'PUBLIC', '1': 'PRIVATE', '2': 'PASSWORD', null: 'PUBLIC' };
-
 const upstreamUrl = process.env.UPSTREAM_URL;
 if (!upstreamUrl) {
   console.error('floor-gateway: UPSTREAM_URL is required');
   process.exit(2);
 }
-const upstream = new URL(upstreamUrl);
-const origin = upstream.origin;
-const apiPrefix = `${upstream.pathname.replace(/\/+$/, '')}/api/v1`;
-const pool = new Pool(origin, { connections: Number(process.env.UPSTREAM_CONNECTIONS ?? 128) || 128 });
-
-async function get(path: string, authorization: string): Promise<unknown> {
-  const { statusCode, body } = await pool.request({
-    origin,
-    path: apiPrefix + path,
-    method: 'GET',
-    headers: { accept: 'application/json', authorization },
-  });
-  if (statusCode !== 200) {
-    await body.dump();
-    throw new Error(`upstream answered ${statusCode} to GET ${path}`);
-  }
-  return body.json();
-}
+const upstream = yardstickUpstream(upstreamUrl);
+const { origin, get } = upstream;
 
 const schema = createSchema<Context>({
   typeDefs,
@@ -207,10 +189,4 @@ server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', ()
   console.log(`Gateway on http://${address}:${port}/graphql (the bench floor: a yardstick, not the product), upstream ${origin}`);
 });
 
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  void pool.close().finally(() => process.exit(0));
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+stopOnSignal(server, upstream);

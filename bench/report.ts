@@ -115,6 +115,8 @@ export function floorTargets(floor: FloorPassResult): Target[] {
   const hive = floor.hive;
   const hiveCpu = hive?.hiveCpuRatio ?? Number.NaN;
   const overHive = hive?.gatewayRequestsPerSecondRatio ?? Number.NaN;
+  const aggregator = floor.aggregator;
+  const overAggregator = aggregator?.gatewayCpuRatio ?? Number.NaN;
   return [
     {
       target: `gateway req/s ÷ floor req/s ≥ ${FLOOR_TARGETS.requestsPerSecondRatio} (${where})`,
@@ -139,6 +141,13 @@ export function floorTargets(floor: FloorPassResult): Target[] {
         ? `${fixed(overHive, 2)} (${fixed(floor.gateway.requestsPerSecond, 0)} ÷ ${fixed(hive.measurement.requestsPerSecond, 0)})`
         : 'not measured',
       met: Number.isFinite(overHive) ? overHive >= FLOOR_TARGETS.hiveRequestsPerSecondRatio : null,
+    },
+    {
+      target: `gateway CPU ms/req ÷ hand-written aggregator CPU ms/req ≤ ${FLOOR_TARGETS.aggregatorCpuRatio} (${where})`,
+      figure: aggregator
+        ? `${fixed(overAggregator, 2)} (${fixed(floor.gateway.cpuMsPerRequest, 3)} ÷ ${fixed(aggregator.measurement.cpuMsPerRequest, 3)})`
+        : 'not measured',
+      met: Number.isFinite(overAggregator) ? overAggregator <= FLOOR_TARGETS.aggregatorCpuRatio : null,
     },
   ];
 }
@@ -295,6 +304,10 @@ export function formatReport(report: BenchReport): string {
       out.push(scenarioTable(result, report.previousScript));
       const { previous } = result;
       const facts = [`${result.expectedCalls} distinct REST call${result.expectedCalls === 1 ? '' : 's'} per request`];
+      if (result.waves !== null)
+        facts.push(
+          `${result.waves} wave${result.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
+        );
       if (result.sameCalls !== null)
         facts.push(
           result.sameCalls
@@ -434,7 +447,7 @@ export function sharedSection(shared: SharedPassResult): string[] {
  * targets; with a previous build (--floor-previous), its row and its ratios too.
  */
 export function floorSection(floor: FloorPassResult): string[] {
-  const { previous, hive } = floor;
+  const { previous, hive, aggregator } = floor;
   const previousLabel = `previous (${floor.previousScript ?? '?'})`;
   const previousData =
     previous === undefined
@@ -487,6 +500,7 @@ export function floorSection(floor: FloorPassResult): string[] {
   ];
   if (previous) rows.push([previousLabel, previous.measurement, previous.runs]);
   if (hive) rows.push(['Hive Gateway (OpenAPI)', hive.measurement, hive.runs]);
+  if (aggregator) rows.push(['aggregator (by hand, no GraphQL)', aggregator.measurement, aggregator.runs]);
   for (const [label, m, runs] of rows) {
     out.push(
       `| ${label} | ${fixed(m.requestsPerSecond, 0)} | ${ms(m.p50)} | ${ms(m.p90)} | ${ms(m.p99)} | ${fixed(m.upstreamCallsPerRequest, 2)} | ` +
@@ -495,7 +509,7 @@ export function floorSection(floor: FloorPassResult): string[] {
     );
   }
   const verdict = (met: boolean | null): string => (met === null ? 'not measured' : met ? 'met' : 'not met');
-  const [rps, cpu, hiveCpu, overHive] = floorTargets(floor);
+  const [rps, cpu, hiveCpu, overHive, overAggregator] = floorTargets(floor);
   out.push(
     '',
     `Gateway ÷ floor: req/s ${fixed(floor.requestsPerSecondRatio, 2)} (target ≥ ${FLOOR_TARGETS.requestsPerSecondRatio}: ${verdict(rps?.met ?? null)}); ` +
@@ -509,6 +523,20 @@ export function floorSection(floor: FloorPassResult): string[] {
         `${verdict(overHive?.met ?? null)}).`,
       '',
       `Hive Gateway ÷ floor: CPU ms/req ${fixed(hive.floorCpuRatio, 2)}; req/s ${fixed(hive.floorRequestsPerSecondRatio, 2)}.`,
+    );
+  }
+  if (aggregator) {
+    out.push(
+      '',
+      'The aggregator (dist-bench/bench/aggregator.js: node:http, one undici Pool, the seven reads sent at once with the ' +
+        "caller's key, parsed, mapped and written; no GraphQL) answered " +
+        (aggregator.sameData === null
+          ? 'data not compared (a check request failed)'
+          : aggregator.sameData
+            ? 'the same data'
+            : 'other data') +
+        ` with ${aggregator.checkCalls} upstream calls. Gateway ÷ aggregator: CPU ms/req ${fixed(aggregator.gatewayCpuRatio, 2)} ` +
+        `(target ≤ ${FLOOR_TARGETS.aggregatorCpuRatio}: ${verdict(overAggregator?.met ?? null)}); req/s ${fixed(aggregator.gatewayRequestsPerSecondRatio, 2)}.`,
     );
   }
   if (previous) {

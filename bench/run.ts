@@ -33,10 +33,13 @@
 //   npm run bench -- --passes floor --repeat 3 --duration 8 --warmup 2
 //   floor    the dashboard at 0 ms sandbox and 20 connections, alternately through the gateway (CACHE=off,
 //            NODE_ENV=production, its request log on at info), through dist-bench/bench/floor-gateway.js (a
-//            minimal gateway on the same stack, a yardstick only) and through Hive Gateway over an OpenAPI
-//            source (bench/hive-gateway.ts, composed with GraphQL Mesh at bench time, another yardstick),
-//            max(3, --repeat) runs each: medians of req/s and CPU ms/req (targets, issue 47: gateway ÷ floor
-//            req/s >= 1.3 and CPU <= 0.7; Hive Gateway ÷ gateway CPU >= 4; gateway ÷ Hive Gateway req/s >= 4).
+//            minimal gateway on the same stack, a yardstick only), through dist-bench/bench/aggregator.js (the
+//            dashboard written by hand: node:http, one undici Pool, its seven reads at once, no GraphQL) and
+//            through Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed with GraphQL Mesh at
+//            bench time, another yardstick), max(3, --repeat) runs each: medians of req/s and CPU ms/req
+//            (targets, issue 47: gateway ÷ floor req/s >= 1.3 and CPU <= 0.7; Hive Gateway ÷ gateway CPU >= 4;
+//            gateway ÷ Hive Gateway req/s >= 4; issue 60: gateway ÷ aggregator CPU <= 1.3).
+// Every scenario pass above 0 ms counts the waves of upstream calls of its check request (bench/waves.ts).
 //   npm run bench -- --passes floor --repeat 5 --duration 6 --warmup 3 --floor-previous /path/to/previous/dist/main.js
 //            --floor-previous: another build's main.js (relative to the project root or absolute; keep the copy
 //            inside the project so it finds node_modules), started like the gateway (same environment, CACHE=off,
@@ -185,7 +188,7 @@ if (values.help) {
       '\n' +
       `Passes (default ${DEFAULT_PASS_NAMES.join(',')},floor; floor only when the dashboard is among --scenarios):\n` +
       '  main      every scenario, --latency ms sandbox, --connections connections\n' +
-      '  light     website and dashboard at 1 connection (latency without queueing)\n' +
+      '  light     website, dashboard and rich dashboard at 1 connection (latency without queueing)\n' +
       "  overhead  website and dashboard at 0 ms sandbox, 1 connection (the gateway's own cost)\n" +
       '  load      dashboard and list at --load-connections (throughput, peak RSS)\n' +
       "--previous: another build's main.js (relative to the project root or absolute; it must find its node_modules),\n" +
@@ -205,10 +208,12 @@ if (values.help) {
       'The floor pass, in every run without --passes (when the dashboard is among --scenarios), or named:\n' +
       '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off, its request\n' +
       '            log on), dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the\n' +
-      '            product) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed at bench time),\n' +
+      '            product), dist-bench/bench/aggregator.js (the dashboard by hand: node:http, one undici Pool, no\n' +
+      '            GraphQL) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed at bench time),\n' +
       `            max(3, --repeat) runs each: medians of req/s and CPU ms/req (targets: gateway ÷ floor req/s >=\n` +
       `            ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU <= ${FLOOR_TARGETS.cpuRatio}; Hive Gateway ÷ gateway CPU >= ${FLOOR_TARGETS.hiveCpuRatio}; ` +
-      `gateway ÷ Hive Gateway req/s >= ${FLOOR_TARGETS.hiveRequestsPerSecondRatio})\n` +
+      `gateway ÷ Hive Gateway req/s >= ${FLOOR_TARGETS.hiveRequestsPerSecondRatio}; gateway ÷ aggregator CPU <= ` +
+      `${FLOOR_TARGETS.aggregatorCpuRatio})\n` +
       "            --floor-previous: another build's main.js (relative to the project root or absolute; inside the\n" +
       '            project, so it finds node_modules), started like the gateway (same environment, CACHE=off, same node\n' +
       '            args) and measured in the same alternation (gateway, previous, floor…): a third row "previous (…)",\n' +

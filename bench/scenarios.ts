@@ -1,8 +1,9 @@
-// The five scenarios: what a client asks the gateway, and the same data fetched straight from the
+// The six scenarios: what a client asks the gateway, and the same data fetched straight from the
 // REST API the way a browser page would without the gateway.
+import { comparedRange } from '../src/analytics/series.js';
 import type { RestCall, RestClient } from './rest.js';
 
-export const SCENARIO_NAMES = ['website', 'dashboard', 'dashboard-dedup', 'websites-list', 'create-delete'] as const;
+export const SCENARIO_NAMES = ['website', 'dashboard', 'dashboard-dedup', 'websites-list', 'create-delete', 'dashboard-rich'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 export type RestMode = 'sequential' | 'parallel';
@@ -48,7 +49,7 @@ export interface Scenario {
   rest(client: RestClient, mode: RestMode, context: ScenarioContext, record: (ms: number) => void): Promise<void>;
 }
 
-interface StatSpec {
+export interface StatSpec {
   alias: string;
   name: string;
   /** Extra GraphQL arguments and the REST parameters they become. */
@@ -56,7 +57,7 @@ interface StatSpec {
   selection: string;
 }
 
-const DASHBOARD_STATS: readonly StatSpec[] = [
+export const DASHBOARD_STATS: readonly StatSpec[] = [
   { alias: 'visitors', name: 'VISITOR', args: { sortBy: 'VALUE', sort: 'ASC', perPage: 50 }, selection: 'nodes { value count }' },
   { alias: 'pages', name: 'PAGE', selection: 'nodes { value count } totalCount' },
   { alias: 'countries', name: 'COUNTRY', selection: 'nodes { value count }' },
@@ -75,7 +76,7 @@ function statField(spec: StatSpec, context: ScenarioContext, alias = spec.alias,
 }
 
 /** The REST call of a statistic, with the parameters the gateway sends (defaults included). */
-function statCall(spec: StatSpec, websiteId: string, context: ScenarioContext): RestCall {
+function statCall(spec: StatSpec, websiteId: string, context: Pick<ScenarioContext, 'from' | 'to'>): RestCall {
   return {
     method: 'GET',
     path: `/stats/${websiteId}`,
@@ -124,10 +125,52 @@ function dashboardQuery(context: ScenarioContext, twice: boolean): string {
   return `query Dashboard { website(id: "${context.websiteId}") { id domain privacy ${fields.join(' ')} } }`;
 }
 
+/** The dashboard's distinct reads, each once: its website, then its statistics in DASHBOARD_STATS's order. */
+export function dashboardCalls(context: Pick<ScenarioContext, 'websiteId' | 'from' | 'to'>): RestCall[] {
+  return [websiteCall(context.websiteId), ...DASHBOARD_STATS.map((spec) => statCall(spec, context.websiteId, context))];
+}
+
 async function dashboardRest(client: RestClient, mode: RestMode, context: ScenarioContext, record: (ms: number) => void): Promise<void> {
-  // The same data as the GraphQL request: its distinct reads, each once.
-  const calls = [websiteCall(context.websiteId), ...DASHBOARD_STATS.map((spec) => statCall(spec, context.websiteId, context))];
-  await timed(record, () => fetchAll(client, mode, calls));
+  await timed(record, () => fetchAll(client, mode, dashboardCalls(context)));
+}
+
+/**
+ * A richer view: a summary against the previous period, two series, top pages with their share and
+ * countries. Its reads: the website, every day of both ranges for visitors and pageviews (one page of
+ * 100 each), the pages' first page and the first page of 100 rows `share` sums, the countries.
+ */
+function richDashboardQuery(context: ScenarioContext): string {
+  const range = `from: "${context.from}", to: "${context.to}"`;
+  return (
+    `query RichDashboard { website(id: "${context.websiteId}") { id domain ` +
+    `summary(${range}, compare: PREVIOUS_PERIOD) { current { visitors pageviews } previous { visitors pageviews } visitorsChange pageviewsChange } ` +
+    `visitors: series(metric: VISITORS, ${range}) { total points { date count } } ` +
+    `pageviews: series(metric: PAGEVIEWS, ${range}) { total points { date count } } ` +
+    `pages: stats(name: PAGE, ${range}) { nodes { value count share } } ` +
+    `countries: stats(name: COUNTRY, ${range}) { nodes { value count } } } }`
+  );
+}
+
+/** The rich dashboard's reads, as the gateway sends them. */
+export function richDashboardCalls(context: Pick<ScenarioContext, 'websiteId' | 'from' | 'to'>): RestCall[] {
+  const { websiteId } = context;
+  const daily = (name: string, range: { from: string; to: string }): RestCall => ({
+    method: 'GET',
+    path: `/stats/${websiteId}`,
+    query: { name, from: range.from, to: range.to, sort_by: 'value', sort: 'asc', per_page: '100', page: '1' },
+  });
+  const previous = comparedRange(context, 'PREVIOUS_PERIOD');
+  const pages = statCall({ alias: 'pages', name: 'PAGE', selection: '' }, websiteId, context);
+  return [
+    websiteCall(websiteId),
+    daily('visitor', context),
+    daily('pageview', context),
+    daily('visitor', previous),
+    daily('pageview', previous),
+    pages,
+    { ...pages, query: { ...pages.query, per_page: '100' } },
+    statCall({ alias: 'countries', name: 'COUNTRY', selection: '' }, websiteId, context),
+  ];
 }
 
 /** The websites the list scenario shows: a page of 25. */
@@ -237,6 +280,18 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
         client.call({ method: 'POST', path: '/websites', form: { domain: context.uniqueDomain() } }),
       )) as { data: { id: number } };
       await timed(record, () => client.call({ method: 'DELETE', path: `/websites/${created.data.id}` }));
+    },
+  },
+  'dashboard-rich': {
+    name: 'dashboard-rich',
+    number: 6,
+    title: 'Rich dashboard: a summary against the previous period, two series, top pages with their share, countries',
+    expectedCalls: 8,
+    createsIds: false,
+    steps: (context) => [staticStep('RichDashboard', richDashboardQuery(context))],
+    ok: noErrors,
+    rest: async (client, mode, context, record) => {
+      await timed(record, () => fetchAll(client, mode, richDashboardCalls(context)));
     },
   },
 };

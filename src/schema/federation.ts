@@ -19,7 +19,7 @@ import {
 import type { Website } from '../domain.js';
 import { builder } from './builder.js';
 import type { GatewayContext } from './context.js';
-import { prefetchWebsiteStats } from './prefetch.js';
+import { websiteLookingAhead } from './prefetch.js';
 import { idProblem, type Problem } from './validate.js';
 import { WebsiteRef } from './website.js';
 
@@ -31,9 +31,7 @@ export const MAX_ENTITY_REPRESENTATIONS = 100;
 
 /** A website of the caller's by its id, its statistics started with it; NOT_FOUND (and null) otherwise. */
 function websiteEntity(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
-  const website = ctx.source.website(id, info);
-  prefetchWebsiteStats(info, id, ctx);
-  return website;
+  return websiteLookingAhead(id, ctx, info);
 }
 
 builder.asEntity(WebsiteRef, {

@@ -1,36 +1,111 @@
-// Look-ahead for `website(id) { stats(...) }`: the stats only need the id, which is already in the
-// arguments, so they are started together with the website instead of after it. That turns two
-// upstream round trips into one. The request's plan (plan.ts) holds the fields selected under the
-// website and their arguments; Website.stats later finds the query and the page's promise here
-// (lookedAhead), and other fields asking the same page find it in the loader cache. Only for a key the
-// install accepted lately (context.keyKnown): a made-up key costs the one call that refuses it.
-import { getNamedType, isCompositeType, type GraphQLResolveInfo } from 'graphql';
-import type { StatsQuery } from '../domain.js';
+// Look-ahead for `website(id) { … }`: every read its fields need can be worked out from the id and the
+// arguments, which the request's plan (plan.ts) holds before any resolver runs, so they are started
+// together with the website instead of after it: one wave of upstream calls instead of two or three.
+// - `stats(...)`: its page; with `sum` or a row's `share` selected, the first page of 100 rows that they
+//   read too (the rest, if any, follow as that page says: stat.ts's sumOf);
+// - `series(...)`: every day of its range (series.ts's dailyRead);
+// - `summary(...)`: every day of its range for both metrics, and of the compared range with `compare`.
+// Website.stats later finds its query and page's promise here (lookedAhead); every other read is asked
+// again by its resolver and found in the loaders (upstream/source.ts). For a key the install accepted
+// lately (context.keyKnown) they start with the website; a stranger's key is checked first, by the
+// website's call, and only once the install accepted it do they start, all together: a made-up key
+// costs the one call that refuses it.
+import { getNamedType, isCompositeType, type FieldNode, type GraphQLCompositeType, type GraphQLResolveInfo } from 'graphql';
+import { comparedRange, type Comparison } from '../analytics/series.js';
+import type { StatsQuery, Website } from '../domain.js';
 import type { GatewayContext, LookedAhead } from './context.js';
-import { planOf } from './plan.js';
-import { statsQuery, type StatArgs } from './stat.js';
+import { planOf, type SelectedField, type Selection } from './plan.js';
+import { resolveRange, type RangeInput } from './ranges.js';
+import { dailyRead, type Metric } from './daily.js';
+import { statsQuery, sumBound, type StatArgs } from './stat.js';
 
-export function prefetchWebsiteStats(info: GraphQLResolveInfo, websiteId: string, context: GatewayContext): void {
+/**
+ * The caller's website `id`, every read its selected fields make started with it (or, for a stranger's
+ * key, once the install accepted the key). Failing, it fails once those reads have ended: none goes on
+ * after the answer, missing from its upstreamCalls.
+ */
+export function websiteLookingAhead(id: string, context: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
+  const website = context.source.website(id, info);
+  const started = lookAhead(info, id, website, context);
+  return website.catch(async (error: unknown) => {
+    await started;
+    throw error;
+  });
+}
+
+/** Starts what the fields under the website read; resolves once every read it started has ended. */
+function lookAhead(info: GraphQLResolveInfo, websiteId: string, website: Promise<Website>, context: GatewayContext): Promise<unknown> {
   const type = getNamedType(info.returnType);
   const selection = planOf(context)?.selection;
-  // A stranger's key is checked (by the website's call) before anything else is spent on it.
-  if (!context.keyKnown || !isCompositeType(type) || !selection) return;
+  if (!isCompositeType(type) || !selection) return Promise.resolve();
+  const start = (): Promise<unknown> =>
+    Promise.allSettled(selection.fieldsUnder(info.fieldNodes, type).flatMap((field) => startReads(field, websiteId, selection, context)));
+  return context.keyKnown ? start() : website.then(start, () => undefined);
+}
+
+/** Starts what one field under a website reads (nothing for arguments that make no query: refused before execution); its reads. */
+function startReads(selected: SelectedField, websiteId: string, selection: Selection, context: GatewayContext): Promise<unknown>[] {
+  const { node, parent, field, args, type } = selected;
+  if (parent.name !== 'Website' || field === undefined || args === undefined) return [];
   const { source, clock, lookahead } = context;
-  for (const { node, parent, field, args } of selection.fieldsUnder(info.fieldNodes, type)) {
-    if (parent.name !== 'Website' || field?.name !== 'stats' || args === undefined) continue;
-    let query: StatsQuery;
-    try {
-      query = statsQuery(websiteId, args as StatArgs, clock);
-    } catch {
-      continue; // Invalid arguments: refused before execution (use-argument-checks.ts); nothing to start.
+  // Errors surface when the resolvers await the same loads; the reads returned are only settled.
+  const everyDay = (metric: Metric, range: { from: string; to: string }): Promise<unknown> => {
+    const { query, bound } = dailyRead(websiteId, metric, range);
+    return source.everyStatRow(query, bound);
+  };
+  try {
+    switch (field.name) {
+      case 'stats': {
+        const query: StatsQuery = statsQuery(websiteId, args as StatArgs, clock);
+        const page = source.statPage(query);
+        if (type === undefined || !readsEveryRow(selection, selected, type)) {
+          lookahead.set(node, { websiteId, query, page });
+          return [page];
+        }
+        // The list is answered once the first page its sum reads is in too: however the sum ends, that
+        // read does not go on after the answer.
+        const rows = source.everyStatRow(query, sumBound(query));
+        const listed = Promise.allSettled([page, rows]).then(() => page);
+        lookahead.set(node, { websiteId, query, page: listed });
+        return [listed, rows];
+      }
+      case 'series':
+        return [everyDay(args.metric as Metric, resolveRange(args as RangeInput, clock))];
+      case 'summary': {
+        const range = resolveRange(args as RangeInput, clock);
+        const compare = (args.compare ?? null) as Comparison | null;
+        return (compare === null ? [range] : [range, comparedRange(range, compare)]).flatMap((asked) => [
+          everyDay('VISITORS', asked),
+          everyDay('PAGEVIEWS', asked),
+        ]);
+      }
+      default:
+        return [];
     }
-    // Errors surface when Website.stats awaits the same cached promise; here they are only
-    // caught so that an unknown website does not also raise an unhandled rejection.
-    const page = source.statPage(query);
-    page.catch(() => undefined);
-    lookahead.set(node, { websiteId, query, page });
+  } catch {
+    return []; // Invalid arguments: refused before execution (use-argument-checks.ts); nothing to start.
   }
 }
+
+/**
+ * Whether a statistic's selection reads every row of it: its `sum`, or a row's `share`. Worked out once
+ * per selection and field: an operation without variables keeps its selection for every request.
+ */
+function readsEveryRow(selection: Selection, stats: SelectedField, list: GraphQLCompositeType): boolean {
+  let known = everyRow.get(selection);
+  if (known === undefined) everyRow.set(selection, (known = new Map()));
+  let reads = known.get(stats.node);
+  if (reads === undefined) {
+    reads = selection.fieldsUnder([stats.node], list).some(({ field, node, type }) => {
+      if (field?.name === 'sum') return true;
+      if (field?.name !== 'nodes' || type === undefined) return false;
+      return selection.fieldsUnder([node], type).some((row) => row.field?.name === 'share');
+    });
+    known.set(stats.node, reads);
+  }
+  return reads;
+}
+const everyRow = new WeakMap<Selection, Map<FieldNode, boolean>>();
 
 /**
  * What the look-ahead worked out for this Website.stats field, if it did (same field node, same

@@ -1,7 +1,7 @@
 // Time series and summaries of a website: the upstream's per-day visitor and pageview rows, every page
 // read (100 rows a page, the pages after the first in parallel, never more than the range's days can
 // fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
-import { daysBetween, dayIn } from '../analytics/calendar.js';
+import { dayIn } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import {
   bucket,
@@ -16,16 +16,12 @@ import {
   type Interval,
   type SeriesPoint,
 } from '../analytics/series.js';
-import type { StatName } from '../domain.js';
-import { pagesOf, type PageBound } from '../upstream/source.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
+import { dailyBound, dailyRead, type Metric } from './daily.js';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from './context.js';
 import { DateRangeRef, rangeArgs, rangeProblems, resolveRange, type RangeInput } from './ranges.js';
 import { WebsiteRef } from './website.js';
-
-type Metric = 'VISITORS' | 'PAGEVIEWS';
-const DAILY_STAT: Record<Metric, StatName> = { VISITORS: 'visitor', PAGEVIEWS: 'pageview' };
 
 const SeriesMetricEnum = builder.enumType('SeriesMetric', {
   description: 'What a series counts.',
@@ -55,15 +51,6 @@ const ComparisonEnum = builder.enumType('Comparison', {
   } as const,
 });
 
-/**
- * A row a day at most, so the pages those days fill: the most a read of a range's daily rows makes,
- * and what a series or a summary declares as its cost.
- */
-function dailyBound(range: DateRange): PageBound {
-  const days = daysBetween(range.from, range.to);
-  return { rows: days, pages: pagesOf(days) };
-}
-
 /** Every day of `range` for a metric: every page of the upstream's daily rows, zero-filled. */
 async function dailyPoints(
   ctx: GatewayContext,
@@ -72,12 +59,8 @@ async function dailyPoints(
   range: DateRange,
   info: GraphQLResolveInfo,
 ): Promise<SeriesPoint[]> {
-  const rows = await ctx.source.everyStatRow(
-    { websiteId, name: DAILY_STAT[metric], ...range, sortBy: 'value', sort: 'asc' },
-    dailyBound(range),
-    1,
-    info,
-  );
+  const { query, bound } = dailyRead(websiteId, metric, range);
+  const rows = await ctx.source.everyStatRow(query, bound, 1, info);
   return zeroFill(rows, range);
 }
 

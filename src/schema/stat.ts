@@ -5,7 +5,7 @@ import { daysBetween, type Clock } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import { readValue } from '../analytics/values.js';
 import type { Page, Stat, StatName, StatsQuery } from '../domain.js';
-import { pagesOf } from '../upstream/source.js';
+import { pagesOf, type PageBound } from '../upstream/source.js';
 import { NO_UPSTREAM_CALL, builder } from './builder.js';
 import type { GraphQLResolveInfo } from 'graphql';
 import type { GatewayContext } from './context.js';
@@ -106,6 +106,12 @@ export function mostRows(name: StatName, range: DateRange): number | null {
 const MAX_SUM_PAGES = 20;
 const sums = new WeakMap<StatListPage, Promise<number>>();
 
+/** How far `sum` and `share` read a statistic (and the look-ahead, prefetch.ts): MAX_SUM_PAGES, fewer when its range holds fewer rows. */
+export function sumBound(query: Pick<StatsQuery, 'name' | 'from' | 'to'>): PageBound {
+  const most = mostRows(query.name, query);
+  return { rows: most, pages: most === null ? MAX_SUM_PAGES : Math.min(MAX_SUM_PAGES, pagesOf(most)) };
+}
+
 /**
  * The sum of `count` over every row of the statistic: as many pages of 100 rows as the list's total
  * says, read in parallel, at most MAX_SUM_PAGES (fewer when the range holds fewer rows).
@@ -115,9 +121,7 @@ function sumOf(list: StatListPage, ctx: GatewayContext, info: GraphQLResolveInfo
   if (sum === undefined) {
     sum = (async () => {
       if (list.page === 1 && !list.hasNextPage) return list.nodes.reduce((total, row) => total + row.count, 0);
-      const most = mostRows(list.query.name, list.range);
-      const bound = { rows: most, pages: most === null ? MAX_SUM_PAGES : Math.min(MAX_SUM_PAGES, pagesOf(most)) };
-      const rows = await ctx.source.everyStatRow(list.query, bound, pagesOf(list.totalCount), info);
+      const rows = await ctx.source.everyStatRow(list.query, sumBound(list.query), pagesOf(list.totalCount), info);
       return rows.reduce((total, row) => total + row.count, 0);
     })();
     sums.set(list, sum);

@@ -29,7 +29,7 @@ import { NO_UPSTREAM_CALL, ONE_UPSTREAM_CALL, QueryRef, builder } from './builde
 import type { GatewayContext } from './context.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { planOf } from './plan.js';
-import { lookedAhead, prefetchWebsiteStats } from './prefetch.js';
+import { lookedAhead, websiteLookingAhead } from './prefetch.js';
 import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stat.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
@@ -65,9 +65,8 @@ export const WebsiteSortFieldEnum = builder.enumType('WebsiteSortField', {
  * statistics started together with it, but another user's website, or none, is null, as Relay expects.
  */
 export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website | null> {
-  prefetchWebsiteStats(info, id, ctx);
   try {
-    return await ctx.source.website(id, info);
+    return await websiteLookingAhead(id, ctx, info);
   } catch (error) {
     if (isGatewayError(error, 'NOT_FOUND')) return null;
     throw error;
@@ -184,9 +183,7 @@ builder.queryField('website', (t) =>
     extensions: { argumentProblems: idArgumentProblems },
     resolve: (_root, { id }, ctx, info) => {
       assertNoProblems(idArgumentProblems({ id }));
-      const website = ctx.source.website(id, info);
-      prefetchWebsiteStats(info, id, ctx);
-      return website;
+      return websiteLookingAhead(id, ctx, info);
     },
   }),
 );

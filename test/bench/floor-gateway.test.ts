@@ -133,7 +133,13 @@ describe('benchmark harness: the floor pass', () => {
     expect(markdown.slice(markdown.indexOf('## Targets'))).not.toMatch(/previous/i);
 
     // Without a previous build, the section has no trace of one; without Hive Gateway, its targets are not measured.
-    const { previous: _previous, previousScript: _script, hive: _hive, ...withoutOthers } = floor ?? ({} as NonNullable<typeof floor>);
+    const {
+      previous: _previous,
+      previousScript: _script,
+      hive: _hive,
+      aggregator: _aggregator,
+      ...withoutOthers
+    } = floor ?? ({} as NonNullable<typeof floor>);
     const { previousNode: _node, ...withoutPreviousNode } = report;
     const plain = formatReport({ ...withoutPreviousNode, floor: withoutOthers });
     expect(plain).not.toMatch(/previous/i);

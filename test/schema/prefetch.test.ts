@@ -3,7 +3,7 @@
 import { Kind, parse, type FieldNode, type GraphQLResolveInfo, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../src/schema/context.js';
-import { prefetchWebsiteStats } from '../../src/schema/prefetch.js';
+import { websiteLookingAhead } from '../../src/schema/prefetch.js';
 import { schema } from '../../src/schema/index.js';
 import { planRequest } from '../../src/schema/plan.js';
 import type { Page, Stat, StatsQuery } from '../../src/domain.js';
@@ -23,6 +23,7 @@ function lookAhead(text: string) {
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
   const loads: StatsQuery[] = [];
   const source = {
+    website: () => Promise.resolve({}),
     statPage: (query: StatsQuery) => {
       loads.push(query);
       return Promise.resolve({} as Page<Stat>);
@@ -41,11 +42,11 @@ function lookAhead(text: string) {
     fieldNodes: [operation.selectionSet.selections[0] as FieldNode],
     returnType: schema.getQueryType()?.getFields().website?.type,
   } as unknown as GraphQLResolveInfo;
-  prefetchWebsiteStats(info, '1', context);
+  void websiteLookingAhead('1', context, info);
   return { loads, lookahead };
 }
 
-describe('prefetchWebsiteStats', () => {
+describe('websiteLookingAhead', () => {
   it('walks each fragment of a 40-level doubling chain once and starts each statistic once', () => {
     const { loads, lookahead } = lookAhead(chain(40));
     expect(loads.map((query) => query.name).sort()).toEqual(['country', ...Array(39).fill('page')].sort());
