@@ -117,9 +117,13 @@ async function everyName(admin: Redis): Promise<string[]> {
 describe('Redis holds nothing a made-up key sent, and nothing without a bound', () => {
   it('a write the install refused (401) writes nothing to Redis, with an install slower than the store budget too', async () => {
     const { admin, sandbox, post } = await setUp();
-    // A valid key's read first: the secret and the key's entries are there before.
+    // A valid key's read first: the secret, the key's entry and its stored answer (kept once the answer
+    // is sent) are there before.
     dataOf(await post(KEY_1, '{ website(id: "1") { id } }'));
-    await until('the entry stored', async () => (await admin.keys('agw:c:*')).length > 0);
+    await until('the entry and the stored answer stored', async () => {
+      const [entries, answers] = await Promise.all([admin.keys('agw:c:*'), admin.keys('agw:r:*')]);
+      return entries.length > 0 && answers.length > 0;
+    });
     const before = await everyName(admin);
     const sizeBefore = await admin.dbsize();
 
