@@ -229,11 +229,12 @@ describe('a signal drains the gateway', () => {
     const production = start({ NODE_ENV: 'production', SANDBOX: 'on', PORT: '0', HOST: '127.0.0.1' });
     child = production.child;
     const [, productionBase] = await waitFor(production.output, /Gateway on (http:\/\/\S+)\/graphql/);
+    const productionInterrupted = performance.now();
     production.child.kill('SIGINT');
     await waitFor(production.output, /SIGINT: draining/);
     expect((await fetch(`${productionBase}/ready`)).status).toBe(503);
-    production.child.kill('SIGKILL');
-    await production.exited;
+    expect(await production.exited).toBe(0);
+    const productionTook = performance.now() - productionInterrupted;
 
     const development = start({ PORT: '0' });
     child = development.child;
@@ -241,9 +242,8 @@ describe('a signal drains the gateway', () => {
     const interrupted = performance.now();
     development.child.kill('SIGINT');
     expect(await development.exited).toBe(0);
-    // Bounded by what the default promises: no delay, where production's (the control above, still
-    // answering after the signal) is 5 s.
-    expect(performance.now() - interrupted).toBeLessThan(5_000);
+    // Against the control, measured the same way in the same test: production waits its delay, this one none.
+    expect(performance.now() - interrupted).toBeLessThan(productionTook);
   });
 
   it('SIGINT then a second signal: exits at once with code 1, without waiting for the drain', async () => {
