@@ -6,6 +6,7 @@
 // rule is changed here, once, for every path.
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import type { StoredAnswer, StoredHit } from '../cache/stored-answers.js';
 import { RequestTrace, withStoredTrace } from '../upstream/request-trace.js';
 import { sendNodeResponse } from '@whatwg-node/server';
@@ -86,7 +87,7 @@ const isJson = (answer: Answer): answer is JsonAnswer => 'facts' in answer && 'b
 /** A content type whose body goes on after its head is out: the request's work, not a finished answer. */
 const STREAMED = /^(?:text\/event-stream|multipart\/mixed)/;
 
-/** Origins whose CORS headers are kept made: a frontend's are few; past the bound, made for each answer. */
+/** Origins whose CORS headers are kept made: a frontend's are few; a client making up more evicts the oldest. */
 const MAX_ORIGINS = 64;
 
 /** An HTML page that names no script of its own (the GraphiQL page names its one): it runs none. */
@@ -94,13 +95,13 @@ const HTML_POLICY = htmlPolicy([]);
 
 export function createEnding(options: EndingOptions): Ending {
   const { log, counter, keep } = options;
-  const origins = new Map<string, readonly string[]>();
+  const origins = new LRUCache<string, readonly string[]>({ max: MAX_ORIGINS });
   const corsOf = (origin: string | undefined): readonly string[] => {
     if (origin === undefined) return [];
     let headers = origins.get(origin);
     if (headers === undefined) {
       headers = options.cors(origin);
-      if (origins.size < MAX_ORIGINS) origins.set(origin, headers);
+      origins.set(origin, headers);
     }
     return headers;
   };
