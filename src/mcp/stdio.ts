@@ -4,7 +4,7 @@
 // stdout carries MCP messages only: the log and every notice go to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { readAuthorization } from '../api-key.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { createGateway } from '../gateway.js';
 import { stdoutLogger } from '../log.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
@@ -13,16 +13,8 @@ import { createMcpServer } from './server.js';
 const STDERR = 2;
 
 export async function runStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig({ ...env, HOST: '127.0.0.1', PORT: '0', WORKERS: '1', METRICS_PORT: '' });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  // The desktop client's child, not a service: one process, on loopback, no metrics listener.
+  let config = loadConfigOrExit({ ...env, HOST: '127.0.0.1', PORT: '0', WORKERS: '1', METRICS_PORT: '' });
   if (!config.mcp.enabled) {
     console.error('MCP=off: the MCP server is turned off');
     process.exit(2);
