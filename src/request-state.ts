@@ -62,7 +62,15 @@ export interface Arrival {
 const NO_BODY = (): undefined => undefined;
 
 export function newRequestState(authorization: string | null | undefined, arrival: Arrival = {}): RequestState {
-  const credentials = readAuthorization(authorization);
+  return stateOf(readAuthorization(authorization), arrival, false);
+}
+
+/** Its key as the subscription's request read it, and known. */
+export function livePollState(credentials: KeyReading): RequestState {
+  return stateOf(credentials, { lane: 'known', operationType: 'query' }, true);
+}
+
+function stateOf(credentials: KeyReading, arrival: Arrival, livePoll: boolean): RequestState {
   const key = 'authorization' in credentials ? credentials.authorization : null;
   const receivedAt = performance.now();
   let parsed: { body: object | undefined } | undefined;
@@ -71,7 +79,7 @@ export function newRequestState(authorization: string | null | undefined, arriva
     credentials,
     key,
     lane: arrival.lane ?? (key === null ? 'keyless' : 'stranger'),
-    keyKnown: false,
+    keyKnown: livePoll,
     operationType: arrival.operationType ?? null,
     body:
       read === undefined
@@ -81,31 +89,11 @@ export function newRequestState(authorization: string | null | undefined, arriva
             return parsed.body;
           },
     slot: undefined,
-    livePoll: false,
+    livePoll,
     receivedAt,
     admittedAt: receivedAt,
     traced: arrival.traced ?? false,
     store: undefined,
     tool: arrival.tool,
-  };
-}
-
-/** Its key as the subscription's request read it, and known. */
-export function livePollState(credentials: KeyReading): RequestState {
-  const receivedAt = performance.now();
-  return {
-    credentials,
-    key: 'authorization' in credentials ? credentials.authorization : null,
-    lane: 'known',
-    keyKnown: true,
-    operationType: 'query',
-    body: NO_BODY,
-    slot: undefined,
-    livePoll: true,
-    receivedAt,
-    admittedAt: receivedAt,
-    traced: false,
-    store: undefined,
-    tool: undefined,
   };
 }
