@@ -62,10 +62,6 @@ export class GatewayError extends GraphQLError {
   }
 }
 
-export function badInput(argument: string, message: string): GatewayError {
-  return new GatewayError('BAD_USER_INPUT', message, { argument });
-}
-
 export function isGatewayError(error: unknown, code?: ErrorCode): error is GatewayError {
   return error instanceof GatewayError && (code === undefined || error.code === code);
 }

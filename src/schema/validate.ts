@@ -4,7 +4,7 @@
 // whole operation before any resolver, and the resolvers call the same functions.
 import { LRUCache } from 'lru-cache';
 import { PER_PAGE_VALUES, WEBSITE_FIELDS, WRITE_FIELDS, type SortDirection, type WebsiteWrite, type WriteTypes } from '../domain.js';
-import { badInput } from '../errors.js';
+import { GatewayError } from '../errors.js';
 
 export interface Problem {
   /** Path of the argument or input field, e.g. ['input', 'domain']. */
@@ -105,7 +105,7 @@ export function dateRangeProblem(from: string, to: string): Problem | null {
 /** Throws the first problem as BAD_USER_INPUT: for query arguments. */
 export function assertNoProblems(problems: (Problem | null)[]): void {
   const [first] = problemsOf(problems);
-  if (first) throw badInput(first.field.join('.'), first.message);
+  if (first) throw new GatewayError('BAD_USER_INPUT', first.message, { argument: first.field.join('.') });
 }
 
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
