@@ -32,7 +32,8 @@ import { DIALECT_SETTINGS } from './upstream/dialect.js';
 import { REDIS_SETTINGS } from './cache/redis-connection.js';
 import { REQUEST_BOUNDS_SETTINGS } from './upstream/source.js';
 
-const PROCESS_SETTINGS = {
+const DECLARED = {
+  ...LISTEN_SETTINGS,
   production: custom(
     'NODE_ENV',
     z.string().transform((value) => value === 'production'),
@@ -47,17 +48,6 @@ const PROCESS_SETTINGS = {
     fallback: 'auto',
     doc: 'whether the bundled demo sandbox stands in for a missing UPSTREAM_URL: auto, outside production only',
   }),
-  logLevel: choice('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-    fallback: 'info',
-    unit: 'pino level',
-    doc: 'the least level logged; silent turns request logs off',
-  }),
-};
-
-const DECLARED = {
-  ...LISTEN_SETTINGS,
-  production: PROCESS_SETTINGS.production,
-  sandbox: PROCESS_SETTINGS.sandbox,
   upstream: { ...UPSTREAM_TRANSPORT_SETTINGS, ...DIALECT_SETTINGS },
   ...REQUEST_BOUNDS_SETTINGS,
   ...ADMISSION_SETTINGS,
@@ -81,7 +71,11 @@ const DECLARED = {
   },
   ...CALENDAR_SETTINGS,
   persistedQueries: { ...PERSISTED_QUERY_SETTINGS, redisTtlMs: CACHE_STORE_SETTINGS.redisTtlMs },
-  logLevel: PROCESS_SETTINGS.logLevel,
+  logLevel: choice('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    fallback: 'info',
+    unit: 'pino level',
+    doc: 'the least level logged; silent turns request logs off',
+  }),
   ...HEAP_SETTINGS,
   metrics: { ...METRICS_LISTENER_SETTINGS, ...METRICS_SETTINGS },
   tracing: TRACING_SETTINGS,
