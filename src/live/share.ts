@@ -51,13 +51,9 @@ export class SharedTopics {
     return Math.max(delayMs, this.intervalMs) + Math.max(LOCK_MARGIN_MS, this.intervalMs);
   }
 
-  async claim(topic: Topic, delayMs: number): Promise<boolean> {
-    try {
-      return await this.share.claim(topic, this.lockMs(delayMs));
-    } catch (error) {
-      this.onError('live claim', error);
-      return true; // the share failing: poll for this gateway's own streams
-    }
+  /** The share failing, this gateway polls for its own streams. */
+  claim(topic: Topic, delayMs: number): Promise<boolean> {
+    return this.orElse('live claim', () => this.share.claim(topic, this.lockMs(delayMs)), true);
   }
 
   /** Keeps the lock as long as the wait before the next poll, however long a Retry-After makes it. */
@@ -73,22 +69,12 @@ export class SharedTopics {
     this.inBackground('live publish', this.share.publish(topic, result, this.lockMs(delayMs)));
   }
 
-  async keyCalls(topic: Topic, calls: number, ttlMs: number, localCalls: number): Promise<number> {
-    try {
-      return await this.share.keyCalls(topic, calls, ttlMs);
-    } catch (error) {
-      this.onError('live budget', error);
-      return localCalls;
-    }
+  keyCalls(topic: Topic, calls: number, ttlMs: number, localCalls: number): Promise<number> {
+    return this.orElse('live budget', () => this.share.keyCalls(topic, calls, ttlMs), localCalls);
   }
 
-  async last(topic: Topic): Promise<string | null> {
-    try {
-      return await this.share.last(topic);
-    } catch (error) {
-      this.onError('live last', error);
-      return null;
-    }
+  last(topic: Topic): Promise<string | null> {
+    return this.orElse('live last', () => this.share.last(topic), null);
   }
 
   listen(topic: Topic, onResult: (result: SharedResult) => void): () => void {
@@ -108,6 +94,15 @@ export class SharedTopics {
 
   close(): Promise<void> {
     return this.share.close();
+  }
+
+  private async orElse<T>(operation: string, call: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.onError(operation, error);
+      return fallback;
+    }
   }
 
   private inBackground(operation: string, call: Promise<unknown>): Promise<void> {
