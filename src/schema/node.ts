@@ -13,21 +13,11 @@ export const MAX_NODE_IDS = 100;
 /** Ids are the upstream's own: another type with an identity would get ids of its own form, told apart here. */
 export const decodeNodeId = (id: string): { typename: string; id: string } => ({ typename: 'Website', id });
 
-interface NodeType {
-  ref: typeof WebsiteRef;
-  read(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null>;
-}
-
-const nodeTypes: Readonly<Record<string, NodeType>> = {
-  Website: { ref: WebsiteRef, read: websiteNode },
-};
-
 async function nodeOf(globalId: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null> {
   const { typename, id } = decodeNodeId(globalId);
-  const type = nodeTypes[typename];
-  const node = type === undefined ? null : await type.read(id, ctx, info);
+  const node = typename === 'Website' ? await websiteNode(id, ctx, info) : null;
   // Node's resolveType reads the brand (the relay plugin's way): the object itself does not say its type.
-  if (type !== undefined && node !== null && getTypeBrand(node) === null) brandWithType(node, type.ref);
+  if (node !== null && getTypeBrand(node) === null) brandWithType(node, WebsiteRef);
   return node;
 }
 

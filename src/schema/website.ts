@@ -273,13 +273,9 @@ const UpdateWebsiteInput = builder.inputType('UpdateWebsiteInput', {
 
 /** An explicit null is treated like an omitted field: "leave it as it is" (or the default on create). */
 function toWrite(input: WriteInput): WebsiteWrite {
-  const write: WebsiteWrite = {};
-  const copy = <Field extends keyof WebsiteWrite>(name: Field): void => {
-    const value = input[name];
-    if (value != null) write[name] = value;
-  };
-  for (const name of WRITE_FIELDS) copy(name);
-  return write;
+  const write: Record<string, unknown> = {};
+  for (const name of WRITE_FIELDS) if (input[name] != null) write[name] = input[name];
+  return write as WebsiteWrite;
 }
 
 function createProblems({ input }: { input: WriteInput }): Problem[] {
