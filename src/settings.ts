@@ -109,16 +109,10 @@ export function seconds(variable: string, options: Omit<Described, 'unit'> & Bou
 
 /** Seconds with up to three decimals (`0.25`), read as whole milliseconds; `min` and `max` in seconds. */
 export function decimalSeconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
-  const { min, max } = options;
-  const problem = (input: unknown): string =>
-    `${variable} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${shown(input)}"`;
+  const what = `a number of seconds from ${options.min} to ${options.max} (at most 3 decimals)`;
   return {
     doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
-    schema: z
-      .string()
-      .regex(/^\d+(\.\d{1,3})?$/, { error: (issue) => problem(issue.input), abort: true })
-      .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
-      .transform((value) => Math.round(Number(value) * 1000)),
+    schema: numberSchema(variable, /^\d+(\.\d{1,3})?$/, what, options).transform((value) => Math.round(value * 1000)),
     fallback: options.fallbackMs,
   };
 }
@@ -185,11 +179,15 @@ export function custom<T>(
   return { doc: docOf(variable, options.shown, options), schema, fallback: options.fallback };
 }
 
-function integerSchema(variable: string, { min, max }: Bounded): z.ZodType<number, string> {
-  const problem = (input: unknown): string => `${variable} must be an integer from ${min} to ${max}, got "${shown(input)}"`;
+const integerSchema = (variable: string, bounds: Bounded): z.ZodType<number, string> =>
+  numberSchema(variable, /^\d+$/, `an integer from ${bounds.min} to ${bounds.max}`, bounds);
+
+/** Written as `pattern`, from `min` to `max`; a problem says it must be `what`. */
+function numberSchema(variable: string, pattern: RegExp, what: string, { min, max }: Bounded): z.ZodType<number, string> {
+  const problem = (input: unknown): string => `${variable} must be ${what}, got "${shown(input)}"`;
   return z
     .string()
-    .regex(/^\d+$/, { error: (issue) => problem(issue.input), abort: true })
+    .regex(pattern, { error: (issue) => problem(issue.input), abort: true })
     .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
     .transform(Number);
 }
