@@ -48,10 +48,8 @@ export function representationsProblems({ representations }: { representations: 
   }
   for (const [index, representation] of representations.entries()) {
     const field = ['representations', String(index)];
-    const { __typename, id } = (typeof representation === 'object' && representation !== null ? representation : {}) as Record<
-      string,
-      unknown
-    >;
+    const { __typename, id }: { __typename?: unknown; id?: unknown } =
+      typeof representation === 'object' && representation !== null ? representation : {};
     if (__typename !== 'Website') {
       return [
         { field, message: `${field.join('.')} must be a Website's key, { __typename: "Website", id }, got ${described(representation)}.` },
