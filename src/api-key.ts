@@ -27,10 +27,7 @@ export function readAuthorization(header: string | null | undefined): KeyReading
 /** The least recently used go first. */
 export const KEY_IDS_REMEMBERED = { count: 10_000, keyChars: 256 } as const;
 
-/**
- * A key's requests name its entries in the store several times each, and an HMAC is an object and two
- * hashes. A key longer than keyChars is hashed each time: made-up keys take at most count × keyChars.
- */
+/** A request names its key's entries several times; a key over keyChars is hashed each time (bounded memory). */
 const rememberedIds = new LRUCache<string, { secret: string; id: string }>({ max: KEY_IDS_REMEMBERED.count });
 
 /** HMAC-SHA-256 of the canonical Authorization. */

@@ -103,10 +103,7 @@ export function declaredSettings(): SettingDoc[] {
   return settingsIn(DECLARED).map((setting) => setting.doc);
 }
 
-/**
- * A production gateway with no UPSTREAM_URL (forgotten, misspelt) refuses to start rather than serve
- * writable demo data with published keys, unless SANDBOX=on.
- */
+/** In production, no UPSTREAM_URL refuses to start rather than serve writable demo data (SANDBOX=on serves it). */
 function sandboxProblem({ sandbox, production }: Config, upstreamSet: boolean, problems: string[]): void {
   if (upstreamSet) {
     if (sandbox === 'on') problems.push('SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them');

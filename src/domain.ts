@@ -74,10 +74,7 @@ interface WebsiteFieldSpec {
   write?: { type: keyof WriteTypes; description: string; create?: InputUse; update?: InputUse };
 }
 
-/**
- * Every field of a website, declared once: the types below, the decoder, the form, the GraphQL type and
- * inputs and the checks are made from it (docs/architecture.md). Order: the decoder's, form's and checks'.
- */
+/** Every field of a website, declared once: all else is made from it (docs/architecture.md); in the decoder's order. */
 export const WEBSITE_FIELDS = {
   id: { wire: 'id', read: { type: 'id', description: "The website's id in the analytics service, also its id as a Node." } },
   domain: {

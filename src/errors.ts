@@ -42,10 +42,7 @@ export interface ErrorExtensions {
   argument?: string;
   /** From an upstream 422: field -> messages, field names as in our schema. */
   fieldErrors?: Record<string, string[]>;
-  /**
-   * Of a write whose answer is an error. UNKNOWN: it failed after it was sent. APPLIED: the upstream said
-   * it was (2xx), but its answer could not be read, nor the website read back.
-   */
+  /** A write's. UNKNOWN: it failed after it was sent. APPLIED: a 2xx whose answer (and a read back) failed. */
   outcome?: 'UNKNOWN' | 'APPLIED';
 }
 

@@ -153,8 +153,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     },
     ...(requestLog ? { onFault: (error: unknown) => requestLog.fault(error) } : {}),
   });
-  // A repeated query is answered from its stored answer, if one may be sent; else by GraphQL, whose
-  // read cache goes on with the store's part of the request the lookup left.
+  // GraphQL's read cache goes on with the store's part of the request the lookup left.
   const answer: Answerer = answers
     ? (req, res, state) => {
         const fromGraphQL = (looked: Looked): Answer | Promise<Answer> => {
@@ -257,13 +256,9 @@ function cacheReadReport(metrics: GatewayMetrics | null, tracing: boolean): (res
   return metrics ? metrics.cacheRead : recordCacheRead;
 }
 
-/** How long the check at start waits for Redis to be connected. */
 const REDIS_START_WAIT_MS = 5_000;
 
-/**
- * At start, one line when Redis is not usable (NOAUTH or WRONGPASS, named) or when its maxmemory-policy
- * may evict keys that have no expiry, which must stay (docs/caching.md).
- */
+/** One line when Redis is not usable at start, or its maxmemory-policy evicts keys that must stay (docs/caching.md). */
 function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
   redis.evictionPolicies(REDIS_START_WAIT_MS).then(
     (policies) => {
@@ -285,10 +280,7 @@ function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
   );
 }
 
-/**
- * One line when the connection to Redis is lost, and one when it is back: a gateway with no store
- * operation in flight would say nothing else of it. One never made at start is checkRedisAtStart's.
- */
+/** One line when Redis is lost, one when it is back: a gateway with no store call in flight says nothing else. */
 function logConnection(redis: RedisCacheStore, logger: Logger): void {
   let state: 'starting' | 'up' | 'lost' = 'starting';
   redis.onConnection((event) => {
@@ -319,10 +311,7 @@ function createCache(
   /** With Redis: what every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
   unsettled?: UnsettledWrites;
-  /**
-   * With Redis, Redis's (the gateways on it agree) once read, never waited for: this process's until then
-   * (at worst a 200 where a 304 could have been).
-   */
+  /** With Redis, Redis's once read, never waited for (until then, at worst a 200 where a 304 could be). */
   etagSecret: () => string;
 } {
   const { cache } = config;

@@ -8,10 +8,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'referrer-policy': 'no-referrer',
 });
 
-/**
- * An HTML page's Content-Security-Policy: only its own inline scripts run, named by their SHA-256 (an
- * injected <script> or onerror=… does not); it talks only to this origin.
- */
+/** Only its own inline scripts run, by SHA-256 (an injected <script> or onerror=… does not); only this origin. */
 export function htmlPolicy(scriptHashes: readonly string[]): string {
   const scripts = scriptHashes.length === 0 ? "'none'" : scriptHashes.map((hash) => `'${hash}'`).join(' ');
   return (
@@ -47,10 +44,7 @@ function acceptedMediaTypes(accept: string | undefined): string[] {
   return accepted;
 }
 
-/**
- * The media type yoga's result processors choose for this Accept (the last match wins, over the accepted
- * types in reverse order); null when it is not a JSON type.
- */
+/** As yoga's result processors choose it (the last match wins, types in reverse); null: not a JSON type. */
 export function jsonAnswerType(accept: string | undefined): 'application/json' | 'application/graphql-response+json' | null {
   const accepted = acceptedMediaTypes(accept).reverse();
   let chosen: string | null = null;

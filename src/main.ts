@@ -88,10 +88,7 @@ export async function main(): Promise<void> {
   if (gateway.mcp) console.log(`MCP tools for AI assistants: ${gateway.url}/mcp (docs/mcp.md)`);
 }
 
-/**
- * The first SIGTERM or SIGINT drains and exits 0; a second one exits at once (1), for an operator who will
- * not wait. A worker also drains when its primary says so, which never counts as a second signal.
- */
+/** A second SIGTERM or SIGINT exits at once (1); a primary's word drains a worker, never as a second signal. */
 function exitOnSignals(drain: () => Promise<void>): void {
   let draining = false;
   const start = (reason: string): void => {

@@ -17,19 +17,13 @@ export interface Slot {
   becomeStream(keyAccepted?: boolean): boolean;
 }
 
-/**
- * Made per request with all its properties: they are set and cleared (`= undefined`), never added or
- * deleted (docs/performance.md#garbage).
- */
+/** Its properties are set and cleared (`= undefined`), never added or deleted (docs/performance.md#garbage). */
 export interface RequestState {
   readonly credentials: KeyReading;
   /** Canonical (`Bearer <token>`), or null when the request has none fit to forward. */
   readonly key: string | null;
   lane: Lane;
-  /**
-   * The upstream accepted the key lately, when the request got its slot: only then does the look-ahead
-   * spend calls ahead of the answer that would show the key refused. True for a live poll.
-   */
+  /** The upstream accepted the key lately: only then does the look-ahead spend calls ahead of the answer. */
   keyKnown: boolean;
   /** null when the request carries no document. */
   readonly operationType: OperationType | null;

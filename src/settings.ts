@@ -49,11 +49,7 @@ export function valuesOf<D extends Declarations>(declarations: D, read: (setting
   return values as SettingsOf<D>;
 }
 
-/**
- * A value as a problem quotes it, with no credential: everything up to its last `@` replaced by `***` (a
- * `/`, `#`, `?`, `:` or `@` in a password ends no user info here, as it would for a URL parser), a leading
- * `scheme://` kept.
- */
+/** With no credential: all up to the last `@` is `***` (a `/#?:@` in a password ends nothing here), `scheme://` kept. */
 export function shown(value: unknown): string {
   const text = String(value);
   const at = text.lastIndexOf('@');

@@ -55,10 +55,7 @@ export interface ChangeBasis {
   previous: DateRange;
 }
 
-/**
- * A range that reaches `today` (whose figures still grow) compares only its days that are over, with as
- * many from the compared range's start; null when none is over. A range that is over is compared whole.
- */
+/** A range that reaches `today` compares only its days that are over, with as many of the other; null: none is. */
 export function changeBasis(current: DateRange, previous: DateRange, today: string): ChangeBasis | null {
   if (current.to < today) return { current, previous };
   const lastOver = addDays(today, -1);

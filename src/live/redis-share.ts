@@ -1,9 +1,7 @@
-// The live share on one Redis (REDIS_URL), as live/share.ts describes it: a lock per topic with an expiry
-// (a holder that dies is replaced once it runs out), results through pub/sub
-// (@graphql-yoga/redis-event-target) with the last one kept beside the lock, and per key a hash of each
-// topic's latest calls and one of the calls of the last 60 s (entries named by Redis's clock).
-// Topics are named by a hash of their id: neither a key nor a document is written to Redis in clear.
-// Every call is bounded (CACHE_STORE_TIMEOUT_MS).
+// The live share (live/share.ts) on one Redis: a lock per topic with an expiry (a holder that dies is
+// replaced once it runs out), results through pub/sub with the last one kept beside the lock, and per key
+// each topic's latest calls and the calls of the last 60 s. Topics are named by a hash of their id:
+// neither a key nor a document is written to Redis in clear.
 import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
@@ -43,8 +41,7 @@ return total`;
 
 /**
  * KEYS: the key's calls of the window; ARGV: the calls to add, the window (ms), the entry ('' for a new
- * one), a name unique to this call. An entry is "<ms>:<name>"; what is added to one out of the window is
- * recorded now. Answers Spent (live/key-budget.ts).
+ * one: "<ms>:<name>"), a name unique to this call. Answers Spent (live/key-budget.ts).
  */
 const SPEND = `
 local time = redis.call('TIME')
@@ -132,8 +129,8 @@ export class RedisLiveShare implements LiveShare {
     this.events = createRedisEventTarget({
       publishClient: publishClient as unknown as Redis,
       subscribeClient: subscribeClient as unknown as Redis,
-      // A message that is not JSON (anyone on the Redis may publish on a channel) is null, never a
-      // throw: the event target parses inside ioredis's handler, where a throw would end the process.
+      // A message that is not JSON (anyone on the Redis may publish) is null: the event target parses inside
+      // ioredis's handler, where a throw would end the process.
       serializer: { stringify: JSON.stringify, parse: (text: string) => parseOrNull(text) },
     });
   }

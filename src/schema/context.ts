@@ -13,10 +13,7 @@ export interface GatewayContext extends Planned {
   lookahead: Map<FieldNode, LookedAhead>;
   /** The upstream accepted the key lately (http/known-keys.ts): the look-ahead may start with the website. */
   readonly keyKnown: boolean;
-  /**
-   * A shared object on purpose: yoga copies the context's fields into its own context object, so a
-   * field assigned later would not be seen through this one.
-   */
+  /** Shared on purpose: yoga copies the context's fields, so a field assigned later would not be seen. */
   readonly usage: Usage;
 }
 

@@ -105,10 +105,7 @@ export function connectionCost(args: ConnectionArgs): { field: number; multiplie
   };
 }
 
-/**
- * The fewest calls, then the smallest pages: two at most, of a size no smaller than the window. A page
- * `read` already costs no call. An empty window still reads the page where it starts (what follows it).
- */
+/** The fewest calls (a page `read` already costs none), then the smallest pages; an empty window reads one. */
 export function pagesCovering({ start, end }: Window, read?: PageRead): PageRead[] {
   const lastOffset = Math.max(end, start + 1) - 1;
   const calls = (reads: PageRead[]): number => reads.filter((r) => r.perPage !== read?.perPage || r.page !== read.page).length;

@@ -202,7 +202,7 @@ export function operationPlan(document: DocumentNode, operationName: string | nu
 
 const NO_VARIABLES: Variables = Object.freeze({});
 
-/** What the coerced variables leave selected, made as the steps ask for it and kept for the request. */
+/** What the coerced variables leave selected, made as the steps ask for it. */
 export class Selection {
   private readonly items = new Map<SelectionSetNode, Item[]>();
   private refused: Refusal[] | undefined;
@@ -211,7 +211,6 @@ export class Selection {
   constructor(
     readonly schema: GraphQLSchema,
     readonly operation: OperationPlan,
-    /** Coerced, as execution gives them to resolvers. */
     readonly variables: Variables,
   ) {}
 
@@ -262,10 +261,7 @@ export class Selection {
     }
   }
 
-  /**
-   * The operation alone with its fragments, without what costs nothing or will not run: introspection,
-   * `__typename` (clients add it everywhere), and what @skip/@include leave out.
-   */
+  /** The operation and its fragments without introspection, `__typename` and what @skip/@include leave out. */
   measured(): DocumentNode {
     const { operation } = this;
     if (!operation.document.conditional) return (operation.measured ??= this.prune());
@@ -334,10 +330,7 @@ export interface Planned {
   plan?: RequestPlan | null;
 }
 
-/**
- * Kept in `context` for planOf(context): null when the document holds no such operation (answered before
- * execution). Field costs are counted with `context` (a period's length depends on its "now").
- */
+/** Kept in `context`, with which field costs are counted (a period's length depends on its "now"). */
 export function planRequest(
   schema: GraphQLSchema,
   document: DocumentNode,

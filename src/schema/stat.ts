@@ -205,10 +205,7 @@ function statsQueryProblems(websiteId: string, args: StatArgs): Problem[] {
   return [...problemsOf([idProblem(['websiteId'], websiteId)]), ...statArgsProblems(args)];
 }
 
-/**
- * Shared by the resolvers and the look-ahead, so both build the same loader key. An explicit null means
- * "the default"; an empty search is not sent, and shares its cache entry with no search.
- */
+/** Shared by the resolvers and the look-ahead, so both build the same loader key. */
 export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): StatsQuery {
   assertNoProblems(statsQueryProblems(websiteId, args));
   const { search, ...rest } = listArguments(args);

@@ -18,10 +18,7 @@ function filterOf(args: ListArgs): Omit<WebsiteListQuery, 'perPage' | 'page'> {
   return filter;
 }
 
-/**
- * Normalized as websiteListQuery does (defaults written out or not, an empty search or none), unchecked:
- * an over-long search is refused beside a cursor's problems, not instead of them.
- */
+/** Normalized, unchecked: an over-long search is refused beside a cursor's problems, not instead of them. */
 function fingerprintOf(args: ListArgs): string {
   const { search, sort } = listArguments(args);
   return listFingerprint(['websitesConnection', search ?? null, args.favorite ?? null, args.sortBy ?? 'id', sort]);

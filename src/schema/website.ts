@@ -289,10 +289,7 @@ function updateProblems({ id, input }: { id: string; input: WriteInput }): Probl
   return problems;
 }
 
-/**
- * Why a write is not sent: its own arguments are refused, or another write's of the operation are
- * (use-argument-checks.ts lets such an operation run, so that a form finds its errors in userErrors).
- */
+/** Its own arguments, or another write's of the operation, are refused (a form finds its errors in userErrors). */
 function refusedWrite(problems: Problem[], ctx: GatewayContext, info: GraphQLResolveInfo): UserError[] | null {
   if (problems.length > 0) return userErrors(problems);
   const other = planOf(ctx)
