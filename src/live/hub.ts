@@ -128,10 +128,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const ownSecret = randomBytes(32).toString('base64url');
   const keySecret = options.keySecret ?? (async () => ownSecret);
 
-  const localKeyCalls = (key: string): number => {
-    let calls = 0;
-    for (const poller of pollers.values()) if (poller.topic.key === key) calls += poller.lastCalls;
-    return calls;
+  /** `of` summed over the pollers (of `key` alone, when given). */
+  const sum = (of: (poller: Poller) => number, key?: string): number => {
+    let total = 0;
+    for (const poller of pollers.values()) if (key === undefined || poller.topic.key === key) total += of(poller);
+    return total;
   };
 
   /** Stops polling; with a share, another gateway whose streams watch the topic takes it over. */
@@ -217,7 +218,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       ...(outcome.endsKey ? { endsKey: true } : {}),
     };
     const backoffMs = outcome.backoffMs ?? 0;
-    let keyCalls = localKeyCalls(poller.topic.key);
+    let keyCalls = sum((other) => other.lastCalls, poller.topic.key);
     if (share) {
       const ttlMs = 2 * share.lockMs(budget.delayFor(keyCalls, backoffMs));
       keyCalls = await share.keyCalls(poller.topic, outcome.upstreamCalls, ttlMs, keyCalls);
@@ -286,17 +287,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       return typeof value === 'object' && value !== null ? texts.get(value) : undefined;
     },
     streamsOf(key) {
-      let streams = 0;
-      for (const poller of pollers.values()) if (poller.topic.key === key) streams += poller.streams.size;
-      return streams;
+      return sum((poller) => poller.streams.size, key);
     },
     get pollers() {
       return pollers.size;
     },
     get streams() {
-      let streams = 0;
-      for (const poller of pollers.values()) streams += poller.streams.size;
-      return streams;
+      return sum((poller) => poller.streams.size);
     },
     async close() {
       const released = [...pollers.values()].map((poller) => {
