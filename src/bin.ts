@@ -1,9 +1,7 @@
 #!/usr/bin/env node
-// The command: the package's `analytics-graphql-gateway`, `npm start`, and the image's entry point.
-// It checks the Node version before anything is imported (an older Node fails deep inside a dependency,
-// with a stack trace), then answers --version or --help, or starts the gateway (main.ts). Keep this file
-// free of static imports and of syntax an old Node (14 on) cannot parse, so that the refusal is what an
-// old Node prints.
+// The command (`analytics-graphql-gateway`, `npm start`, the image). It checks the Node version before
+// anything is imported (an older Node fails deep inside a dependency): keep this file free of static
+// imports and of syntax an old Node (14 on) cannot parse, so that the refusal is what an old Node prints.
 
 /** package.json's engines.node (test/package.test.ts checks the refusal names it). */
 const NODE_FLOOR = '22.19.0';

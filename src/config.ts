@@ -1,9 +1,6 @@
-// The gateway's settings, read once from the environment at start. Each module declares the variables it
-// reads beside the code that uses them (src/settings.ts: name, type, default, unit, bounds, a line of
-// doc); this file gathers those declarations in the shape the gateway is built with, validates the
-// environment against them (zod), and adds what no single module owns: NODE_ENV, LOG_LEVEL, and the
-// rules that tie two settings together. Every problem is reported at once, so that an operator fixes a
-// bad deployment in one go; main.ts turns a ConfigError into exit code 2.
+// The gateway's settings, read once at start: each module's declarations (src/settings.ts) gathered in the
+// shape the gateway is built with, and what no single module owns (NODE_ENV, LOG_LEVEL, the rules that tie
+// two settings together). Every problem is reported at once, so that an operator fixes a deployment in one go.
 import { z } from 'zod';
 import { CALENDAR_SETTINGS } from './analytics/calendar.js';
 import { CORS_SETTINGS } from './graphql/cors.js';
@@ -35,8 +32,8 @@ import { DIALECT_SETTINGS } from './upstream/dialect.js';
 import { REDIS_SETTINGS } from './cache/redis-connection.js';
 import { REQUEST_BOUNDS_SETTINGS } from './upstream/source.js';
 
-/** The settings of the process as a whole. */
-const PROCESS_SETTINGS = {
+const DECLARED = {
+  ...LISTEN_SETTINGS,
   production: custom(
     'NODE_ENV',
     z.string().transform((value) => value === 'production'),
@@ -51,18 +48,6 @@ const PROCESS_SETTINGS = {
     fallback: 'auto',
     doc: 'whether the bundled demo sandbox stands in for a missing UPSTREAM_URL: auto, outside production only',
   }),
-  logLevel: choice('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-    fallback: 'info',
-    unit: 'pino level',
-    doc: 'the least level logged; silent turns request logs off',
-  }),
-};
-
-/** Every module's declarations, in the shape of Config. */
-const DECLARED = {
-  ...LISTEN_SETTINGS,
-  production: PROCESS_SETTINGS.production,
-  sandbox: PROCESS_SETTINGS.sandbox,
   upstream: { ...UPSTREAM_TRANSPORT_SETTINGS, ...DIALECT_SETTINGS },
   ...REQUEST_BOUNDS_SETTINGS,
   ...ADMISSION_SETTINGS,
@@ -86,7 +71,11 @@ const DECLARED = {
   },
   ...CALENDAR_SETTINGS,
   persistedQueries: { ...PERSISTED_QUERY_SETTINGS, redisTtlMs: CACHE_STORE_SETTINGS.redisTtlMs },
-  logLevel: PROCESS_SETTINGS.logLevel,
+  logLevel: choice('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    fallback: 'info',
+    unit: 'pino level',
+    doc: 'the least level logged; silent turns request logs off',
+  }),
   ...HEAP_SETTINGS,
   metrics: { ...METRICS_LISTENER_SETTINGS, ...METRICS_SETTINGS },
   tracing: TRACING_SETTINGS,
@@ -95,11 +84,9 @@ const DECLARED = {
 
 type Declared = SettingsOf<typeof DECLARED>;
 
-/** The gateway's configuration: each module's settings as read, and what follows from them. */
 export type Config = Omit<Declared, 'metrics' | 'tracing'> & {
-  /** Prometheus text on its own listener (http/metrics-listener.ts); null without METRICS_PORT: no metrics. */
+  /** null without METRICS_PORT: no metrics. */
   metrics: { port: number; host: string; maxOperations: number } | null;
-  /** OpenTelemetry traces (tracing.ts), on when an OTLP endpoint or a traces exporter is set. */
   tracing: boolean;
 };
 
@@ -112,16 +99,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Every setting the gateway reads, as docs/configuration.md lists them. */
 export function declaredSettings(): SettingDoc[] {
   return settingsIn(DECLARED).map((setting) => setting.doc);
 }
 
-/**
- * SANDBOX: whether the bundled demo sandbox may stand in for a missing UPSTREAM_URL. `auto` (unset): outside
- * production only; a production gateway with no UPSTREAM_URL (forgotten, misspelt) refuses to start rather
- * than serve writable demo data with published keys. `on`: even in production; `off`: never.
- */
+/** In production, no UPSTREAM_URL refuses to start rather than serve writable demo data (SANDBOX=on serves it). */
 function sandboxProblem({ sandbox, production }: Config, upstreamSet: boolean, problems: string[]): void {
   if (upstreamSet) {
     if (sandbox === 'on') problems.push('SANDBOX=on serves the bundled demo sandbox instead of UPSTREAM_URL: set only one of them');
@@ -170,4 +152,15 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** With a bad environment, its problems on stderr and exit code 2. */
+export function loadConfigOrExit(env?: Env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
 }

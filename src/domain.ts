@@ -1,13 +1,9 @@
 // Plain domain objects: what resolvers see. Wire shapes (strings for numbers, 0/1 flags, Laravel
-// envelopes) never get past the decoders in upstream/wire.ts. Each Website field is declared once, in
-// WEBSITE_FIELDS, and everything about it is made from there.
+// envelopes) never get past the decoders in upstream/wire.ts.
 
 export type Privacy = 'PUBLIC' | 'PRIVATE' | 'PASSWORD';
 
-/**
- * The statistics the gateway knows, by our own names (the GraphQL enum's, in lower case). How each
- * is called on the wire depends on the upstream: upstream/dialect.ts.
- */
+/** By our own names (the GraphQL enum's, in lower case); on the wire: upstream/dialect.ts. */
 export const STAT_NAMES = [
   'browser',
   'campaign',
@@ -33,7 +29,7 @@ export const PER_PAGE_VALUES = [10, 25, 50, 100] as const;
 
 export type SortDirection = 'asc' | 'desc';
 
-/** How the upstream's JSON carries a Website field (upstream/wire.ts reads each): its value here. */
+/** How the upstream's JSON carries a Website field (upstream/wire.ts): its value here. */
 export interface ReadTypes {
   /** A positive integer, or its decimal string; kept as a decimal string. */
   id: string;
@@ -51,7 +47,7 @@ export interface ReadTypes {
   timestamp: string | null;
 }
 
-/** What a write sends of a Website field: its value here (upstream/api.ts encodes it, schema/validate.ts checks it). */
+/** What a write sends of a Website field (upstream/api.ts encodes it, schema/validate.ts checks it). */
 export interface WriteTypes {
   /** A domain name or IPv4 address. */
   domain: string;
@@ -63,7 +59,7 @@ export interface WriteTypes {
   lines: string[];
 }
 
-/** A write input that takes a field: `required` on it, and `note` added to the field's description there. */
+/** `note` is added to the field's description in that input. */
 export interface InputUse {
   required?: true;
   note?: string;
@@ -72,20 +68,13 @@ export interface InputUse {
 interface WebsiteFieldSpec {
   /** Its name in the upstream's JSON and forms. */
   wire: string;
-  /**
-   * A field of the Website type and its GraphQL description. `reported`: an answer may leave it out
-   * (some installs never send it), and then it is null ("not reported"), never a made-up value.
-   */
+  /** `reported`: some installs never send it, and then it is null ("not reported"), never a made-up value. */
   read?: { type: keyof ReadTypes; description: string; reported?: true };
-  /** Written by the mutations whose input takes it (createWebsite's, updateWebsite's), with its description there. */
+  /** Written by the mutations whose input takes it. */
   write?: { type: keyof WriteTypes; description: string; create?: InputUse; update?: InputUse };
 }
 
-/**
- * Every field of a website, declared once: the Website type and the write below, the wire decoder
- * (upstream/wire.ts), the form (upstream/api.ts), the GraphQL type and inputs (schema/website.ts) and
- * the checks (schema/validate.ts) are made from it. Order: the decoder's, the form's and the checks'.
- */
+/** Every field of a website, declared once: all else is made from it (docs/architecture.md); in the decoder's order. */
 export const WEBSITE_FIELDS = {
   id: { wire: 'id', read: { type: 'id', description: "The website's id in the analytics service, also its id as a Node." } },
   domain: {
@@ -162,11 +151,8 @@ export const WEBSITE_FIELDS = {
 type WebsiteFields = typeof WEBSITE_FIELDS;
 type FieldName = keyof WebsiteFields;
 
-/** The fields read from the upstream: the Website type's. */
 export type ReadField = { [F in FieldName]: WebsiteFields[F] extends { read: object } ? F : never }[FieldName];
-/** The fields a write may set. */
 export type WriteField = { [F in FieldName]: WebsiteFields[F] extends { write: object } ? F : never }[FieldName];
-/** The fields the input of createWebsite or of updateWebsite takes. */
 export type InputField<On extends 'create' | 'update'> = {
   [F in FieldName]: WebsiteFields[F] extends { write: { [K in On]: InputUse } } ? F : never;
 }[FieldName];
@@ -182,7 +168,6 @@ export type Website = { [F in ReadField]: ReadValue<WebsiteFields[F]['read']> };
 export type WebsiteWrite = { [F in WriteField]?: WriteValue<WebsiteFields[F]['write']> };
 
 const fieldNames = Object.keys(WEBSITE_FIELDS) as FieldName[];
-/** In the table's order. */
 export const READ_FIELDS = fieldNames.filter((name): name is ReadField => 'read' in WEBSITE_FIELDS[name]);
 export const WRITE_FIELDS = fieldNames.filter((name): name is WriteField => 'write' in WEBSITE_FIELDS[name]);
 
@@ -201,7 +186,7 @@ export interface Page<T> {
   hasNextPage: boolean;
 }
 
-/** What the caller asked for; used when the upstream omits `meta`. */
+/** Used when the upstream omits `meta`. */
 export interface PageRequest {
   page: number;
   perPage: number;
@@ -240,7 +225,7 @@ export interface StatsQuery {
   page: number;
 }
 
-/** What the upstream said of the key's rate limit (X-RateLimit-* headers of its latest answer). */
+/** X-RateLimit-* of the upstream's latest answer. */
 export interface RateLimit {
   limit: number;
   remaining: number;

@@ -1,9 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/**
- * Every `extensions.code` a client can see, with what it means: the one list docs/errors.md and the
- * tests are checked against (test/errors.test.ts). Codes of yoga's own are here too.
- */
+/** Every `extensions.code` a client can see, yoga's too: docs/errors.md is checked against it. */
 export const ERROR_CODES = {
   UNAUTHENTICATED: 'no Authorization: Bearer <key> header, a malformed one, or the service refused the key (401)',
   FORBIDDEN: 'the service answered 403',
@@ -38,26 +35,18 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 export interface ErrorExtensions {
-  /** HTTP status the upstream answered, when it answered. */
   upstreamStatus?: number;
-  /** RATE_LIMITED: seconds to wait before trying again. */
+  /** RATE_LIMITED: seconds. */
   retryAfter?: number;
   /** BAD_USER_INPUT: the argument (path) that was refused. */
   argument?: string;
-  /** BAD_USER_INPUT from an upstream 422: field -> messages, field names as in our schema. */
+  /** From an upstream 422: field -> messages, field names as in our schema. */
   fieldErrors?: Record<string, string[]>;
-  /**
-   * What became of a write whose answer is an error. UNKNOWN: it failed after it was sent, so the
-   * upstream may or may not have applied it. APPLIED: the upstream said it was (2xx), but its answer
-   * could not be read, nor the website read back.
-   */
+  /** A write's. UNKNOWN: it failed after it was sent. APPLIED: a 2xx whose answer (and a read back) failed. */
   outcome?: 'UNKNOWN' | 'APPLIED';
 }
 
-/**
- * Every error the gateway raises on purpose is a GraphQLError with a code, so yoga's masking lets
- * it through unchanged while anything unexpected is masked.
- */
+/** A GraphQLError with a code, which yoga's masking lets through; anything unexpected is masked. */
 export class GatewayError extends GraphQLError {
   readonly code: ErrorCode;
   readonly details: ErrorExtensions;
@@ -70,24 +59,16 @@ export class GatewayError extends GraphQLError {
   }
 }
 
-export function badInput(argument: string, message: string): GatewayError {
-  return new GatewayError('BAD_USER_INPUT', message, { argument });
-}
-
 export function isGatewayError(error: unknown, code?: ErrorCode): error is GatewayError {
   return error instanceof GatewayError && (code === undefined || error.code === code);
 }
 
-/**
- * The upstream cannot answer now, so a stale cache entry may answer instead (for a key the upstream
- * accepted lately). Unlike the breaker, a 429 counts: the key's data is there, the upstream only
- * throttles it.
- */
+/** A stale cache entry may answer instead; unlike the breaker, a 429 counts (the upstream only throttles). */
 export function mayAnswerStale(error: unknown): boolean {
   if (!(error instanceof GatewayError)) return false;
   if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_TIMEOUT' || error.code === 'UPSTREAM_UNAVAILABLE') return true;
   return error.code === 'UPSTREAM_ERROR' && (error.details.upstreamStatus ?? 500) >= 500;
 }
 
-/** The upstream refused the key (401): it was revoked, or never valid; its cached entries go. */
+/** A 401: the key was revoked, or never valid; its cached entries go. */
 export const isKeyRevoked = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus === 401;

@@ -1,6 +1,5 @@
-// The composition root: createGateway(config) builds the upstream client, what the gateway learns of
-// the upstream (the statistics' names), the stores (this process's memory or Redis), the read cache, the
-// clock and yoga, and puts the HTTP server (http/server.ts) in front of them. Nothing else builds them.
+// The composition root: createGateway(config) builds the upstream client, the stores, the read cache, the
+// clock and yoga, and puts the HTTP server in front of them. Nothing else builds them.
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -39,35 +38,31 @@ import { createMcpService, type McpSetup } from './mcp/service.js';
 import type { OperationOutcome } from './mcp/results.js';
 
 export interface GatewayOptions {
-  /** undici dispatcher for the upstream (tests inject a MockAgent). */
+  /** Tests inject a MockAgent. */
   dispatcher?: Dispatcher;
-  /** Key prefilled in GraphiQL's headers (sandbox mode only). */
+  /** Prefilled in GraphiQL's headers (sandbox mode only). */
   demoKey?: string;
-  /** Where request log lines go; default: pino to stdout at config.logLevel. */
+  /** Default: pino to stdout at config.logLevel. */
   logger?: Logger;
-  /** A worker (WORKERS > 1): the metrics go to the primary, which serves METRICS_PORT for all workers. */
+  /** A worker's: the primary serves METRICS_PORT for all workers. */
   metricsToPrimary?: boolean;
-  /** The clock of the cache and of periods (tests pin "today" with it); default Date.now. */
+  /** Of the cache and of periods (tests pin "today" with it). */
   now?: () => number;
 }
 
 export interface Gateway {
-  /** Base URL, e.g. http://127.0.0.1:4000; GraphQL is at `${url}/graphql`. */
+  /** Base URL, e.g. http://127.0.0.1:4000. */
   url: string;
   server: Server;
-  /** Base URL of the metrics listener (METRICS_PORT), the text at `${metricsUrl}/metrics`; null when off. */
+  /** The metrics listener's base URL; null when off. */
   metricsUrl: string | null;
-  /**
-   * Stops without losing a request (http/drain.ts): /ready turns 503 and every `onDraining` listener
-   * is called at once, then the listener closes after DRAIN_DELAY_MS and what is in flight finishes
-   * (up to DRAIN_TIMEOUT_MS); then the upstream pool and the store close.
-   */
+  /** Stops without losing a request (http/drain.ts), then closes the upstream pool and the store. */
   drain(): Promise<void>;
   /** Called once, when drain starts: what must end before the gateway stops (long-lived answers) ends here. */
   onDraining(listener: () => void): void;
   /** Ends every connection at once, then closes the upstream pool and the store. */
   close(): Promise<void>;
-  /** The MCP tools and what runs them (served at /mcp; stdio uses them too); null with MCP=off. */
+  /** null with MCP=off. */
   mcp: McpService | null;
 }
 
@@ -98,7 +93,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     metrics,
   );
   const clock = { now: options.now ?? Date.now, timeZone: config.upstreamTimeZone };
-  // A repeated query answered before GraphQL runs, from the read cache's store (cache/stored-answers.ts).
   const answers: StoredAnswers | undefined = store
     ? createStoredAnswers({
         store,
@@ -113,9 +107,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         ...(unsettled ? { owes: (authorization: string) => unsettled.owes(authorization) } : {}),
       })
     : undefined;
-  // The request log (none below LOG_LEVEL=info: its lines would be built for nothing).
+  // None below LOG_LEVEL=info: its lines would be built for nothing.
   const requestLog = logger.isLevelEnabled('info') ? new RequestLog(logger, lines) : undefined;
-  // Every answer, however it was made, is counted here: the GraphQL figures, and the stored answers sent.
   const graphqlMetrics =
     metrics && config.metrics
       ? createAnswerMetrics({ registry: metrics.registry, buckets: DURATION_BUCKETS_S, maxOperations: config.metrics.maxOperations })
@@ -129,11 +122,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           },
         }
       : undefined;
-  // The ETags' secret without Redis: this process's own.
-  const ownEtagSecret = randomBytes(32).toString('hex');
   const ending = createEnding({
     cors: (origin) => (isAllowedOrigin(origin, config) ? corsAnswerHeaders(origin) : []),
-    etagSecret: etagSecret ?? (() => ownEtagSecret),
+    etagSecret,
     ...(answers ? { keep: answers.keep } : {}),
     costLimit: config.maxCost,
     ...(counter ? { counter } : {}),
@@ -141,8 +132,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...(config.tracing ? { traceStored: traceStoredAnswer } : {}),
   });
   const upstream = { client, statNames: createStatNames(config.upstream.statNames), cache, clock };
-  // Subscriptions' pollers: with Redis, one poller per topic among all the gateways on it; without,
-  // each gateway polls for its own streams.
   const live = createLiveHub({
     ...config.live,
     ...(keySecret ? { keySecret } : {}),
@@ -150,8 +139,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       ? {}
       : { share: new RedisLiveShare(config.cache.redisUrl, config.cache.storeTimeoutMs, onStoreError), onShareError: onStoreError }),
   });
-  // MCP: a tool call is a GraphQL request to this gateway's own port, its document sent by hash
-  // (trusted below), with the caller's key and the tool's name for the log line.
   let listening = '';
   const loopback = createLoopback(() => listening);
   const mcp: McpSetup | null = config.mcp.enabled ? createMcpService(schema, config.mcp, runThrough(loopback)) : null;
@@ -166,8 +153,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     },
     ...(requestLog ? { onFault: (error: unknown) => requestLog.fault(error) } : {}),
   });
-  // A repeated query is answered from its stored answer, if one may be sent; else by GraphQL, whose
-  // read cache goes on with the store's part of the request the lookup left.
+  // GraphQL's read cache goes on with the store's part of the request the lookup left.
   const answer: Answerer = answers
     ? (req, res, state) => {
         const fromGraphQL = (looked: Looked): Answer | Promise<Answer> => {
@@ -207,7 +193,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   listening = http.url;
   metrics?.observeAdmission(http.load);
   metrics?.observeLive(() => ({ streams: live.streams, topics: live.pollers }));
-  // Its own listener, never the public port (http/metrics-listener.ts).
   const metricsListener =
     metrics && config.metrics && !options.metricsToPrimary ? await serveMetrics(metrics.registry, config.metrics) : null;
   if (metrics && options.metricsToPrimary) reportToPrimary(metrics.registry);
@@ -244,11 +229,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
 }
 
-/**
- * How an MCP tool call runs its operation: as a GraphQL request to this gateway, the persisted query's
- * hash and the operation's name in place of its text, the caller's key, the tool's name for the log line
- * and the client's trace context.
- */
+/** An MCP tool call: a GraphQL request to this gateway's own port, its document by hash (trusted). */
 function runThrough(loopback: Loopback): RunOperation {
   return async ({ documentHash, operationName, variables, authorization, toolName, traceContext, signal }) => {
     const answer = await loopback.post(
@@ -265,7 +246,6 @@ function runThrough(loopback: Loopback): RunOperation {
   };
 }
 
-/** What a cache read reports to: the metrics, the active span, or both. */
 function cacheReadReport(metrics: GatewayMetrics | null, tracing: boolean): (result: 'hit' | 'miss' | 'stale') => void {
   if (metrics && tracing) {
     return (result) => {
@@ -276,14 +256,9 @@ function cacheReadReport(metrics: GatewayMetrics | null, tracing: boolean): (res
   return metrics ? metrics.cacheRead : recordCacheRead;
 }
 
-/** How long the check at start waits for Redis to be connected. */
 const REDIS_START_WAIT_MS = 5_000;
 
-/**
- * At start, one line in the log when Redis is not usable (its credentials refused: NOAUTH or WRONGPASS,
- * named) or when its maxmemory-policy may evict keys that have no expiry: the hash secret and the
- * counters that drop a key's entries, which must stay (docs/caching.md).
- */
+/** One line when Redis is not usable at start, or its maxmemory-policy evicts keys that must stay (docs/caching.md). */
 function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
   redis.evictionPolicies(REDIS_START_WAIT_MS).then(
     (policies) => {
@@ -305,11 +280,7 @@ function checkRedisAtStart(redis: RedisCacheStore, logger: Logger): void {
   );
 }
 
-/**
- * One line when the connection to Redis is lost, and one when it is ready again: store operations are
- * skipped while it is lost, so a gateway with none in flight would say nothing else of it. A connection
- * never made at start is checkRedisAtStart's to say; its coming back is said here.
- */
+/** One line when Redis is lost, one when it is back: a gateway with no store call in flight says nothing else. */
 function logConnection(redis: RedisCacheStore, logger: Logger): void {
   let state: 'starting' | 'up' | 'lost' = 'starting';
   redis.onConnection((event) => {
@@ -324,7 +295,7 @@ function logConnection(redis: RedisCacheStore, logger: Logger): void {
   });
 }
 
-/** The read cache as configured (off, in this process's memory, or in Redis), and Redis's home for APQ. */
+/** The read cache as configured (off, in memory, or in Redis), and Redis's home for APQ. */
 function createCache(
   config: Config,
   logger: Logger,
@@ -332,25 +303,19 @@ function createCache(
   metrics: GatewayMetrics | null,
 ): {
   cache: ReadCache;
-  /** The read cache's store; none with CACHE=off. */
+  /** None with CACHE=off. */
   store?: CacheStore;
   documentRegistry?: DocumentRegistry;
   storeConnection: () => string;
-  /** Says, at most once per 10 s per kind of operation, that the store failed. */
   onStoreError: (operation: string, error: unknown) => void;
-  /** With Redis: the secret every gateway on it hashes keys with (so that they name a key's topics alike). */
+  /** With Redis: what every gateway on it hashes keys with (so that they name a key's topics alike). */
   keySecret?: () => Promise<string>;
-  /** With Redis: the keys with an invalidation pending after a write Redis did not take (cache/unsettled.ts). */
   unsettled?: UnsettledWrites;
-  /**
-   * With Redis: the ETags' secret, Redis's (the gateways on it agree) once read, never waited for
-   * (this process's until then: at worst a 200 where a 304 could have been).
-   */
-  etagSecret?: () => string;
+  /** With Redis, Redis's once read, never waited for (until then, at worst a 200 where a 304 could be). */
+  etagSecret: () => string;
 } {
   const { cache } = config;
-  // One warn line per failing store operation kind at most every 10 s: the log says the store is
-  // failing without a line per request.
+  // One warn line per failing operation kind at most every 10 s, not a line per request.
   const lastWarned = new Map<string, number>();
   const onStoreError = (operation: string, error: unknown): void => {
     const at = Date.now();
@@ -366,17 +331,16 @@ function createCache(
     checkRedisAtStart(redis, logger);
     logConnection(redis, logger);
   }
-  // What /ready reports of the store: `redis ready` when connected, `redis reconnecting` when not (and
-  // why, when Redis or the sentinels refuse the credentials).
+  // What /ready reports of the store (with Redis, why the credentials were refused).
   const storeConnection = (): string => (redis ? `redis ${redis.connection}` : cache.enabled ? 'memory' : 'off');
   const processSecret = randomBytes(32).toString('hex');
   const shared = {
     storeConnection,
     onStoreError,
-    ...(redis ? { keySecret: () => redis.secret(), etagSecret: () => redis.known ?? processSecret } : {}),
+    etagSecret: redis ? () => redis.known ?? processSecret : () => processSecret,
+    ...(redis ? { keySecret: () => redis.secret() } : {}),
   };
-  // APQ in Redis: bounded as in memory (APQ_MAX_ENTRIES, APQ_MAX_BYTES) but for all gateways together,
-  // apart from the cache's records, and forgotten APQ_REDIS_TTL_S after their last use.
+  // APQ in Redis: bounded as in memory but for all gateways together, forgotten APQ_REDIS_TTL_S after use.
   const { persistedQueries: pq } = config;
   const bound = { maxEntries: pq.maxEntries, maxBytes: pq.maxBytes, lifetimeMs: pq.redisTtlMs };
   const documentRegistry: DocumentRegistry | undefined = redis

@@ -1,11 +1,9 @@
-// The gateway against UPSTREAM_URL, or against the embedded sandbox when none is set (outside production,
-// or with SANDBOX=on: config.ts refuses the rest), with V8's heap setting applied first. Started by
-// bin.ts (`npm start`, the package's command, the image), which checks the Node version first;
-// `node dist/main.js` runs it too.
+// The gateway against UPSTREAM_URL, or the embedded sandbox when none is set, with V8's heap setting
+// applied first. Started by bin.ts, or `node dist/main.js`.
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { describeAllowedOrigins } from './graphql/cors.js';
 import { createGateway } from './gateway.js';
 import { tuneHeap } from './heap.js';
@@ -17,18 +15,9 @@ import { startSandbox, type Sandbox } from './sandbox/index.js';
 import { VERSION } from './version.js';
 
 export async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  let config = loadConfigOrExit();
   tuneHeap(config.heapGrowingPercent);
-  // Before anything makes a span: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER turns it on.
+  // Before anything makes a span.
   const tracing = config.tracing ? await startTracing() : null;
 
   let sandbox: Sandbox | null = null;
@@ -40,11 +29,10 @@ export async function main(): Promise<void> {
       console.log(`Upstream: the bundled sandbox at ${sandbox.url}, shared by ${workers} workers; demo keys: ${sandbox.keys.join(', ')}`);
     }
     const shared = sandbox;
-    // METRICS_PORT: the sum over all workers, gathered by the primary at each scrape.
     const metrics = config.metrics ? await serveClusterMetrics(config.metrics) : null;
     runPrimary({
       workers,
-      // The workers are given the primary's sandbox as their upstream (SANDBOX=on would refuse it).
+      // The primary's sandbox as the workers' upstream (SANDBOX=on would refuse it).
       ...(shared ? { env: { UPSTREAM_URL: shared.url, SANDBOX: '' } } : {}),
       onStopped: async () => {
         await metrics?.close();
@@ -68,7 +56,6 @@ export async function main(): Promise<void> {
   });
   const endpoint = `${gateway.url}/graphql`;
   const build = `version ${VERSION}, Node.js ${process.versions.node}`;
-  // Offered only where it is served (GRAPHIQL; off in production unless asked).
   const graphiql = config.graphiql ? ' (GraphiQL: open it in a browser)' : '';
 
   if (sandbox && demoKey) {
@@ -101,11 +88,7 @@ export async function main(): Promise<void> {
   if (gateway.mcp) console.log(`MCP tools for AI assistants: ${gateway.url}/mcp (docs/mcp.md)`);
 }
 
-/**
- * The first SIGTERM or SIGINT drains (gateway.drain: readiness fails first, nothing in flight is lost)
- * and exits 0; a second one exits at once (1), for an operator who will not wait. A worker also drains
- * when its primary says so, which never counts as a second signal.
- */
+/** A second SIGTERM or SIGINT exits at once (1); a primary's word drains a worker, never as a second signal. */
 function exitOnSignals(drain: () => Promise<void>): void {
   let draining = false;
   const start = (reason: string): void => {

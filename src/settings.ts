@@ -1,36 +1,31 @@
-// How a module declares the environment variables it reads: each setting once, with its variable, type,
-// default, unit, bounds and one line of doc. The module keeps its declarations beside the code that uses
-// them; config.ts gathers them all and validates the environment against them in one pass (zod), and
-// docs/configuration.md is tested against the same declarations. Nothing here reads the environment.
+// How a module declares the environment variables it reads, beside the code that uses them: config.ts
+// validates the environment against them (zod), and docs/configuration.md is tested against them.
+// Nothing here reads the environment.
 import { z } from 'zod';
 
 /** What docs/configuration.md shows of a setting. */
 export interface SettingDoc {
-  /** The environment variable. */
   variable: string;
-  /** The default as the page shows it; null: unset means off (the page says "none"). */
+  /** null: unset means off (the page says "none"). */
   shown: string | null;
   /** The unit or the kind of value (`ms`, `bytes`, `boolean`, `` `on`, `off` ``). */
   unit: string;
-  /** One line: what it does. */
   doc: string;
 }
 
-/** One setting: how its variable is read when set, and its value when not. */
 export interface Setting<T> {
   readonly doc: SettingDoc;
   /** Reads a set value (trimmed, never empty); its errors name the variable and what it accepts. */
   readonly schema: z.ZodType<T, string>;
-  /** The value when the variable is unset or empty. */
+  /** When the variable is unset or empty. */
   readonly fallback: T;
-  /** The value when unset with NODE_ENV=production, where it differs. */
+  /** When unset with NODE_ENV=production, where it differs. */
   readonly productionFallback?: T;
 }
 
-/** Settings as a module declares them: by the name its code uses, possibly grouped. */
+/** By the name the module's code uses, possibly grouped. */
 export type Declarations = { readonly [name: string]: Setting<unknown> | Declarations };
 
-/** The typed values of a module's declarations: what the module receives. */
 export type SettingsOf<D> = {
   -readonly [K in keyof D]: D[K] extends Setting<infer T> ? T : SettingsOf<D[K]>;
 };
@@ -38,29 +33,23 @@ export type SettingsOf<D> = {
 const isSetting = (entry: Setting<unknown> | Declarations): entry is Setting<unknown> =>
   'schema' in entry && 'fallback' in entry && 'doc' in entry;
 
-/** Every setting of some declarations, depth first in the order declared. */
+/** Depth first in the order declared. */
 export function settingsIn(declarations: Declarations): Setting<unknown>[] {
   return Object.values(declarations).flatMap((entry) => (isSetting(entry) ? [entry] : settingsIn(entry)));
 }
 
-/** The values of `declarations` when nothing is set (outside production). */
+/** When nothing is set (outside production). */
 export function defaultsOf<D extends Declarations>(declarations: D): SettingsOf<D> {
   return valuesOf(declarations, (setting) => setting.fallback);
 }
 
-/** The declarations' values, each taken from `read`, in the declarations' shape. */
 export function valuesOf<D extends Declarations>(declarations: D, read: (setting: Setting<unknown>) => unknown): SettingsOf<D> {
   const values: Record<string, unknown> = {};
   for (const [name, entry] of Object.entries(declarations)) values[name] = isSetting(entry) ? read(entry) : valuesOf(entry, read);
   return values as SettingsOf<D>;
 }
 
-/**
- * A value as a problem quotes it, with no credential: everything up to its last `@` (a URL's user and
- * password, whatever characters they hold: a `/`, `#`, `?`, space, `:` or `@` in a password ends no
- * user info here, as it would for a URL parser) replaced by `***`, a leading `scheme://` kept. A value
- * that is a list of URLs keeps only what follows its last `@`.
- */
+/** With no credential: all up to the last `@` is `***` (a `/#?:@` in a password ends nothing here), `scheme://` kept. */
 export function shown(value: unknown): string {
   const text = String(value);
   const at = text.lastIndexOf('@');
@@ -69,11 +58,7 @@ export function shown(value: unknown): string {
   return `${scheme}***${text.slice(at)}`;
 }
 
-/**
- * A URL's user info as typed, taken before any parsing: everything between `scheme://` and the last `@`
- * (a password may hold `/`, `?`, `#` or `@`, which a parser would read as the end of the host), and
- * the URL without it. No user info: `userinfo` is null.
- */
+/** A URL's user info as typed, up to the last `@`, taken before a parser reads its `/?#@` as the host's end. */
 export function splitUserinfo(value: string): { userinfo: string | null; rest: string } {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0];
   const at = value.lastIndexOf('@');
@@ -104,12 +89,12 @@ export function integer(
   };
 }
 
-/** An integer from `min` to `max`, or null when unset: the feature is off. */
+/** null when unset: the feature is off. */
 export function optionalInteger(variable: string, options: Described & Bounded): Setting<number | null> {
   return { doc: docOf(variable, null, options), schema: integerSchema(variable, options), fallback: null };
 }
 
-/** A duration given in whole seconds, read as milliseconds; `min` and `max` in seconds. */
+/** Whole seconds, read as milliseconds; `min` and `max` in seconds. */
 export function seconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
   return {
     doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
@@ -118,18 +103,12 @@ export function seconds(variable: string, options: Omit<Described, 'unit'> & Bou
   };
 }
 
-/** A duration in seconds with up to three decimals (`0.25`), read as whole milliseconds; `min` and `max` in seconds. */
+/** Seconds with up to three decimals (`0.25`), read as whole milliseconds; `min` and `max` in seconds. */
 export function decimalSeconds(variable: string, options: Omit<Described, 'unit'> & Bounded & { fallbackMs: number }): Setting<number> {
-  const { min, max } = options;
-  const problem = (input: unknown): string =>
-    `${variable} must be a number of seconds from ${min} to ${max} (at most 3 decimals), got "${shown(input)}"`;
+  const what = `a number of seconds from ${options.min} to ${options.max} (at most 3 decimals)`;
   return {
     doc: docOf(variable, String(options.fallbackMs / 1000), { ...options, unit: 's' }),
-    schema: z
-      .string()
-      .regex(/^\d+(\.\d{1,3})?$/, { error: (issue) => problem(issue.input), abort: true })
-      .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
-      .transform((value) => Math.round(Number(value) * 1000)),
+    schema: numberSchema(variable, /^\d+(\.\d{1,3})?$/, what, options).transform((value) => Math.round(value * 1000)),
     fallback: options.fallbackMs,
   };
 }
@@ -187,10 +166,7 @@ export function text<F extends string | null>(variable: string, options: Describ
   return { doc: docOf(variable, options.fallback, options), schema: z.string(), fallback: options.fallback };
 }
 
-/**
- * A value read by a schema of its own (a URL, a list, a time zone), whose messages name `variable`.
- * `shown`: the default as the docs show it (null: none).
- */
+/** Read by a schema of its own (a URL, a list, a time zone); `shown`: the default as the docs show it. */
 export function custom<T>(
   variable: string,
   schema: z.ZodType<T, string>,
@@ -199,11 +175,15 @@ export function custom<T>(
   return { doc: docOf(variable, options.shown, options), schema, fallback: options.fallback };
 }
 
-function integerSchema(variable: string, { min, max }: Bounded): z.ZodType<number, string> {
-  const problem = (input: unknown): string => `${variable} must be an integer from ${min} to ${max}, got "${shown(input)}"`;
+const integerSchema = (variable: string, bounds: Bounded): z.ZodType<number, string> =>
+  numberSchema(variable, /^\d+$/, `an integer from ${bounds.min} to ${bounds.max}`, bounds);
+
+/** Written as `pattern`, from `min` to `max`; a problem says it must be `what`. */
+function numberSchema(variable: string, pattern: RegExp, what: string, { min, max }: Bounded): z.ZodType<number, string> {
+  const problem = (input: unknown): string => `${variable} must be ${what}, got "${shown(input)}"`;
   return z
     .string()
-    .regex(/^\d+$/, { error: (issue) => problem(issue.input), abort: true })
+    .regex(pattern, { error: (issue) => problem(issue.input), abort: true })
     .refine((value) => Number(value) >= min && Number(value) <= max, { error: (issue) => problem(issue.input) })
     .transform(Number);
 }

@@ -1,8 +1,6 @@
-// OpenTelemetry: the SDK, started by main.ts when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER
-// is set (config.ts decides), and the upstream side of a trace that gateway.ts hands to the client and
-// the cache. The SDK reads the standard OTEL_* variables itself (service name, exporter and protocol,
-// http/json or http/protobuf, batch settings, sampler). Spans leave through a batch processor with a
-// bounded queue: with the collector down spans are dropped, and no request waits on an export.
+// OpenTelemetry: the SDK, started by main.ts when config.ts says traces are wanted, and the upstream side
+// of a trace (the client's and the cache's spans). Spans leave through a batch processor with a bounded
+// queue: with the collector down spans are dropped, and no request waits on an export.
 import type { IncomingMessage } from 'node:http';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import { type SettingsOf, text } from './settings.js';
@@ -10,10 +8,7 @@ import type { HttpMethod, UpstreamCallTrace } from './upstream/client.js';
 
 export const DEFAULT_SERVICE_NAME = 'analytics-graphql-gateway';
 
-/**
- * The standard OTEL_* variables that decide whether traces are made (the SDK reads them, and the others,
- * itself): set, an endpoint or an exporter turns tracing on.
- */
+/** The standard OTEL_* variables that decide whether traces are made (the SDK reads the others itself). */
 export const TRACING_SETTINGS = {
   endpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT', { fallback: null, unit: 'URL', doc: 'the collector; set, it turns tracing on' }),
   tracesEndpoint: text('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', {
@@ -26,7 +21,6 @@ export const TRACING_SETTINGS = {
   serviceName: text('OTEL_SERVICE_NAME', { fallback: DEFAULT_SERVICE_NAME, unit: 'name', doc: 'the service name of every span' }),
 };
 
-/** Whether the OTEL_* settings ask for traces. */
 export function tracingWanted({ endpoint, tracesEndpoint, exporter, disabled }: SettingsOf<typeof TRACING_SETTINGS>): boolean {
   if (disabled === 'true' || exporter === 'none') return false;
   return exporter !== null || endpoint !== null || tracesEndpoint !== null;
@@ -41,13 +35,11 @@ export interface Tracing {
 const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
 
 /**
- * Starts tracing for this process from the standard OTEL_* variables: OTLP over HTTP (protobuf or JSON)
- * or the console, through a bounded batch; W3C trace context and baggage; the sampler, resource and
- * batch settings of the specification. No instrumentation of other libraries: the gateway makes its
- * own spans. Built from the SDK's parts rather than with @opentelemetry/sdk-node, which also brings
- * gRPC, logs and metrics exporters (and protobufjs, whose install script npm lists on every install of
- * the package). Loaded only then: with tracing off the gateway never loads the SDK and its exporters.
- * Refuses a setting it cannot honour (the gRPC protocol, an unknown exporter or sampler) in one line.
+ * From the standard OTEL_* variables: OTLP over HTTP or the console; W3C trace context and baggage; the
+ * specification's sampler, resource and batch settings; the gateway makes its own spans. Built from the
+ * SDK's parts, not @opentelemetry/sdk-node, which also brings gRPC, logs and metrics exporters (and
+ * protobufjs, whose install script npm lists on every install); loaded only with tracing on. Refuses a
+ * setting it cannot honour (gRPC, an unknown exporter or sampler).
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
   const value = (name: string): string | undefined => env[name]?.trim() || undefined;
@@ -95,8 +87,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     : samplerName.endsWith('traceidratio')
       ? new sdk.TraceIdRatioBasedSampler(ratio)
       : new sdk.AlwaysOnSampler();
-  // The host, its system and the process (as the Node SDK's defaults describe them), then
-  // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME over them, as the specification orders them.
+  // The Node SDK's default detectors, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME over them.
   const { detectResources, hostDetector, osDetector, processDetector, envDetector } = resources;
   const resource = resources
     .defaultResource()
@@ -119,10 +110,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
 
 const tracer = trace.getTracer(DEFAULT_SERVICE_NAME);
 
-/**
- * A CLIENT span for one upstream call (all its attempts), child of what is active (the operation's
- * execute span), whose context goes to the upstream in `traceparent`. Route templates only: no id.
- */
+/** One upstream call (all its attempts), its context sent upstream in `traceparent`; route templates only: no id. */
 export function traceUpstreamCall(method: HttpMethod, route: string): UpstreamCallTrace {
   const span = tracer.startSpan(`${method} ${route}`, {
     kind: SpanKind.CLIENT,
@@ -142,15 +130,11 @@ export function traceUpstreamCall(method: HttpMethod, route: string): UpstreamCa
   };
 }
 
-/** A cache read as an event of the active span (the operation's execute span). */
 export function recordCacheRead(result: 'hit' | 'miss' | 'stale'): void {
   trace.getActiveSpan()?.addEvent('cache.read', { 'cache.result': result });
 }
 
-/**
- * The SERVER span of a request answered with a stored answer (cache/stored-answers.ts), which continues
- * the client's `traceparent` as use-tracing.ts's do; nothing of GraphQL ran, so it is alone. Its trace id.
- */
+/** The lone SERVER span of a stored answer, continuing the client's `traceparent`; its trace id. */
 export function traceStoredAnswer(req: IncomingMessage, status: number, startedAt: number): string {
   const parent = propagation.extract(context.active(), req.headers);
   const span = tracer.startSpan(

@@ -1,7 +1,5 @@
-// The gateway's version: package.json's, read once at start, so that the start-up line, /health, the
-// gateway_build_info metric and `--version` all name the one a release (or a clone) has. The file is
-// next to dist/ in a clone, in the npm package and in the image; the benchmark's build runs this file
-// one folder deeper (dist-bench/src/version.js).
+// The gateway's version: package.json's, read once. The file is next to dist/ in a clone, the package and
+// the image; the benchmark's build runs this file one folder deeper (dist-bench/src/version.js).
 import { readFileSync } from 'node:fs';
 
 function readManifest(): { version: string } {

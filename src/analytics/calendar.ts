@@ -5,13 +5,12 @@ import { custom, shown } from '../settings.js';
 
 const MS_PER_DAY = 86_400_000;
 
-/** The clock periods are resolved with and statistics are settled by: "today" is in the upstream's time zone. */
+/** "Today" is in the upstream's time zone. */
 export interface Clock {
   now(): number;
   timeZone: string;
 }
 
-/** UPSTREAM_TIMEZONE: the upstream's time zone, which decides which day is "today". */
 export const CALENDAR_SETTINGS = {
   upstreamTimeZone: custom(
     'UPSTREAM_TIMEZONE',
@@ -27,7 +26,6 @@ export const CALENDAR_SETTINGS = {
   ),
 };
 
-/** Whether `timeZone` names a zone this runtime knows (a name of UTC needs no Intl). */
 function isTimeZone(timeZone: string): boolean {
   try {
     dayIn(timeZone, Date.now());
@@ -37,19 +35,16 @@ function isTimeZone(timeZone: string): boolean {
   }
 }
 
-// The IANA names of UTC itself (links to Etc/UTC and Etc/GMT, whatever their case). In these, today needs
-// no time zone data: Intl is not touched, which spares its ICU data (about 6 MB of resident memory once
-// touched) and the cost of a formatter.
+// The IANA names of UTC itself (links to Etc/UTC and Etc/GMT, any case): in these, today is told without
+// Intl, which spares its ICU data and a formatter (docs/performance.md, memory).
 const UTC_NAMES = ['UTC', 'UCT', 'GMT', 'GMT0', 'GMT+0', 'GMT-0', 'Greenwich', 'Universal', 'Zulu'];
 const UTC_ZONES = new Set(UTC_NAMES.flatMap((name) => [name.toLowerCase(), `etc/${name.toLowerCase()}`]));
 
-/** Whether `timeZone` is a name of UTC (then no Intl is needed to tell a day). */
 export const isUtcZone = (timeZone: string): boolean => UTC_ZONES.has(timeZone.toLowerCase());
 
-// One formatter per zone met (the configured one): building one costs about 50 µs, formatting with it 1 µs.
+// One formatter per zone met: building one costs far more than formatting with it.
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** YYYY-MM-DD of the instant `epochMs` in `timeZone` (an IANA name). */
 export function dayIn(timeZone: string, epochMs: number): string {
   if (isUtcZone(timeZone)) return toDay(epochMs);
   let formatter = formatters.get(timeZone);
@@ -90,10 +85,8 @@ export function eachDay(from: string, to: string): string[] {
   return days;
 }
 
-/** The first day of `day`'s month. */
 export const monthStart = (day: string): string => `${day.slice(0, 7)}-01`;
 
-/** The last day of `day`'s month. */
 export function monthEnd(day: string): string {
   const [year, month] = [Number(day.slice(0, 4)), Number(day.slice(5, 7))];
   return toDay(Date.UTC(year, month, 0)); // day 0 of the next month

@@ -1,5 +1,5 @@
-// Periods a dashboard asks for ("last 30 days") as the date ranges the upstream understands, resolved
-// at request time in the upstream's time zone. Every "last N days" period ends today, included.
+// Periods a dashboard asks for ("last 30 days") as date ranges, resolved at request time in the upstream's
+// time zone. Every "last N days" period ends today, included.
 import { addDays, dayIn, monthEnd, monthStart } from './calendar.js';
 
 export const PERIODS = [
@@ -23,7 +23,6 @@ export interface DateRange {
 
 const lastDays = (today: string, days: number): DateRange => ({ from: addDays(today, 1 - days), to: today });
 
-/** The range of `period` on the day `epochMs` is in `timeZone`. */
 export function resolvePeriod(period: Period, timeZone: string, epochMs: number): DateRange {
   const today = dayIn(timeZone, epochMs);
   switch (period) {

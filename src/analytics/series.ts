@@ -1,6 +1,5 @@
-// Daily rows (visitors or pageviews per day, as the upstream groups them) as a time series: every day
-// of the range, zero where the upstream had no row, summed into ISO weeks or calendar months; totals
-// and the comparison with another period.
+// Daily rows as a time series: every day of the range (zero without a row), summed into ISO weeks or
+// calendar months; totals and the comparison with another period.
 import { addDays, daysBetween, eachDay, isoWeekStart, monthStart, yearEarlier } from './calendar.js';
 import type { DateRange } from './periods.js';
 
@@ -13,7 +12,7 @@ export interface SeriesPoint {
   count: number;
 }
 
-/** Every day of the range with its count, zero for days without a row; rows outside the range are ignored. */
+/** Rows outside the range are ignored. */
 export function zeroFill(rows: readonly { value: string; count: number }[], range: DateRange): SeriesPoint[] {
   const counts = new Map<string, number>();
   for (const row of rows) counts.set(row.value, (counts.get(row.value) ?? 0) + row.count);
@@ -26,10 +25,7 @@ const bucketStart: Record<Interval, (day: string) => string> = {
   MONTH: monthStart,
 };
 
-/**
- * Daily points summed into buckets, oldest first. A bucket that starts before the range is dated by
- * its first day inside the range (a range from a Wednesday starts its first week on that Wednesday).
- */
+/** Oldest first; a bucket that starts before the range is dated by its first day inside it. */
 export function bucket(daily: readonly SeriesPoint[], interval: Interval, range: DateRange): SeriesPoint[] {
   const buckets = new Map<string, number>();
   for (const { date, count } of daily) {
@@ -42,30 +38,24 @@ export function bucket(daily: readonly SeriesPoint[], interval: Interval, range:
 
 export const total = (points: readonly SeriesPoint[]): number => points.reduce((sum, point) => sum + point.count, 0);
 
-/** The range a comparison is made with: the same length just before, or the same dates a year earlier. */
 export function comparedRange(range: DateRange, comparison: Comparison): DateRange {
   if (comparison === 'PREVIOUS_YEAR') return { from: yearEarlier(range.from), to: yearEarlier(range.to) };
   const length = daysBetween(range.from, range.to);
   return { from: addDays(range.from, -length), to: addDays(range.from, -1) };
 }
 
-/** (current - previous) / previous; null when there is nothing to compare with (previous is 0). */
+/** null when previous is 0. */
 export function relativeChange(current: number, previous: number): number | null {
   return previous === 0 ? null : (current - previous) / previous;
 }
 
-/** The days a summary's changes compare: one range of each side, the same number of days. */
+/** The days a summary's changes compare, as many on each side. */
 export interface ChangeBasis {
   current: DateRange;
   previous: DateRange;
 }
 
-/**
- * What a comparison compares when the range asked for is not over (it reaches `today`, whose figures
- * still grow): only its days that are over, against as many days from the compared range's start, the
- * same part of it. A range that is over is compared whole. Null when none of its days is over yet
- * (today alone): such a range is shown as partial, with no change.
- */
+/** A range that reaches `today` compares only its days that are over, with as many of the other; null: none is. */
 export function changeBasis(current: DateRange, previous: DateRange, today: string): ChangeBasis | null {
   if (current.to < today) return { current, previous };
   const lastOver = addDays(today, -1);
@@ -78,6 +68,5 @@ export function changeBasis(current: DateRange, previous: DateRange, today: stri
   };
 }
 
-/** The sum of the points whose date is within `range`. */
 export const totalWithin = (points: readonly SeriesPoint[], range: DateRange): number =>
   total(points.filter((point) => point.date >= range.from && point.date <= range.to));

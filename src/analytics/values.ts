@@ -1,7 +1,6 @@
-// A statistic row's value, as the upstream encodes it, read for people: the name part of "US:United
-// States", a language's name from its code (Node's Intl, no tables of our own), "Direct" for an empty
-// referrer, an event's "name:value:unit" split, a day of the daily statistics. A value that does not
-// have the expected shape keeps its text as the label, and its parts are null.
+// A statistic row's value read for people ("United States" for "US:United States", a language's name by
+// Node's Intl, "Direct" for an empty referrer, an event's parts). A value of another shape keeps its text
+// as the label, and its parts are null.
 import type { StatName } from '../domain.js';
 
 export interface StatEvent {
@@ -12,9 +11,7 @@ export interface StatEvent {
 
 export interface ReadableValue {
   label: string;
-  /** ISO code: a country's or continent's, a city's country, a language's. */
   code: string | null;
-  /** The day, for the daily statistics (visitors, pageviews). */
   date: string | null;
   event: StatEvent | null;
 }

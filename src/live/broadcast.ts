@@ -8,7 +8,7 @@ export interface LiveStream<T> extends AsyncIterableIterator<T> {
 }
 
 interface Subscriber {
-  /** The latest result not yet taken, if any. */
+  /** The latest result not yet taken. */
   pending: { value: unknown } | null;
   ended: boolean;
   wake: (() => void) | null;
@@ -16,35 +16,26 @@ interface Subscriber {
 
 export class Broadcast {
   private readonly subscribers = new Set<Subscriber>();
-  /** The last result pushed, and its text. */
   private last: { text: string; value: unknown } | null = null;
 
-  /**
-   * @param texts each pushed result's JSON text, by result: made once to compare it, it need not be made
-   *   again for each stream (shared by a hub's topics).
-   * @param onEmpty called when a stream leaves and none is left.
-   */
+  /** `texts`: each pushed result's JSON text, made once to compare it, kept for every stream to send. */
   constructor(
     private readonly texts: WeakMap<object, string>,
     private readonly onEmpty: () => void,
   ) {}
 
-  /** Streams watching now. */
   get size(): number {
     return this.subscribers.size;
   }
 
-  /** Whether a result was pushed yet. */
   get started(): boolean {
     return this.last !== null;
   }
 
-  /** Whether `text` is the last result pushed. */
   isLast(text: string): boolean {
     return this.last?.text === text;
   }
 
-  /** Pushes a result (`value`, whose JSON text is `text`) if it differs from the last one. */
   offer(text: string, value: unknown): void {
     if (this.last !== null && this.last.text === text) return;
     this.last = { text, value };
@@ -52,7 +43,7 @@ export class Broadcast {
     this.deliver(value);
   }
 
-  /** Pushes a value to every stream, whatever was pushed before (it does not become the last result). */
+  /** Pushes a value to every stream without making it the last result. */
   deliver(value: unknown): void {
     for (const subscriber of this.subscribers) {
       subscriber.pending = { value };
@@ -68,7 +59,6 @@ export class Broadcast {
     }
   }
 
-  /** A new stream, given the last result at once if there is one. */
   join<T>(): LiveStream<T> {
     const subscriber: Subscriber = { pending: this.last ? { value: this.last.value } : null, ended: false, wake: null };
     this.subscribers.add(subscriber);

@@ -1,25 +1,8 @@
 // The shared pollers behind subscriptions: one poller per topic (a key's keyed hash, a document and its
-// variables), however many streams watch it. The first subscriber starts it; a later one gets the last
-// result at once; when the last one leaves, polling stops and the poll in flight is aborted. A result is
-// pushed only when it differs from the last one pushed, and each subscriber holds at most one result
-// not yet taken: a slow subscriber gets the latest, never a backlog.
-//
-// Why one poller: ten tabs of one team's dashboard would otherwise make ten times the upstream calls
-// against an install that throttles each key. The key's budget (`callsPerMinute`) bounds the calls of
-// all of one key's pollers together: each poller waits at least its share of the minute for the calls
-// its last poll made, so intervals stretch as a key watches more documents. And every poll, a topic's
-// first one included, is counted in the key's calls of the last minute before it starts (as many as
-// its last poll made, one for a first; corrected once it is over): past the budget it waits for the
-// minute to move on, and a topic with no result yet tells its streams so (`waiting`), as a 429 would.
-// Opening and closing streams on new documents cannot make a key poll more.
-//
-// With a share (REDIS_URL: live/redis-share.ts), the gateways on it poll each topic once among them: a
-// poller polls only while it holds the topic's lock, and otherwise passes on what the holder publishes;
-// the key's budget counts the calls of every gateway's pollers. A share that fails makes each gateway
-// poll for its own streams, as without one.
-//
-// The parts: a topic's results and streams (live/broadcast.ts), the key's budget (live/key-budget.ts),
-// the share's locks and publishing (live/share.ts); this module runs each topic's poller with them.
+// variables), however many streams watch it, so that ten tabs of one dashboard make the calls of one. The
+// first subscriber starts it; when the last one leaves, polling stops and the poll in flight is aborted.
+// It runs with a topic's streams (live/broadcast.ts), the key's budget (live/key-budget.ts) and, with
+// REDIS_URL, the share among gateways (live/share.ts).
 
 import { randomBytes } from 'node:crypto';
 import { decimalSeconds, defaultsOf, integer, seconds } from '../settings.js';
@@ -30,36 +13,30 @@ import { type LiveShare, type SharedResult, SharedTopics, type Topic } from './s
 
 /** What one poll answered, as the live plugin reads it from the query's result. */
 export interface PollOutcome<T> {
-  /** The result to push: JSON (compared, and shared between gateways, as its text). */
+  /** JSON: compared, and shared between gateways, as its text. */
   result: T;
-  /** Upstream calls the poll made (what counts against the key's budget). */
   upstreamCalls: number;
-  /** The stream ends after this result is pushed (NOT_FOUND, UNAUTHENTICATED, a refused document). */
+  /** The stream ends after this result (NOT_FOUND, UNAUTHENTICATED, a refused document). */
   final: boolean;
-  /** Every stream of the key ends with this result (a 401: the key was revoked), not only this topic's. */
+  /** Every stream of the key ends with this result (a 401: the key was revoked). */
   endsKey?: boolean;
-  /** Wait at least this long before the next poll (a 429's Retry-After; a rate limit running low). */
+  /** The least wait before the next poll (a 429's Retry-After; a rate limit running low). */
   backoffMs?: number;
 }
 
 export interface LiveHubOptions {
-  /** The interval aimed for between two polls of a topic (LIVE_INTERVAL_S; default 15 s). */
   intervalMs?: number;
-  /** Upstream calls a minute one key's polls may make together (LIVE_CALLS_PER_MIN; default 30). */
   callsPerMinute?: number;
-  /** What the gateways on one Redis share; none: this gateway polls for its own streams. */
+  /** None: this gateway polls for its own streams. */
   share?: LiveShare;
-  /** The secret that keys the hash of API keys in topics: shared by the gateways on one store. Default: this process's own. */
+  /** What keys the hash of API keys in topics, alike in the gateways on one store; default: this process's own. */
   keySecret?: () => Promise<string>;
-  /** Called when the share fails (the hub goes on as without it). */
   onShareError?: (operation: string, error: unknown) => void;
-  /** Timers of polls, for tests; default setTimeout. */
+  /** For tests: default setTimeout and performance.now. */
   setTimer?: (run: () => void, ms: number) => { cancel(): void };
-  /** The clock polls are timed by (milliseconds), for tests; default performance.now. */
   now?: () => number;
 }
 
-/** Subscriptions' pollers and streams: how often they poll, what one key may spend, how many streams. */
 export const LIVE_SETTINGS = {
   intervalMs: decimalSeconds('LIVE_INTERVAL_S', {
     fallbackMs: 15_000,
@@ -96,50 +73,36 @@ export const LIVE_SETTINGS = {
   }),
 };
 
-/** The live settings when none is set. */
 export const LIVE_DEFAULTS = defaultsOf(LIVE_SETTINGS);
 
 export interface LiveHub {
-  /**
-   * A stream of the topic's results, polled by `poll` while anyone watches; return() leaves it. While the
-   * key's budget keeps a topic with no result yet from its first poll, its streams get `waiting(seconds)`.
-   */
+  /** While the key's budget holds back a topic's first poll, its streams get `waiting(seconds)`. */
   subscribe<T>(topic: Topic, poll: (signal: AbortSignal) => Promise<PollOutcome<T>>, waiting?: (retryAfterS: number) => T): LiveStream<T>;
-  /** A key's id in topics: a keyed hash of its Authorization header, alike in every gateway on the share. */
+  /** A keyed hash of the Authorization header, alike in every gateway on the share. */
   keyId(authorization: string): Promise<string>;
-  /** The JSON text of a result the hub pushed (the same object goes to every stream of its topic). */
+  /** The JSON text of a result the hub pushed (one object goes to every stream of its topic). */
   textOf(value: unknown): string | undefined;
-  /** Streams open now with this key (LIVE_MAX_STREAMS_PER_KEY bounds them). */
   streamsOf(key: string): number;
-  /** Pollers running now, one per topic watched here (for tests and metrics). */
   readonly pollers: number;
-  /** Streams open now, all keys together (for metrics). */
   readonly streams: number;
-  /** Ends every stream (shutdown) and closes the share. */
+  /** Ends every stream and closes the share. */
   close(): Promise<void>;
 }
 
 interface Poller {
   topic: Topic;
   poll: (signal: AbortSignal) => Promise<PollOutcome<unknown>>;
-  /** What its streams are told while its first poll waits for the key's budget. */
   waiting: ((retryAfterS: number) => unknown) | undefined;
-  /** They were told. */
   toldWaiting: boolean;
-  /** Its streams and the last result they were pushed. */
   streams: Broadcast;
   /** Calls of the latest poll: this poller's share of its key's budget. */
   lastCalls: number;
-  /** The wait before the next poll, as last planned. */
   delayMs: number;
-  /**
-   * The poll in flight's own: stop() aborts it. One per poll, never a listener on something longer-lived:
-   * whatever a poll hangs on its signal (the request's, the upstream calls') goes with the poll.
-   */
+  /** One per poll, so that what a poll hangs on its signal goes with the poll, never piles up. */
   abort: AbortController;
   timer: { cancel(): void } | null;
   stopped: boolean;
-  /** Whether this gateway may hold the topic's lock (it is released when the poller stops). */
+  /** This gateway may hold the topic's lock: released when the poller stops. */
   claimed: boolean;
   unlisten: (() => void) | null;
 }
@@ -165,11 +128,11 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
   const ownSecret = randomBytes(32).toString('base64url');
   const keySecret = options.keySecret ?? (async () => ownSecret);
 
-  /** The calls a minute the key's pollers made at their latest polls, all together. */
-  const localKeyCalls = (key: string): number => {
-    let calls = 0;
-    for (const poller of pollers.values()) if (poller.topic.key === key) calls += poller.lastCalls;
-    return calls;
+  /** `of` summed over the pollers (of `key` alone, when given). */
+  const sum = (of: (poller: Poller) => number, key?: string): number => {
+    let total = 0;
+    for (const poller of pollers.values()) if (key === undefined || poller.topic.key === key) total += of(poller);
+    return total;
   };
 
   /** Stops polling; with a share, another gateway whose streams watch the topic takes it over. */
@@ -205,7 +168,6 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     if (!poller.stopped) poller.timer = setTimer(() => void cycle(poller), ms);
   };
 
-  /** Whether this gateway polls the topic now: without a share always; with one, while it holds the lock. */
   const mayPoll = async (poller: Poller): Promise<boolean> => {
     if (!share) return true;
     poller.claimed = await share.claim(poller.topic, poller.delayMs);
@@ -227,7 +189,6 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
     const { key } = poller.topic;
     const reservation = await budget.reserve(key, poller.lastCalls);
     if (!reservation.granted) {
-      // Past the key's budget: tried again once the minute has moved on.
       if (!poller.streams.started && poller.waiting && !poller.toldWaiting && !poller.stopped) {
         poller.toldWaiting = true;
         poller.streams.deliver(poller.waiting(Math.ceil(reservation.retryInMs / 1_000)));
@@ -236,15 +197,14 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       return;
     }
     const { reserved, entry } = reservation;
-    // Polls are timed from start to start: the interval is the period, however long a poll takes.
+    // Timed from start to start: the interval is the period, however long a poll takes.
     const startedAt = now();
     let outcome: PollOutcome<unknown>;
     poller.abort = new AbortController();
     try {
       outcome = await poller.poll(poller.abort.signal);
     } catch {
-      // Aborted: the last subscriber left, and the poll's calls are given back. Anything else thrown (the
-      // poll function answers the upstream's failures as results) is tried again at the next interval.
+      // Aborted (the last subscriber left): its calls are given back. Anything else is tried again later.
       budget.settle(key, reserved, poller.abort.signal.aborted ? 0 : reserved, entry);
       schedule(poller, poller.delayMs);
       return;
@@ -258,7 +218,7 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       ...(outcome.endsKey ? { endsKey: true } : {}),
     };
     const backoffMs = outcome.backoffMs ?? 0;
-    let keyCalls = localKeyCalls(poller.topic.key);
+    let keyCalls = sum((other) => other.lastCalls, poller.topic.key);
     if (share) {
       const ttlMs = 2 * share.lockMs(budget.delayFor(keyCalls, backoffMs));
       keyCalls = await share.keyCalls(poller.topic, outcome.upstreamCalls, ttlMs, keyCalls);
@@ -327,17 +287,13 @@ export function createLiveHub(options: LiveHubOptions = {}): LiveHub {
       return typeof value === 'object' && value !== null ? texts.get(value) : undefined;
     },
     streamsOf(key) {
-      let streams = 0;
-      for (const poller of pollers.values()) if (poller.topic.key === key) streams += poller.streams.size;
-      return streams;
+      return sum((poller) => poller.streams.size, key);
     },
     get pollers() {
       return pollers.size;
     },
     get streams() {
-      let streams = 0;
-      for (const poller of pollers.values()) streams += poller.streams.size;
-      return streams;
+      return sum((poller) => poller.streams.size);
     },
     async close() {
       const released = [...pollers.values()].map((poller) => {

@@ -1,20 +1,7 @@
-// The live pollers of several gateways on one Redis (REDIS_URL): one poller per topic among them all,
-// the results to every gateway's streams, the last result for streams that join, and one budget per key.
-//
-// - A lock per topic, with an expiry: the gateway that holds it polls; it renews the lock at each poll
-//   for as long as it will wait before the next one (plus a margin), so a holder that dies is replaced
-//   once that runs out. The others try to take it at each interval.
-// - Results go out through Redis pub/sub (@graphql-yoga/redis-event-target), one channel per topic, and
-//   the last one is kept beside the lock, living as long as it does.
-// - The upstream calls of each topic's latest poll, per key (a hash of topic -> calls and until when):
-//   the sum is the key's calls a minute, whichever gateways poll its topics.
-// - The calls each key's polls made over the last 60 s, all gateways together (a hash of entries named
-//   by their time, Redis's clock, -> calls): every poll counts in it before it starts, so that no
-//   gateway polls past the budget in any 60 s; what it then made or gave back changes its entry.
-//
-// Topics are named by a hash of their id (the key's keyed hash, the document, the variables): neither
-// a key nor a document is written to Redis in clear. Every call is bounded (CACHE_STORE_TIMEOUT_MS): a
-// failing Redis makes each gateway poll for its own streams again (live/hub.ts), never a stream fail.
+// The live share (live/share.ts) on one Redis: a lock per topic with an expiry (a holder that dies is
+// replaced once it runs out), results through pub/sub with the last one kept beside the lock, and per key
+// each topic's latest calls and the calls of the last 60 s. Topics are named by a hash of their id:
+// neither a key nor a document is written to Redis in clear.
 import { createHash, randomBytes } from 'node:crypto';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { Redis } from 'ioredis';
@@ -22,7 +9,7 @@ import { PREFIX, boundedCall, connectRedis } from '../cache/redis-connection.js'
 import { WINDOW_MS, type Spent } from './key-budget.js';
 import type { LiveShare, SharedResult, Topic } from './share.js';
 
-/** KEYS: the lock, the last result; ARGV: this gateway, the lock's lifetime (ms). 1 when this gateway holds the lock. */
+/** KEYS: the lock, the last result; ARGV: this gateway, the lifetime (ms). 1 when this gateway holds the lock. */
 const CLAIM = `
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
@@ -30,17 +17,14 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1`;
 
-/** KEYS: the lock, the key's calls; ARGV: this gateway, the topic's field. Lets go of a lock this gateway holds. */
+/** KEYS: the lock, the key's calls; ARGV: this gateway, the topic's field. */
 const RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[2], ARGV[2])
 return 1`;
 
-/**
- * KEYS: the key's calls; ARGV: the topic's field, its calls, how long they count (ms). Records them and
- * answers the calls of the key's topics still counting (Redis's clock: the gateways' may differ).
- */
+/** KEYS: the key's calls; ARGV: the topic's field, its calls, how long they count (ms); by Redis's clock. */
 const KEY_CALLS = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -56,11 +40,8 @@ if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) en
 return total`;
 
 /**
- * KEYS: the key's calls of the window; ARGV: the calls to add (fewer than none: given back), the
- * window's milliseconds, the entry to add them to ('' for a new one), a name unique to this call. An
- * entry is "<ms>:<name>" (Redis's clock); one out of the window is gone, and what is added to it is
- * recorded now. Answers the calls in the window, the entry, and the milliseconds until the oldest
- * call counted leaves the window.
+ * KEYS: the key's calls of the window; ARGV: the calls to add, the window (ms), the entry ('' for a new
+ * one: "<ms>:<name>"), a name unique to this call. Answers Spent (live/key-budget.ts).
  */
 const SPEND = `
 local time = redis.call('TIME')
@@ -99,21 +80,16 @@ interface RedisWithScripts extends Redis {
 
 const LIVE = `${PREFIX}live:`;
 
-// A key's live state carries its keyed hash as a hash tag (`{…}`): on a cluster, the scripts that take
-// or give back a topic's lock with its last result and the key's calls stay within one slot.
-/** The lock of a topic (`name`: the hash of its id), and its last result. */
+// The key's keyed hash as a hash tag (`{…}`): on a cluster, each script stays within one slot.
 const lockOf = (topic: Topic, name: string): string => `${LIVE}lock:{${topic.key}}:${name}`;
 const lastOf = (topic: Topic, name: string): string => `${LIVE}last:{${topic.key}}:${name}`;
-/** The calls of a key's topics at their latest polls. */
 const callsOf = (key: string): string => `${LIVE}calls:{${key}}`;
 
-/** What travels on a topic's channel: a result, and which gateway polled it. */
 interface Message extends SharedResult {
   from: string;
 }
 
 export class RedisLiveShare implements LiveShare {
-  /** This gateway, as lock holder and as the sender of messages. */
   private readonly self = randomBytes(12).toString('base64url');
   private readonly redis: RedisWithScripts;
   private readonly subscriber: Redis;
@@ -133,12 +109,10 @@ export class RedisLiveShare implements LiveShare {
     redis.defineCommand('liveKeyCalls', { lua: KEY_CALLS });
     redis.defineCommand('liveSpend', { lua: SPEND });
     this.redis = redis as RedisWithScripts;
-    // A connection in subscriber mode takes no other command: one of its own. ioredis subscribes it
-    // again to every channel after a reconnection.
+    // A connection in subscriber mode takes no other command: one of its own.
     this.subscriber = connectRedis(url, timeoutMs);
     const { subscriber } = this;
-    // The event target drops the promises of publish and (un)subscribe: these catch their failures,
-    // which would otherwise be unhandled rejections.
+    // The event target drops the promises of publish and (un)subscribe: caught, not unhandled rejections.
     const publishClient = {
       publish: (channel: string, message: string) => {
         const sent = this.bounded(() => redis.publish(channel, message)).catch((error: unknown) => onError('live publish', error));
@@ -155,8 +129,8 @@ export class RedisLiveShare implements LiveShare {
     this.events = createRedisEventTarget({
       publishClient: publishClient as unknown as Redis,
       subscribeClient: subscribeClient as unknown as Redis,
-      // A message that is not JSON (anyone on the Redis may publish on a channel) is null, never a
-      // throw: the event target parses inside ioredis's handler, where a throw would end the process.
+      // A message that is not JSON (anyone on the Redis may publish) is null: the event target parses inside
+      // ioredis's handler, where a throw would end the process.
       serializer: { stringify: JSON.stringify, parse: (text: string) => parseOrNull(text) },
     });
   }
@@ -165,7 +139,6 @@ export class RedisLiveShare implements LiveShare {
     return boundedCall(this.redis, this.timeoutMs, call);
   }
 
-  /** The topic's name in Redis: a hash of its id. */
   private name(topic: Topic): string {
     let name = this.names.get(topic);
     if (name === undefined) {

@@ -1,9 +1,7 @@
 // MCP's Streamable HTTP at /mcp, stateless: each POST gets a server and a transport of its own, answered
-// with JSON (no session, no stream). GET (a stream of server messages) and DELETE (the end of a session)
-// have nothing to serve: 405. A browser's Origin must be one the GraphQL endpoint allows (DNS
-// rebinding); the key is the caller's analytics key, `Authorization: Bearer`, checked by the upstream on
-// each tool call; without one the answer is 401 with `WWW-Authenticate: Bearer`. This answers a web
-// Request with a web Response: the HTTP layer (src/http) reads the request and writes the answer.
+// with JSON (no session, no stream: GET and DELETE get 405). A browser's Origin must be one the GraphQL
+// endpoint allows (DNS rebinding); the key is the caller's, `Authorization: Bearer`, checked by the
+// upstream on each tool call. A web Request in, a web Response out: src/http reads and writes them.
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { readAuthorization } from '../api-key.js';
 import { createMcpServer, type McpService } from './server.js';
@@ -11,18 +9,17 @@ import { createMcpServer, type McpService } from './server.js';
 export const MCP_ENDPOINT = '/mcp';
 
 export interface McpHttpOptions {
-  /** Whether a browser page of this origin may call (CORS_ORIGINS, as for /graphql). */
+  /** CORS_ORIGINS, as for /graphql. */
   allowedOrigin(origin: string): boolean;
-  /** MAX_BODY_BYTES: the transport reads no larger body. */
   maxBodyBytes: number;
 }
 
-/** A JSON-RPC error answer outside any request (no id): what the transport itself answers. */
+/** A JSON-RPC error outside any request (no id). */
 function refusal(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
 }
 
-/** The W3C trace context the client sent, if any: a tool call's spans continue the client's trace. */
+/** A tool call's spans continue the client's trace. */
 function traceContextOf(headers: Headers): Record<string, string> | undefined {
   const traceparent = headers.get('traceparent');
   if (traceparent === null) return undefined;
@@ -30,7 +27,6 @@ function traceContextOf(headers: Headers): Record<string, string> | undefined {
   return tracestate === null ? { traceparent } : { traceparent, tracestate };
 }
 
-/** Answers one request to /mcp. */
 export function createMcpHttpHandler(service: McpService, options: McpHttpOptions): (request: Request) => Promise<Response> {
   return async (request) => {
     if (request.method !== 'POST') {
@@ -49,9 +45,8 @@ export function createMcpHttpHandler(service: McpService, options: McpHttpOption
       maxRequestBodySize: options.maxBodyBytes,
     });
     await server.connect(transport);
-    // A client that leaves stops its calls: closing the server aborts their signals, and so the GraphQL
-    // requests they run and those requests' upstream calls. The transport's own answer, never to be sent,
-    // is let go with it.
+    // A client that leaves stops its calls: closing the server aborts their signals, and so their GraphQL
+    // requests and upstream calls.
     const left = new Promise<Response>((resolve) => {
       request.signal.addEventListener('abort', () => resolve(new Response(null, { status: 499 })), { once: true });
     });

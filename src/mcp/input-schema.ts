@@ -1,9 +1,8 @@
-// A tool's input schema, made from its operation's variable definitions, in the plainest JSON Schema
-// every MCP client reads: one flat object, every input object inlined, no $ref or $defs, no anyOf,
-// oneOf or allOf, no type arrays (an optional argument is one left out of `required`), no other
-// properties allowed, enums with their values, dates as `format: date`. Each argument's description
-// is the variable's own, else that of the schema's argument it is given to, followed by its type's.
-// The arguments a call sends are checked by graphql-js's own coercion of variables, before anything runs.
+// A tool's input schema, made from its operation's variables, in the plainest JSON Schema every MCP client
+// reads: one flat object, input objects inlined, no $ref, anyOf or type arrays (optional: left out of
+// `required`), no other properties, enums with their values. An argument's description is the variable's
+// own, else that of the schema's argument it is given to, then its type's. A call's arguments are checked
+// by graphql-js's own coercion of variables, before anything runs.
 import {
   type ArgumentNode,
   type GraphQLInputType,
@@ -23,7 +22,6 @@ import {
   TypeInfo,
 } from 'graphql';
 
-/** The JSON Schema subset tools' inputs are written in. */
 export interface JsonSchema {
   type: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
   description?: string;
@@ -36,7 +34,6 @@ export interface JsonSchema {
   default?: unknown;
 }
 
-/** A tool's input: always an object. */
 export interface ObjectSchema extends JsonSchema {
   type: 'object';
   properties: Record<string, JsonSchema>;
@@ -44,7 +41,7 @@ export interface ObjectSchema extends JsonSchema {
   additionalProperties: false;
 }
 
-/** The JSON Schema of scalars by name; a custom scalar unknown here is a string. */
+/** A custom scalar unknown here is a string. */
 const SCALARS: Record<string, JsonSchema> = {
   Int: { type: 'integer' },
   Float: { type: 'number' },
@@ -55,7 +52,6 @@ const SCALARS: Record<string, JsonSchema> = {
   DateTime: { type: 'string', format: 'date-time' },
 };
 
-/** The operation's variables as a flat JSON Schema object. */
 export function inputSchemaOf(schema: GraphQLSchema, operation: OperationDefinitionNode): ObjectSchema {
   const argumentDescriptions = argumentDescriptionsOf(schema, operation);
   const properties: Record<string, JsonSchema> = {};
@@ -73,7 +69,6 @@ export function inputSchemaOf(schema: GraphQLSchema, operation: OperationDefinit
   return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false };
 }
 
-/** A GraphQL input type as JSON Schema, `description` first and the named type's own after it. */
 function schemaOf(type: GraphQLInputType, description: string | undefined, inlining: Set<string>): JsonSchema {
   const inner = isNonNullType(type) ? type.ofType : type;
   if (isListType(inner)) {
@@ -122,7 +117,7 @@ function schemaOf(type: GraphQLInputType, description: string | undefined, inlin
   throw new Error(`MCP operations: ${String(named)} cannot be an input`);
 }
 
-/** For each variable given straight to a field's argument, that argument's description in the schema. */
+/** For each variable given straight to an argument, that argument's description. */
 function argumentDescriptionsOf(schema: GraphQLSchema, operation: OperationDefinitionNode): Map<string, string> {
   const found = new Map<string, string>();
   const typeInfo = new TypeInfo(schema);
@@ -139,10 +134,6 @@ function argumentDescriptionsOf(schema: GraphQLSchema, operation: OperationDefin
   return found;
 }
 
-/**
- * The arguments of a call checked against the operation's variables: unknown names, missing required
- * ones and values of the wrong type are refused, each with a sentence naming the argument.
- */
 export function argumentProblems(schema: GraphQLSchema, operation: OperationDefinitionNode, args: Record<string, unknown>): string[] {
   const declared = new Set((operation.variableDefinitions ?? []).map((definition) => definition.variable.name.value));
   const unknown = Object.keys(args)

@@ -1,31 +1,25 @@
-// The operations MCP tools are made of: named GraphQL operations in .graphql files, the package's own
-// (operations/, copied beside this module by the build) and the operator's (MCP_OPERATIONS_DIR). Each
-// file is one trusted document, run by its SHA-256 as a persisted query: a tool call sends the hash and
-// the operation's name, never GraphQL text. A file that does not parse or validate against the schema,
-// an unnamed operation or a name given twice fails at start, naming the file.
+// The operations MCP tools are made of: named operations in .graphql files, the package's own (copied
+// beside this module by the build) and the operator's (MCP_OPERATIONS_DIR). Each file is one trusted
+// document, run by its SHA-256 as a persisted query, never sent as text. What cannot run fails at start,
+// naming the file.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type GraphQLSchema, Kind, type OperationDefinitionNode, parse, validate } from 'graphql';
 
-/** One named operation of a trusted document. */
 export interface NamedOperation {
-  /** The operation's name, as the document gives it. */
   name: string;
   operation: OperationDefinitionNode;
   /** The whole document's text: what the hash is of. */
   document: string;
-  /** SHA-256 of the document, hex: the persisted query's hash. */
+  /** SHA-256 of the document, hex. */
   hash: string;
-  /** Where it was read from, for the errors that name it. */
   file: string;
 }
 
-/** The folder of the package's own operations (src/mcp/operations, dist/mcp/operations once built). */
 export const BUILT_IN_OPERATIONS = fileURLToPath(new URL('./operations/', import.meta.url));
 
-/** Every named operation of every .graphql file of `folders`, in file order; refuses what cannot run. */
 export function loadOperations(schema: GraphQLSchema, folders: readonly string[]): NamedOperation[] {
   const operations: NamedOperation[] = [];
   const seen = new Map<string, string>();
@@ -51,7 +45,6 @@ export function loadOperations(schema: GraphQLSchema, folders: readonly string[]
   return operations;
 }
 
-/** The named operations of one document, checked against the schema. */
 export function operationsOf(schema: GraphQLSchema, file: string, document: string): NamedOperation[] {
   let parsed: ReturnType<typeof parse>;
   try {

@@ -1,5 +1,4 @@
-// The MCP side as the gateway builds it: the tools of the built-in operations and the operator's
-// (MCP_OPERATIONS_DIR), their documents (which the GraphQL endpoint trusts by hash), and what runs them.
+// The MCP side as the gateway builds it: the tools, their documents (trusted by hash) and what runs them.
 import type { GraphQLSchema } from 'graphql';
 import type { SettingsOf } from '../settings.js';
 import { BUILT_IN_OPERATIONS, loadOperations } from './operations.js';
@@ -8,11 +7,10 @@ import { type MCP_SETTINGS, toolsOf } from './tools.js';
 
 export interface McpSetup {
   service: McpService;
-  /** The documents of the tools, by SHA-256: the GraphQL endpoint runs them by hash. */
+  /** By SHA-256. */
   documents: Map<string, string>;
 }
 
-/** Loads the operations and makes the tools; fails, naming the file, on anything that cannot be a tool. */
 export function createMcpService(schema: GraphQLSchema, settings: SettingsOf<typeof MCP_SETTINGS>, run: RunOperation): McpSetup {
   const folders = settings.operationsDir === null ? [BUILT_IN_OPERATIONS] : [BUILT_IN_OPERATIONS, settings.operationsDir];
   const tools = toolsOf(schema, loadOperations(schema, folders), { mutations: settings.mutations });

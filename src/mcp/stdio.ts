@@ -1,12 +1,10 @@
-// `analytics-graphql-gateway mcp`: MCP on stdin and stdout, for a desktop client that starts the
-// gateway as its own child. The gateway runs as `npm start` runs it (against UPSTREAM_URL, or the bundled
-// sandbox when none is set), listening on a free port of 127.0.0.1 only, since its tool calls are
-// requests to itself; the key is ANALYTICS_API_KEY, the specification's own pattern for stdio (the
-// sandbox's first demo key when unset with the sandbox). stdout carries MCP messages only: the log
-// and every notice go to stderr.
+// `analytics-graphql-gateway mcp`: MCP on stdin and stdout, for a desktop client that starts the gateway as
+// its child. The gateway runs as `npm start` runs it, on a free port of 127.0.0.1 only (its tool calls are
+// requests to itself); the key is ANALYTICS_API_KEY (the sandbox's first demo key with the sandbox).
+// stdout carries MCP messages only: the log and every notice go to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { readAuthorization } from '../api-key.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loadConfigOrExit } from '../config.js';
 import { createGateway } from '../gateway.js';
 import { stdoutLogger } from '../log.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
@@ -15,17 +13,8 @@ import { createMcpServer } from './server.js';
 const STDERR = 2;
 
 export async function runStdio(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  let config: Config;
-  try {
-    // One process, on loopback, no metrics listener: the desktop client's child, not a service.
-    config = loadConfig({ ...env, HOST: '127.0.0.1', PORT: '0', WORKERS: '1', METRICS_PORT: '' });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  // The desktop client's child, not a service: one process, on loopback, no metrics listener.
+  let config = loadConfigOrExit({ ...env, HOST: '127.0.0.1', PORT: '0', WORKERS: '1', METRICS_PORT: '' });
   if (!config.mcp.enabled) {
     console.error('MCP=off: the MCP server is turned off');
     process.exit(2);
@@ -51,7 +40,6 @@ export async function runStdio(env: NodeJS.ProcessEnv = process.env): Promise<vo
     stopLog();
     process.exit(0);
   };
-  // The client closes stdin when it is done with the server.
   process.stdin.once('end', () => void stop());
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());

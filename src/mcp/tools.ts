@@ -1,14 +1,12 @@
 // MCP tools, one per named operation: its name in snake_case, its description string, an input schema
-// made of its variables (input-schema.ts) and hints of what it does. Queries are read-only; a mutation
-// is offered only with MCP_MUTATIONS=on, marked destructive. Nothing else is a tool: no introspection,
-// no "run this GraphQL".
+// (input-schema.ts) and hints. A mutation is offered only with MCP_MUTATIONS=on, marked destructive.
+// Nothing else is a tool: no introspection, no "run this GraphQL".
 import type { GraphQLSchema } from 'graphql';
 import { TOOL_NAME } from '../http-headers.js';
 import { integer, onOff, text } from '../settings.js';
 import { inputSchemaOf, type ObjectSchema } from './input-schema.js';
 import type { NamedOperation } from './operations.js';
 
-/** MCP on or off, the operator's operations and writes, the largest result. */
 export const MCP_SETTINGS = {
   enabled: onOff('MCP', {
     fallback: true,
@@ -39,7 +37,6 @@ export interface Tool {
   description: string;
   inputSchema: ObjectSchema;
   annotations: { title: string; readOnlyHint: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: false };
-  /** The operation it runs. */
   operation: NamedOperation;
 }
 
@@ -51,13 +48,11 @@ export function toolNameOf(operationName: string): string {
     .toLowerCase();
 }
 
-/** `website_summary` -> `Website summary`. */
 const titleOf = (name: string): string => {
   const words = name.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
-/** The tools of `operations`: mutations only when `mutations` is on; two operations with one tool name fail. */
 export function toolsOf(schema: GraphQLSchema, operations: readonly NamedOperation[], { mutations }: { mutations: boolean }): Tool[] {
   const tools: Tool[] = [];
   const byName = new Map<string, NamedOperation>();

@@ -1,15 +1,13 @@
-// The one place that owns Pothos: its plugins, the scalar types and the context type. Every field
-// that reaches the upstream declares its cost where it is defined (`complexity`, counted in upstream
-// calls); graphql/plugins/use-cost-limit.ts adds them up before execution.
+// The one place that owns Pothos. Every field that reaches the upstream declares its cost in upstream
+// calls (`complexity`); use-cost-limit.ts adds them up before execution.
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from './context.js';
 
-/** For fields with a resolver of their own that never calls the upstream (lists keep multiplier 1). */
+/** A resolver of its own that never calls the upstream (lists keep multiplier 1). */
 export const NO_UPSTREAM_CALL = { field: 0, multiplier: 1 } as const;
-/** For fields that make one upstream call each time they resolve. */
 export const ONE_UPSTREAM_CALL = { field: 1, multiplier: 1 } as const;
 
 export const builder = new SchemaBuilder<{
@@ -30,14 +28,11 @@ export const builder = new SchemaBuilder<{
     // (test/schema/builder.costs.test.ts) refuses any field with a resolver of its own and no declaration.
     defaultComplexity: 0,
     defaultListMultiplier: 1,
-    // The limit is enforced before execution by use-cost-limit.ts, with our error and extensions; the
-    // plugin's own check inside root resolvers would only repeat the count.
+    // use-cost-limit.ts enforces the limit before execution: the plugin's check would repeat the count.
     disabled: true,
   },
-  // Relay's Node interface and cursor connections (node.ts, website-connection.ts).
   relay: {
-    // node.ts defines Query.node and Query.nodes, with the ids as the upstream's own, their argument
-    // checks and their costs.
+    // node.ts defines Query.node and Query.nodes, with their checks and costs.
     nodeQueryOptions: false,
     nodesQueryOptions: false,
     nodeTypeOptions: { description: "An object with an identity: `node(id:)` reads it again by its id (Relay's refetch)." },
@@ -60,6 +55,6 @@ export const builder = new SchemaBuilder<{
   },
 });
 
-/** The root query type, also reachable from mutation payloads (`query`) to refetch in the same round trip. */
+/** Also reachable from mutation payloads (`query`). */
 export const QueryRef = builder.queryType({ description: "Reads: websites and their statistics, with the caller's API key." });
 builder.mutationType({ description: 'Writes: create, update and delete websites. Never retried by the gateway.' });

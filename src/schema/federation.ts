@@ -1,8 +1,6 @@
-// Federation (FEDERATION=on): the schema as a Federation 2 subgraph, which a company's router (Hive
-// Gateway, Apollo Router, Cosmo) composes into its supergraph. Website is the entity, by its id; the
-// router reads websites through `Query._entities`, which keeps the rules of `nodes(ids:)`: the caller's
-// key, each distinct id read once (and from the cache), at most MAX_ENTITY_REPRESENTATIONS a request,
-// one unit of cost per representation. Off, the schema has neither `_entities` nor `_service`.
+// Federation (FEDERATION=on): the schema as a Federation 2 subgraph for a router (Hive Gateway, Apollo
+// Router, Cosmo). Website is the entity, by its id; `Query._entities` keeps the rules of `nodes(ids:)`.
+// Off, the schema has neither `_entities` nor `_service`.
 import { EntityType, ServiceType, entitiesField, serviceField } from '@apollo/subgraph/dist/types.js';
 import { MapperKind, mapSchema, printSchemaWithDirectives } from '@graphql-tools/utils';
 import {
@@ -14,41 +12,31 @@ import {
   getNamedType,
   isObjectType,
   type GraphQLFieldConfig,
-  type GraphQLResolveInfo,
 } from 'graphql';
-import type { Website } from '../domain.js';
 import { builder } from './builder.js';
 import type { GatewayContext } from './context.js';
 import { websiteLookingAhead } from './prefetch.js';
 import { idProblem, type Problem } from './validate.js';
 import { WebsiteRef } from './website.js';
 
-/** The Federation version the subgraph links (its `@link`): 2.6 is what current routers compose. */
+/** 2.6 is what current routers compose. */
 export const FEDERATION_SPEC_URL = 'https://specs.apollo.dev/federation/v2.6';
 
-/** The most representations one `_entities` field reads, as `nodes(ids:)`: each may be an upstream call. */
+/** As `nodes(ids:)`: each may be an upstream call. */
 export const MAX_ENTITY_REPRESENTATIONS = 100;
-
-/** A website of the caller's by its id, its statistics started with it; NOT_FOUND (and null) otherwise. */
-function websiteEntity(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
-  return websiteLookingAhead(id, ctx, info);
-}
 
 builder.asEntity(WebsiteRef, {
   key: builder.selection<{ id: string }>('id'),
-  resolveReference: ({ id }, ctx, info) => websiteEntity(id, ctx, info),
+  resolveReference: ({ id }, ctx, info) => websiteLookingAhead(id, ctx, info),
 });
 
-/** A representation as JSON, cut short: it is the caller's (the router's) and may be anything. */
+/** Cut short: a representation is the router's and may be anything. */
 function described(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
-/**
- * The checks of `_entities(representations:)`, before any resolver: at most MAX_ENTITY_REPRESENTATIONS,
- * each a Website's key with an id of the upstream's form. The first bad one is named.
- */
+/** Each a Website's key with an id of the upstream's form; the first bad one is named. */
 export function representationsProblems({ representations }: { representations: readonly unknown[] }): Problem[] {
   if (representations.length > MAX_ENTITY_REPRESENTATIONS) {
     return [
@@ -60,10 +48,8 @@ export function representationsProblems({ representations }: { representations: 
   }
   for (const [index, representation] of representations.entries()) {
     const field = ['representations', String(index)];
-    const { __typename, id } = (typeof representation === 'object' && representation !== null ? representation : {}) as Record<
-      string,
-      unknown
-    >;
+    const { __typename, id }: { __typename?: unknown; id?: unknown } =
+      typeof representation === 'object' && representation !== null ? representation : {};
     if (__typename !== 'Website') {
       return [
         { field, message: `${field.join('.')} must be a Website's key, { __typename: "Website", id }, got ${described(representation)}.` },
@@ -85,8 +71,8 @@ const settled = (item: unknown): Promise<unknown> =>
 
 const entitiesConfig = (website: GraphQLObjectType): GraphQLFieldConfig<unknown, GatewayContext> => ({
   ...entitiesField,
-  // The list with every entity settled: graphql-jit (0.8.9) pushes the null of an item that rejects at
-  // the end of the list rather than at its index, which gave [3,1,6,2] -> [null,"1",null,"2",null,null].
+  // Every entity settled: graphql-jit (0.8.9) puts the null of an item that rejects at the end of the
+  // list rather than at its index.
   resolve: async (source, args, context, info) => {
     const items = (await entitiesField.resolve?.(source, args, context, info)) as readonly unknown[];
     return Promise.all(items.map(settled));
@@ -112,11 +98,8 @@ function byName(directives: unknown): unknown {
 }
 
 /**
- * The subgraph: `schema` with the Federation link, `Website @key(fields: "id")` (the Pothos federation
- * plugin's, in its extensions), `_service { sdl }` and `_entities`; and `sdl`, what the router composes
- * (the schema with its directives, without the federation's own fields). The Pothos plugin's
- * toSubGraphSchema cannot be used: it replaces Query, which the mutation payloads' `query` fields still
- * name, and the schema is then refused ("multiple types named Query").
+ * The subgraph, and `sdl`, what the router composes. Not the Pothos plugin's toSubGraphSchema: it replaces
+ * Query, which the mutation payloads' `query` fields still name ("multiple types named Query").
  */
 export function toSubgraph(schema: GraphQLSchema): { schema: GraphQLSchema; sdl: string } {
   const queryName = schema.getQueryType()?.name;
@@ -133,8 +116,7 @@ export function toSubgraph(schema: GraphQLSchema): { schema: GraphQLSchema; sdl:
         const config = type.toConfig();
         return new GraphQLObjectType({ ...config, extensions: { ...config.extensions, directives: byName(config.extensions.directives) } });
       },
-      // A mutation payload's way back to every query (`query: Query!`) cannot be planned by a router,
-      // where Query is every subgraph's: the router leaves it out; a client straight to the gateway has it.
+      // A payload's `query: Query!` cannot be planned by a router, where Query is every subgraph's.
       [MapperKind.OBJECT_FIELD]: (field) =>
         getNamedType(field.type).name === queryName
           ? { ...field, extensions: { ...field.extensions, directives: { inaccessible: [{}] } } }

@@ -1,6 +1,5 @@
-// Importing each domain file registers its types and fields on the builder. @defer and @stream are
-// part of the schema (graphql-yoga's defer-stream plugin executes them), so schema.graphql declares
-// them and code generators accept documents that use them.
+// Importing each domain file registers its types on the builder. @defer and @stream are declared, so
+// that code generators accept documents that use them (yoga's defer-stream plugin runs them).
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { specifiedDirectives } from 'graphql';
 import { builder } from './builder.js';
@@ -16,5 +15,5 @@ import './live.js';
 export const schema = builder.toSchema({ directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective] });
 
 let subgraph: ReturnType<typeof toSubgraph> | undefined;
-/** The schema as a federation subgraph, with its SDL (FEDERATION=on; schema/federation.ts), made at its first use. */
+/** FEDERATION=on's, made at its first use. */
 export const subgraphSchema = (): ReturnType<typeof toSubgraph> => (subgraph ??= toSubgraph(schema));

@@ -1,7 +1,5 @@
-// Live dashboards: Subscription.website takes the same selection as Query.website and is pushed again
-// whenever its data changed. The gateway serves it by polling that selection as a query, once for every
-// stream of one key, document and variables (graphql/plugins/use-live.ts, live/hub.ts): the resolvers
-// below only state the field, its arguments and its cost, which the poll's query is checked against.
+// Subscription.website, pushed again whenever its data changed. The gateway polls its selection as a
+// query (graphql/plugins/use-live.ts, live/hub.ts): this only states the field, its arguments and cost.
 import type { Website } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { ONE_UPSTREAM_CALL, builder } from './builder.js';
@@ -21,7 +19,6 @@ builder.subscriptionField('website', (t) =>
     args: { id: t.arg.id({ required: true, description: "The website's id." }) },
     complexity: ONE_UPSTREAM_CALL,
     extensions: { argumentProblems: idArgumentProblems },
-    // The gateway's live plugin replaces this: a schema served without it has no live reads.
     subscribe: (): AsyncIterable<Website> => {
       throw new GatewayError('UNSUPPORTED', 'Subscriptions are served by the gateway (graphql/plugins/use-live.ts).');
     },

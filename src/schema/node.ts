@@ -1,8 +1,6 @@
-// Query.node and Query.nodes: any object with an identity read again by its id, which is how Relay
-// refetches a fragment (@refetchable) and how a normalized cache fills in one object. The Node
-// interface is the relay plugin's; the objects are read here rather than by its node loaders, whose
-// `id` fields resolve through a promise: on every website of every list, that would cost a promise and
-// put `id` out of selection order.
+// Query.node and Query.nodes: how Relay refetches a fragment and a normalized cache fills in one object.
+// The objects are read here rather than by the relay plugin's node loaders, whose `id` fields resolve
+// through a promise: on every website of every list, a promise more and `id` out of selection order.
 import { brandWithType, getTypeBrand } from '@pothos/core';
 import type { GraphQLResolveInfo } from 'graphql';
 import { builder } from './builder.js';
@@ -10,40 +8,22 @@ import type { GatewayContext } from './context.js';
 import { idProblem, problemsOf, type Problem } from './validate.js';
 import { WebsiteRef, websiteNode } from './website.js';
 
-/** The most ids one `nodes` field reads: each is an upstream call. */
 export const MAX_NODE_IDS = 100;
 
-/**
- * The type and own id an id stands for. Ids stay the upstream's own ("1"): Website is the only type
- * with an identity, so its id is unique across the schema as it is. A second type with an identity
- * would get ids of a form of its own (`Visit:123`), told apart here; a bare number stays a Website's.
- */
+/** Ids are the upstream's own: another type with an identity would get ids of its own form, told apart here. */
 export const decodeNodeId = (id: string): { typename: string; id: string } => ({ typename: 'Website', id });
-
-interface NodeType {
-  ref: typeof WebsiteRef;
-  /** The object of the caller's with this own id, or null when the caller has none. */
-  read(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null>;
-}
-
-/** Each type with an identity, by name. */
-const nodeTypes: Readonly<Record<string, NodeType>> = {
-  Website: { ref: WebsiteRef, read: websiteNode },
-};
 
 async function nodeOf(globalId: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<object | null> {
   const { typename, id } = decodeNodeId(globalId);
-  const type = nodeTypes[typename];
-  const node = type === undefined ? null : await type.read(id, ctx, info);
+  const node = typename === 'Website' ? await websiteNode(id, ctx, info) : null;
   // Node's resolveType reads the brand (the relay plugin's way): the object itself does not say its type.
-  if (type !== undefined && node !== null && getTypeBrand(node) === null) brandWithType(node, type.ref);
+  if (node !== null && getTypeBrand(node) === null) brandWithType(node, WebsiteRef);
   return node;
 }
 
-/** The checks of node(id:). */
 export const nodeIdProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
 
-/** The checks of nodes(ids:): at most MAX_NODE_IDS, each an id; the first bad one is named. */
+/** The first bad one is named. */
 export function nodeIdsProblems({ ids }: { ids: readonly string[] }): Problem[] {
   if (ids.length > MAX_NODE_IDS) {
     return [{ field: ['ids'], message: `ids may hold at most ${MAX_NODE_IDS} ids, got ${ids.length}.` }];
@@ -70,7 +50,6 @@ builder.queryField('nodes', (t) =>
     nullable: { list: false, items: true },
     description: `Objects by their ids, in the same order, at most ${MAX_NODE_IDS}; null for an id the caller has no object of.`,
     args: { ids: t.arg.idList({ required: true, description: `The objects' ids, at most ${MAX_NODE_IDS}.` }) },
-    // One upstream read per id (the same id twice is read once), and what is under each node runs once per node.
     complexity: ({ ids }) => ({ field: ids.length, multiplier: ids.length }),
     extensions: { argumentProblems: nodeIdsProblems },
     // Each id on its own: one that fails (a timeout) is an error at its index, not the whole list's.

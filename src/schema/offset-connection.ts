@@ -1,13 +1,12 @@
-// Relay's cursor arguments (first, after, last, before) over a list the upstream serves by page number
-// and page size (10, 25, 50 or 100): what a cursor holds, which items the arguments ask for, and the
-// fewest upstream pages that hold them. A cursor is an item's offset in the list, tied to the arguments
-// that order and filter it: with others, the same offset would be another item.
+// Relay's cursor arguments over a list the upstream serves by page number and size: which items they ask
+// for, and the fewest upstream pages that hold them. A cursor is an item's offset, tied to the arguments
+// that order and filter the list: with others, the same offset would be another item.
 import { createHash } from 'node:crypto';
 import { PER_PAGE_VALUES, type Page } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { shown, type Problem } from './validate.js';
 
-/** The most items a page of a connection holds (`first`/`last`), and the most one upstream page holds. */
+/** The most items a page of a connection holds, and one upstream page. */
 export const MAX_CONNECTION_PAGE = 100;
 
 /** No list is this long: a cursor past it was not made by the gateway (and the page numbers stay small). */
@@ -20,29 +19,24 @@ export interface ConnectionArgs {
   before?: string | null;
 }
 
-/** A page of a connection, as the relay plugin's types take it, with the list's length. */
 export interface OffsetConnection<T> {
   edges: { cursor: string; node: T }[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
   totalCount: number;
 }
 
-/** One upstream page of the list. */
 export interface PageRead {
   perPage: number;
   page: number;
 }
 
-/** Offsets [start, end) of the items a page of the connection holds. */
+/** Offsets [start, end). */
 export interface Window {
   start: number;
   end: number;
 }
 
-/**
- * What a list's cursors are tied to: its name and every argument that orders or filters it, normalized
- * (an empty search is no search). A short hash: a cursor carries it, not the arguments themselves.
- */
+/** What a list's cursors are tied to (its name and normalized arguments), as a short hash a cursor carries. */
 export function listFingerprint(identity: readonly unknown[]): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('base64url').slice(0, 12);
 }
@@ -59,7 +53,6 @@ function readCursor(cursor: string, fingerprint: string): CursorReading {
   return match[2] === fingerprint ? { offset } : { problem: 'other list' };
 }
 
-/** The offset a cursor checked by connectionArgsProblems stands for. */
 function offsetOf(cursor: string, fingerprint: string): number {
   const reading = readCursor(cursor, fingerprint);
   if ('problem' in reading) throw new Error(`unchecked cursor ${cursor}`);
@@ -72,10 +65,7 @@ function sizeProblem(name: 'first' | 'last', size: number): Problem | null {
     : { field: [name], message: `${name} must be an integer from 1 to ${MAX_CONNECTION_PAGE}, got ${size}.` };
 }
 
-/**
- * Every check of a connection's arguments. `fingerprint` is this field's with these arguments;
- * `listArguments` names the arguments a cursor is tied to, for the message.
- */
+/** `listArguments` names the arguments a cursor is tied to, for the message. */
 export function connectionArgsProblems(args: ConnectionArgs, fingerprint: string, listArguments: string): Problem[] {
   const { first, last } = args;
   const problems: Problem[] = [];
@@ -115,12 +105,7 @@ export function connectionCost(args: ConnectionArgs): { field: number; multiplie
   };
 }
 
-/**
- * The upstream pages holding [start, end) (at most MAX_CONNECTION_PAGE items): the fewest calls, then
- * the smallest pages. A page size no smaller than the window always takes two pages at most; a window
- * that one larger page holds whole takes one. A page `read` already costs no call. An empty window
- * still reads the page where it starts, which says what follows it.
- */
+/** The fewest calls (a page `read` already costs none), then the smallest pages; an empty window reads one. */
 export function pagesCovering({ start, end }: Window, read?: PageRead): PageRead[] {
   const lastOffset = Math.max(end, start + 1) - 1;
   const calls = (reads: PageRead[]): number => reads.filter((r) => r.perPage !== read?.perPage || r.page !== read.page).length;
@@ -141,10 +126,7 @@ export function pagesCovering({ start, end }: Window, read?: PageRead): PageRead
   return best;
 }
 
-/**
- * The window the arguments ask for, between `lower` (the offset after `after`, or 0) and `upper` (the
- * offset of `before`, or the list's length: needed for `last` only).
- */
+/** `upper`: the offset of `before`, or the list's length (needed for `last` only). */
 export function windowOf(size: Pick<ConnectionArgs, 'first' | 'last'>, lower: number, upper: number | undefined): Window {
   if (size.first != null) {
     const end = upper === undefined ? lower + size.first : Math.min(lower + size.first, upper);
@@ -154,10 +136,7 @@ export function windowOf(size: Pick<ConnectionArgs, 'first' | 'last'>, lower: nu
   return { start: Math.min(Math.max(lower, upper - size.last), upper), end: upper };
 }
 
-/**
- * A page of the connection, its arguments checked by connectionArgsProblems. `read` reads one upstream
- * page (through the request's loaders: the same page twice is one call).
- */
+/** Its arguments checked by connectionArgsProblems; `read` goes through the request's loaders. */
 export async function offsetConnection<T>(
   args: ConnectionArgs,
   fingerprint: string,
@@ -167,7 +146,7 @@ export async function offsetConnection<T>(
   let upper = args.before == null ? undefined : offsetOf(args.before, fingerprint);
   let probe: PageRead | undefined;
   if (args.last != null && upper === undefined) {
-    // Where the list ends is not known yet: its first page of 100 says, and holds all of a list of up to 100.
+    // Where the list ends: its first page of 100 says, and holds all of a list of up to 100.
     probe = { perPage: MAX_CONNECTION_PAGE, page: 1 };
     upper = (await read(probe)).totalCount;
   }
@@ -190,7 +169,6 @@ export async function offsetConnection<T>(
   const edges = rows
     .slice(window.start - base, window.end - base)
     .map((node, index) => ({ cursor: toCursor(window.start + index, fingerprint), node }));
-  // Whether the list has items from the first offset this page did not answer on.
   const reached = window.start + edges.length;
   const finalPage = pages[pages.length - 1];
   const more = base + rows.length > reached || finalPage?.hasNextPage === true;

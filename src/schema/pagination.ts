@@ -28,7 +28,7 @@ export const PageInfoRef = builder.objectRef<Page<unknown>>('PageInfo').implemen
   }),
 });
 
-/** A paginated list type (WebsiteList, StatList): nodes, totalCount, pageInfo. */
+/** WebsiteList, StatList. */
 export function listType<T, P extends Page<T> = Page<T>>(name: string, nodeRef: ObjectRef<Types, T>, noun: string) {
   return builder.objectRef<P>(name).implement({
     description: `One page of ${noun}.`,

@@ -1,12 +1,7 @@
-// The plan of an operation: what the steps after parsing and validation need to know about it, worked
-// out once. What depends only on the document (its fragments, whether it holds @skip/@include or
-// @defer/@stream, its size with fragments expanded, its operations) is kept with the parsed document,
-// which yoga hands to every repeated request. What depends on the variables (their coerced values, the
-// fields they leave selected with their arguments, the refused arguments) is made once per request, and
-// kept with the operation when it declares no variables (its cost too, for its day).
-// graphql/plugins/use-plan.ts makes it for each execution; the limits, the argument checks, the selection
-// order, the compiled execution, the look-ahead of statistics, the metrics and the request log read it.
-// Nothing else walks a document or coerces variables.
+// The plan of an operation: what the steps after validation need to know of it, worked out once. What
+// depends only on the document is kept with the parsed document (yoga hands every repeated request the
+// same one); what depends on the variables is made once per request, and kept with the operation when it
+// declares none. graphql/plugins/use-plan.ts makes it; nothing else walks a document or coerces variables.
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   BREAK,
@@ -40,59 +35,54 @@ import type { Problem } from './validate.js';
 
 type Variables = Readonly<Record<string, unknown>>;
 
-/** What a parsed document is, whichever of its operations runs. */
 export interface DocumentPlan {
   readonly document: DocumentNode;
-  /** Its fragments by name (prototype-free: a fragment may be called `constructor`). */
+  /** Prototype-free: a fragment may be called `constructor`. */
   readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
-  /** Whether it holds @skip or @include: then what runs depends on the variables. */
+  /** It holds @skip or @include: what runs depends on the variables. */
   readonly conditional: boolean;
-  /** Whether it holds @defer or @stream. */
+  /** It holds @defer or @stream. */
   readonly incremental: boolean;
-  /** Fields it selects with every fragment spread expanded, over all its operations (expandedFieldCount). */
   readonly fieldCount: number;
   readonly operations: readonly OperationPlan[];
 }
 
-/** One operation of a document. */
 export interface OperationPlan {
   readonly document: DocumentPlan;
   readonly definition: OperationDefinitionNode;
   readonly name: string | undefined;
   readonly type: OperationTypeNode;
-  /** The selection of an operation that declares no variables: the same at every request, made at its first. */
+  /** Of an operation that declares no variables: the same at every request. */
   fixed?: Selection;
-  /** Without what costs nothing or will not run, when that does not depend on the variables (no @skip/@include). */
+  /** When it does not depend on the variables (no @skip/@include). */
   measured?: DocumentNode;
-  /** The cost of an operation that declares no variables, on the day (and in the time zone) it was counted. */
+  /** Of an operation that declares no variables, on the day (and in the time zone) it was counted. */
   fixedCost?: { day: string; cost: number };
 }
 
-/** One request's plan: its operation, and what the variables leave selected (null when they do not coerce). */
 export interface RequestPlan {
   readonly schema: GraphQLSchema;
   readonly operation: OperationPlan;
   /** null: the variables do not coerce, and execution refuses them itself before any resolver runs. */
   readonly selection: Selection | null;
-  /** The most upstream calls the operation can make (deduplication may make it fewer); null with bad variables. */
+  /** The most upstream calls the operation can make; null with bad variables. */
   cost(): number | null;
 }
 
 /** A field the operation selects once @skip and @include are applied, with its arguments. */
 export interface SelectedField {
   readonly node: FieldNode;
-  /** Its response key (alias or name). */
+  /** Alias or name. */
   readonly key: string;
   readonly parent: GraphQLCompositeType;
-  /** undefined for `__typename` and introspection's fields: they have nothing to check or start. */
+  /** undefined for `__typename` and introspection's fields: nothing to check or start. */
   readonly field: GraphQLField<unknown, unknown> | undefined;
-  /** As resolvers get them (variables coerced, defaults applied); undefined when they do not coerce. */
+  /** As resolvers get them; undefined when they do not coerce. */
   readonly args: Readonly<Record<string, unknown>> | undefined;
-  /** Its named type when that has fields of its own to select. */
+  /** When it has fields of its own to select. */
   readonly type: GraphQLCompositeType | undefined;
 }
 
-/** A named fragment spread (and included) in a selection: walked through, once per walk. */
 interface SpreadFragment {
   readonly fragment: string;
   readonly type: GraphQLCompositeType;
@@ -101,13 +91,12 @@ interface SpreadFragment {
 
 type Item = SelectedField | SpreadFragment;
 
-/** One refused argument of one field of the operation. */
 export interface Refusal {
   problem: Problem;
-  /** Response keys from the root to the field (aliases, no list indices): where it would be in `data`. */
+  /** Response keys from the root (no list indices): where it would be in `data`. */
   fieldPath: string[];
   field: FieldNode;
-  /** The argument at fault as written, when it is (a missing `to` is not). */
+  /** As written, when it is (a missing `to` is not). */
   argument: ArgumentNode | undefined;
   /** A mutation's own argument: answered in its payload's userErrors. */
   write: boolean;
@@ -120,7 +109,6 @@ function isIncluded(node: SelectionNode, variables: Variables): boolean {
   );
 }
 
-/** Whether any of these directives appears anywhere in the document. */
 function usesDirective(document: DocumentNode, names: readonly string[]): boolean {
   let found = false;
   visit(document, {
@@ -134,10 +122,9 @@ function usesDirective(document: DocumentNode, names: readonly string[]): boolea
 }
 
 /**
- * Fields the document selects with every fragment spread expanded, over all its operations (each field
- * counted once per place it would appear; @skip/@include ignored: an upper bound). Each fragment is
- * counted once; a spread of a fragment being counted (a cycle, which validation refuses) or of an
- * unknown one counts 0. Thirty fragments that each spread the next twice are under 2 KB and count 2^30.
+ * Fields the document selects with every fragment spread expanded, over all its operations (@skip/@include
+ * ignored: an upper bound), each fragment counted once: thirty fragments that each spread the next twice
+ * are under 2 KB and count 2^30. A cycle (validation refuses it) or an unknown fragment counts 0.
  */
 export function expandedFieldCount(document: DocumentNode, fragments = fragmentsOf(document)): number {
   const counted = new Map<string, number>();
@@ -183,7 +170,7 @@ function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionN
 
 const documentPlans = new WeakMap<DocumentNode, DocumentPlan>();
 
-/** The document's plan, made the first time it is asked for (yoga hands repeated requests the same parsed document). */
+/** Made the first time it is asked for (yoga hands repeated requests the same parsed document). */
 export function documentPlan(document: DocumentNode): DocumentPlan {
   let plan = documentPlans.get(document);
   if (plan !== undefined) return plan;
@@ -206,7 +193,7 @@ export function documentPlan(document: DocumentNode): DocumentPlan {
   return plan;
 }
 
-/** The operation `operationName` picks (or the only one when it is absent), as graphql's getOperationAST; null when none. */
+/** As graphql's getOperationAST: null when none. */
 export function operationPlan(document: DocumentNode, operationName: string | null | undefined): OperationPlan | null {
   const { operations } = documentPlan(document);
   if (operationName === null || operationName === undefined) return operations.length === 1 ? (operations[0] ?? null) : null;
@@ -215,7 +202,7 @@ export function operationPlan(document: DocumentNode, operationName: string | nu
 
 const NO_VARIABLES: Variables = Object.freeze({});
 
-/** What the coerced variables leave selected, made as the steps ask for it and kept for the request. */
+/** What the coerced variables leave selected, made as the steps ask for it. */
 export class Selection {
   private readonly items = new Map<SelectionSetNode, Item[]>();
   private refused: Refusal[] | undefined;
@@ -224,7 +211,6 @@ export class Selection {
   constructor(
     readonly schema: GraphQLSchema,
     readonly operation: OperationPlan,
-    /** Coerced, as execution gives them to resolvers. */
     readonly variables: Variables,
   ) {}
 
@@ -232,63 +218,50 @@ export class Selection {
     return this.operation.document.fragments;
   }
 
-  /**
-   * Every refused argument of the operation, in document order, from the checks each field declares
-   * where it is defined (`argumentProblems` in its extensions: validate.ts). Each fragment is walked
-   * once, where it is first spread (and included): its arguments are the same wherever it is spread.
-   */
+  /** In document order, from the checks each field declares (`argumentProblems`: validate.ts). */
   refusals(): Refusal[] {
     if (this.refused !== undefined) return this.refused;
     const refusals: Refusal[] = [];
     const mutationType = this.schema.getMutationType();
     const walked = new Set<string>();
-    const walk = (items: Item[], path: string[]): void => {
-      for (const item of items) {
-        if ('fragment' in item) {
-          if (walked.has(item.fragment)) continue;
-          walked.add(item.fragment);
-          walk(this.itemsOf(item.selectionSet, item.type), path);
-          continue;
-        }
-        const { field, node, args } = item;
-        if (field === undefined) continue;
-        const fieldPath = [...path, item.key];
+    const walk = (items: Item[], path: string[]): void =>
+      this.eachField(items, walked, ({ field, node, args, key, parent, type }) => {
+        if (field === undefined) return;
+        const fieldPath = [...path, key];
         const check = field.extensions.argumentProblems;
         for (const problem of check && args ? check(args) : []) {
           const argument = node.arguments?.find((written) => written.name.value === problem.field[0]);
-          refusals.push({ problem, fieldPath, field: node, argument, write: item.parent === mutationType });
+          refusals.push({ problem, fieldPath, field: node, argument, write: parent === mutationType });
         }
-        if (node.selectionSet && item.type) walk(this.itemsOf(node.selectionSet, item.type), fieldPath);
-      }
-    };
+        if (node.selectionSet && type) walk(this.itemsOf(node.selectionSet, type), fieldPath);
+      });
     const root = this.schema.getRootType(this.operation.type);
     if (root) walk(this.itemsOf(this.operation.definition.selectionSet, root), []);
     this.refused = refusals;
     return refusals;
   }
 
-  /** The fields right under these nodes (of type `type`), through fragments: each fragment once. */
+  /** The fields right under these nodes (of type `type`), through fragments. */
   fieldsUnder(nodes: readonly FieldNode[], type: GraphQLCompositeType): SelectedField[] {
     const fields: SelectedField[] = [];
     const walked = new Set<string>();
-    const walk = (items: Item[]): void => {
-      for (const item of items) {
-        if (!('fragment' in item)) fields.push(item);
-        else if (!walked.has(item.fragment)) {
-          walked.add(item.fragment);
-          walk(this.itemsOf(item.selectionSet, item.type));
-        }
-      }
-    };
-    for (const node of nodes) if (node.selectionSet) walk(this.itemsOf(node.selectionSet, type));
+    for (const node of nodes)
+      if (node.selectionSet) this.eachField(this.itemsOf(node.selectionSet, type), walked, (field) => fields.push(field));
     return fields;
   }
 
-  /**
-   * The operation alone with its fragments, without what costs nothing by definition or will not run:
-   * introspection and `__typename` (clients add it everywhere), and what @skip/@include leave out.
-   * Kept with the operation when the document has neither (pruning is most of the count's work).
-   */
+  /** Each fragment walked once, where it is first spread: its arguments are the same wherever it is spread. */
+  private eachField(items: Item[], walked: Set<string>, onField: (field: SelectedField) => void): void {
+    for (const item of items) {
+      if (!('fragment' in item)) onField(item);
+      else if (!walked.has(item.fragment)) {
+        walked.add(item.fragment);
+        this.eachField(this.itemsOf(item.selectionSet, item.type), walked, onField);
+      }
+    }
+  }
+
+  /** The operation and its fragments without introspection, `__typename` and what @skip/@include leave out. */
   measured(): DocumentNode {
     const { operation } = this;
     if (!operation.document.conditional) return (operation.measured ??= this.prune());
@@ -351,17 +324,13 @@ export class Selection {
   }
 }
 
-/** Where a request's plan is kept: its execution's context (yoga's context value, which resolvers get). */
+/** Where a request's plan is kept: the context resolvers get. */
 export interface Planned {
-  /** The plan planRequest made: null when the document holds no such operation; unset until made. */
+  /** null when the document holds no such operation; unset until made. */
   plan?: RequestPlan | null;
 }
 
-/**
- * The plan of the request whose context is `context`, kept in it for planOf(context): null when the
- * document holds no such operation (use-operation-name.ts answers it before execution). `context` is also
- * what field costs are counted with (a period's length depends on its "now": graphql/context.ts).
- */
+/** Kept in `context`, with which field costs are counted (a period's length depends on its "now"). */
 export function planRequest(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -404,7 +373,7 @@ export function planRequest(
   return plan;
 }
 
-/** The plan planRequest made for this context: undefined when none was made, null when it has no operation. */
+/** undefined when none was made, null when it has no operation. */
 export function planOf(context: Planned): RequestPlan | null | undefined {
   return context.plan;
 }

@@ -1,15 +1,9 @@
-// Look-ahead for `website(id) { … }`: every read its fields need can be worked out from the id and the
-// arguments, which the request's plan (plan.ts) holds before any resolver runs, so they are started
-// together with the website instead of after it: one wave of upstream calls instead of two or three.
-// - `stats(...)`: its page; with `sum` or a row's `share` selected, the first page of 100 rows that they
-//   read too (the rest, if any, follow as that page says: stat.ts's sumOf);
-// - `series(...)`: every day of its range (series.ts's dailyRead);
-// - `summary(...)`: every day of its range for both metrics, and of the compared range with `compare`.
-// Website.stats later finds its query and page's promise here (lookedAhead); every other read is asked
-// again by its resolver and found in the loaders (upstream/source.ts). For a key the install accepted
-// lately (context.keyKnown) they start with the website; a stranger's key is checked first, by the
-// website's call, and only once the install accepted it do they start, all together: a made-up key
-// costs the one call that refuses it.
+// Look-ahead for `website(id) { … }`: the reads its fields need follow from the id and the arguments,
+// which the request's plan holds before any resolver runs, so they start together with the website: one
+// wave of upstream calls instead of two or three (stats' page, with `sum` or `share` the first page of
+// 100 rows; a series' or summary's days). Website.stats finds its page here (lookedAhead); other
+// resolvers find their reads in the loaders. For a key not accepted lately (context.keyKnown) they start
+// once the website's call has accepted it: a made-up key costs the one call that refuses it.
 import { getNamedType, isCompositeType, type FieldNode, type GraphQLCompositeType, type GraphQLResolveInfo } from 'graphql';
 import { comparedRange, type Comparison } from '../analytics/series.js';
 import type { StatsQuery, Website } from '../domain.js';
@@ -19,11 +13,7 @@ import { resolveRange, type RangeInput } from './ranges.js';
 import { dailyRead, type Metric } from './daily.js';
 import { statsQuery, sumBound, type StatArgs } from './stat.js';
 
-/**
- * The caller's website `id`, every read its selected fields make started with it (or, for a stranger's
- * key, once the install accepted the key). Failing, it fails once those reads have ended: none goes on
- * after the answer, missing from its upstreamCalls.
- */
+/** Failing, it fails once the reads started have ended: none goes on after the answer, uncounted. */
 export function websiteLookingAhead(id: string, context: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
   const website = context.source.website(id, info);
   const started = lookAhead(info, id, website, context);
@@ -33,7 +23,7 @@ export function websiteLookingAhead(id: string, context: GatewayContext, info: G
   });
 }
 
-/** Starts what the fields under the website read; resolves once every read it started has ended. */
+/** Resolves once every read it started has ended. */
 function lookAhead(info: GraphQLResolveInfo, websiteId: string, website: Promise<Website>, context: GatewayContext): Promise<unknown> {
   const type = getNamedType(info.returnType);
   const selection = planOf(context)?.selection;
@@ -43,7 +33,7 @@ function lookAhead(info: GraphQLResolveInfo, websiteId: string, website: Promise
   return context.keyKnown ? start() : website.then(start, () => undefined);
 }
 
-/** Starts what one field under a website reads (nothing for arguments that make no query: refused before execution); its reads. */
+/** Starts what one field under a website reads; its reads. */
 function startReads(selected: SelectedField, websiteId: string, selection: Selection, context: GatewayContext): Promise<unknown>[] {
   const { node, parent, field, args, type } = selected;
   if (parent.name !== 'Website' || field === undefined || args === undefined) return [];
@@ -62,8 +52,7 @@ function startReads(selected: SelectedField, websiteId: string, selection: Selec
           lookahead.set(node, { websiteId, query, page });
           return [page];
         }
-        // The list is answered once the first page its sum reads is in too: however the sum ends, that
-        // read does not go on after the answer.
+        // Answered once the first page its sum reads is in too: that read does not go on after the answer.
         const rows = source.everyStatRow(query, sumBound(query));
         const listed = Promise.allSettled([page, rows]).then(() => page);
         lookahead.set(node, { websiteId, query, page: listed });
@@ -87,10 +76,7 @@ function startReads(selected: SelectedField, websiteId: string, selection: Selec
   }
 }
 
-/**
- * Whether a statistic's selection reads every row of it: its `sum`, or a row's `share`. Worked out once
- * per selection and field: an operation without variables keeps its selection for every request.
- */
+/** Its `sum` or a row's `share`: worked out once per selection (kept across requests without variables). */
 function readsEveryRow(selection: Selection, stats: SelectedField, list: GraphQLCompositeType): boolean {
   let known = everyRow.get(selection);
   if (known === undefined) everyRow.set(selection, (known = new Map()));
@@ -107,10 +93,7 @@ function readsEveryRow(selection: Selection, stats: SelectedField, list: GraphQL
 }
 const everyRow = new WeakMap<Selection, Map<FieldNode, boolean>>();
 
-/**
- * What the look-ahead worked out for this Website.stats field, if it did (same field node, same
- * website: a field under a list of websites runs once per website with one node).
- */
+/** Same field node and website: a field under a list of websites runs once per website with one node. */
 export function lookedAhead(
   { lookahead }: Pick<GatewayContext, 'lookahead'>,
   info: GraphQLResolveInfo,

@@ -1,5 +1,4 @@
-// `npm run schema`: writes schema.graphql and schema.subgraph.graphql (FEDERATION=on's, for a router)
-// from the code. A test fails when they differ.
+// `npm run schema`: writes schema.graphql and schema.subgraph.graphql from the code (a test compares them).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { printSchema } from 'graphql';

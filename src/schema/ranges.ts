@@ -33,7 +33,6 @@ export const DateRangeRef = builder.objectRef<DateRange>('DateRange').implement(
   }),
 });
 
-/** The range arguments of a field (`from`, `to`, `period`), with what each one is. */
 export const rangeArgs = builder.args((t) => ({
   from: t.field({ type: 'Date', description: 'First day of the range, inclusive (with `to`; or give `period`).' }),
   to: t.field({ type: 'Date', description: 'Last day of the range, inclusive; not before `from`.' }),
@@ -46,7 +45,6 @@ export interface RangeInput {
   period?: Period | null;
 }
 
-/** Every check of a range's arguments: `from` + `to` (real dates, in order), or `period` alone. */
 export function rangeProblems({ from, to, period }: RangeInput): Problem[] {
   if (period != null) {
     if (from == null && to == null) return [];
@@ -59,10 +57,7 @@ export function rangeProblems({ from, to, period }: RangeInput): Problem[] {
   return problemsOf([dateProblem('from', from), dateProblem('to', to), dateRangeProblem(from, to)]);
 }
 
-/**
- * The range asked for: `from` + `to`, or `period` resolved against the clock (one instant per
- * operation: graphql/plugins/use-argument-checks.ts); anything else is BAD_USER_INPUT.
- */
+/** `period` is resolved against the request's one instant; anything else is BAD_USER_INPUT. */
 export function resolveRange(args: RangeInput, clock: Clock): DateRange {
   assertNoProblems(rangeProblems(args));
   const { from, to, period } = args;

@@ -17,8 +17,7 @@ builder.scalarType('Date', {
     }
     return date;
   },
-  // A string literal is refused by dateLiteralsRule below, which knows the argument it is given to;
-  // the resolvers check dates again, so a schema run without that rule cannot take an impossible one.
+  // dateLiteralsRule below refuses a bad literal, naming its argument; the resolvers check dates again.
   parseLiteral: (ast) => {
     if (ast.kind !== Kind.STRING) {
       throw new GraphQLError('Date must be a string "YYYY-MM-DD".', { nodes: ast, extensions: { code: 'BAD_USER_INPUT' } });
@@ -40,10 +39,7 @@ builder.scalarType('DateTime', {
   },
 });
 
-/**
- * Refuses an impossible Date written in the document, naming the argument, the value and where it
- * is: `Argument "to" of Website.stats must be a real calendar date written YYYY-MM-DD, got "2026-11-31".`
- */
+/** `Argument "to" of Website.stats must be a real calendar date written YYYY-MM-DD, got "2026-11-31".` */
 export function dateLiteralsRule(context: ValidationContext): ASTVisitor {
   return {
     Argument(node) {

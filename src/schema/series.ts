@@ -1,6 +1,5 @@
-// Time series and summaries of a website: the upstream's per-day visitor and pageview rows, every page
-// read (100 rows a page, the pages after the first in parallel, never more than the range's days can
-// fill), zero-filled, bucketed into weeks or months, totalled and compared with another period.
+// Time series and summaries of a website: the upstream's daily rows, every page read (never more than the
+// range's days can fill), zero-filled, bucketed into weeks or months, totalled and compared.
 import { dayIn } from '../analytics/calendar.js';
 import type { DateRange } from '../analytics/periods.js';
 import {
@@ -51,7 +50,6 @@ const ComparisonEnum = builder.enumType('Comparison', {
   } as const,
 });
 
-/** Every day of `range` for a metric: every page of the upstream's daily rows, zero-filled. */
 async function dailyPoints(
   ctx: GatewayContext,
   websiteId: string,
@@ -64,10 +62,7 @@ async function dailyPoints(
   return zeroFill(rows, range);
 }
 
-/**
- * Upstream pages a range can need (its dailyBound). With `compare`, those of the compared range,
- * which a year back can be a day longer (29 February).
- */
+/** Upstream pages a range (or, with `compare`, its compared range: a year back may be a day longer) can need. */
 function pagesFor(args: RangeInput, ctx: GatewayContext, compare: Comparison | null = null): number {
   try {
     const asked = resolveRange(args, ctx.clock);
@@ -97,23 +92,13 @@ const SeriesRef = builder.objectRef<SeriesShape>('Series').implement({
   fields: (t) => ({
     metric: t.expose('metric', { type: SeriesMetricEnum, description: 'What is counted.' }),
     interval: t.expose('interval', { type: IntervalEnum, description: 'The size of the buckets.' }),
-    range: t.field({
-      type: DateRangeRef,
-      description: 'The days covered.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (series) => series.range,
-    }),
+    range: t.expose('range', { type: DateRangeRef, description: 'The days covered.' }),
     total: t.int({
       description: 'The sum over the range (for VISITORS: visitor-days, not unique visitors).',
       complexity: NO_UPSTREAM_CALL,
       resolve: (series) => total(series.points),
     }),
-    points: t.field({
-      type: [SeriesPointRef],
-      description: 'The buckets, oldest first.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (series) => series.points,
-    }),
+    points: t.expose('points', { type: [SeriesPointRef], description: 'The buckets, oldest first.' }),
   }),
 });
 
@@ -121,7 +106,7 @@ interface Totals {
   range: DateRange;
   visitors: number;
   pageviews: number;
-  /** Every day of the range, zero-filled: what the totals were summed from. */
+  /** What the totals were summed from. */
   dailyVisitors: SeriesPoint[];
   dailyPageviews: SeriesPoint[];
 }
@@ -144,12 +129,7 @@ const TotalsPointRef = builder.objectRef<TotalsPoint>('TotalsPoint').implement({
 const TotalsRef = builder.objectRef<Totals>('Totals').implement({
   description: 'Visitors and pageviews summed over a range.',
   fields: (t) => ({
-    range: t.field({
-      type: DateRangeRef,
-      description: 'The days covered.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (totals) => totals.range,
-    }),
+    range: t.expose('range', { type: DateRangeRef, description: 'The days covered.' }),
     visitors: t.exposeInt('visitors', { description: 'Daily visitors summed: visitor-days, not unique visitors.' }),
     pageviews: t.exposeInt('pageviews', { description: 'Pageviews.' }),
     points: t.field({
@@ -176,17 +156,13 @@ const TotalsRef = builder.objectRef<Totals>('Totals').implement({
 const ChangeBasisRef = builder.objectRef<ChangeBasis>('ChangeBasis').implement({
   description: "The days a summary's changes compare, as many on each side.",
   fields: (t) => ({
-    current: t.field({
+    current: t.expose('current', {
       type: DateRangeRef,
       description: 'Days of the range asked for: all of them, or those that are over when it is partial.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (basis) => basis.current,
     }),
-    previous: t.field({
+    previous: t.expose('previous', {
       type: DateRangeRef,
       description: 'Days of the compared range: all of them, or as many from its first day when the range is partial.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (basis) => basis.previous,
     }),
   }),
 });
@@ -194,12 +170,11 @@ const ChangeBasisRef = builder.objectRef<ChangeBasis>('ChangeBasis').implement({
 interface SummaryShape {
   current: Totals;
   previous: Totals | null;
-  /** The range reaches today, whose figures still grow. */
   partial: boolean;
   basis: ChangeBasis | null;
 }
 
-/** A metric's change over the basis's days; null without a basis or when the previous days add up to 0. */
+/** null without a basis or when the previous days add up to 0. */
 function changeOf(summary: SummaryShape, daily: (totals: Totals) => SeriesPoint[]): number | null {
   const { current, previous, basis } = summary;
   if (previous === null || basis === null) return null;
@@ -209,24 +184,11 @@ function changeOf(summary: SummaryShape, daily: (totals: Totals) => SeriesPoint[
 const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
   description: 'Totals of a range and, when asked, of the range it is compared with.',
   fields: (t) => ({
-    current: t.field({
-      type: TotalsRef,
-      description: 'The range asked for.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (summary) => summary.current,
-    }),
-    previous: t.field({
-      type: TotalsRef,
-      nullable: true,
-      description: 'The compared range; null without `compare`.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (summary) => summary.previous,
-    }),
-    partial: t.boolean({
+    current: t.expose('current', { type: TotalsRef, description: 'The range asked for.' }),
+    previous: t.expose('previous', { type: TotalsRef, nullable: true, description: 'The compared range; null without `compare`.' }),
+    partial: t.exposeBoolean('partial', {
       description:
         "Whether the range reaches today (in the install's time zone), whose figures still grow: its changes then compare only its days that are over with as many days of the compared range (`changeBasis`), and with none over (today alone) they are null.",
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (summary) => summary.partial,
     }),
     changeBasis: t.field({
       type: ChangeBasisRef,
@@ -253,9 +215,8 @@ const SummaryRef = builder.objectRef<SummaryShape>('Summary').implement({
   }),
 });
 
-// The reads of a summary run in parallel, and a failed one waits for the others before the summary
-// fails: a call still running (or waiting its turn) would otherwise go on after the answer has left,
-// missing from its `upstreamCalls`.
+// A failed read waits for the others before the summary fails: a call still running would otherwise go
+// on after the answer has left, missing from its `upstreamCalls`.
 async function totalsOf(ctx: GatewayContext, websiteId: string, range: DateRange, info: GraphQLResolveInfo): Promise<Totals> {
   const visitors = dailyPoints(ctx, websiteId, 'VISITORS', range, info);
   const pageviews = dailyPoints(ctx, websiteId, 'PAGEVIEWS', range, info);
@@ -273,7 +234,6 @@ builder.objectFields(WebsiteRef, (t) => ({
       ...rangeArgs,
       interval: t.arg({ type: IntervalEnum, defaultValue: 'DAY', description: 'The size of the buckets.' }),
     },
-    // Every upstream page the range can need, 100 days a page.
     complexity: (args, ctx) => ({ field: pagesFor(args, ctx), multiplier: 1 }),
     extensions: { argumentProblems: rangeProblems },
     resolve: async (website, args, ctx, info) => {

@@ -55,13 +55,12 @@ export const StatSortFieldEnum = builder.enumType('StatSortField', {
   } as const,
 });
 
-/** A row as the schema serves it: with its statistic's name and its list (for `share`). */
+/** With its statistic's name and its list (for `share`). */
 export interface StatRow extends Stat {
   name: StatName;
   list: StatListPage;
 }
 
-/** One page of a statistic, with the range and the query it answers. */
 export interface StatListPage extends Page<StatRow> {
   range: DateRange;
   query: StatsQuery;
@@ -85,10 +84,7 @@ export function toStatList(page: Page<Stat>, query: StatsQuery): StatListPage {
   return list;
 }
 
-/**
- * The most rows a statistic can have over a range: a row a day for the daily ones, one an hour of the
- * day for the hourly ones; null for the others, which have a row for every value seen.
- */
+/** A row a day for the daily ones, an hour of the day for the hourly ones; null: a row per value seen. */
 export function mostRows(name: StatName, range: DateRange): number | null {
   switch (name) {
     case 'visitor':
@@ -102,20 +98,16 @@ export function mostRows(name: StatName, range: DateRange): number | null {
   }
 }
 
-/** Most pages of 100 rows that `sum` and `share` read. */
 const MAX_SUM_PAGES = 20;
 const sums = new WeakMap<StatListPage, Promise<number>>();
 
-/** How far `sum` and `share` read a statistic (and the look-ahead, prefetch.ts): MAX_SUM_PAGES, fewer when its range holds fewer rows. */
+/** How far `sum` and `share` (and the look-ahead) read a statistic: fewer pages when its range holds fewer rows. */
 export function sumBound(query: Pick<StatsQuery, 'name' | 'from' | 'to'>): PageBound {
   const most = mostRows(query.name, query);
   return { rows: most, pages: most === null ? MAX_SUM_PAGES : Math.min(MAX_SUM_PAGES, pagesOf(most)) };
 }
 
-/**
- * The sum of `count` over every row of the statistic: as many pages of 100 rows as the list's total
- * says, read in parallel, at most MAX_SUM_PAGES (fewer when the range holds fewer rows).
- */
+/** Over every row of the statistic: as many pages as the list's total says, read in parallel, within sumBound. */
 function sumOf(list: StatListPage, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<number> {
   let sum = sums.get(list);
   if (sum === undefined) {
@@ -186,12 +178,7 @@ export const StatRef = builder.objectRef<StatRow>('Stat').implement({
 export const StatListRef = listType<StatRow, StatListPage>('StatList', StatRef, 'statistic rows');
 
 builder.objectFields(StatListRef, (t) => ({
-  range: t.field({
-    type: DateRangeRef,
-    description: 'The days the rows cover.',
-    complexity: NO_UPSTREAM_CALL,
-    resolve: (list) => list.range,
-  }),
+  range: t.expose('range', { type: DateRangeRef, description: 'The days the rows cover.' }),
   sum: t.int({
     description: `The sum of count over every row of the statistic, all pages (up to ${MAX_SUM_PAGES} pages of 100 rows are read).`,
     complexity: MAX_SUM_PAGES,
@@ -199,7 +186,7 @@ builder.objectFields(StatListRef, (t) => ({
   }),
 }));
 
-/** The arguments of Query.stats and Website.stats, apart from the website id. */
+/** Query.stats's and Website.stats's, apart from the website id. */
 export const statArgs = builder.args((t) => ({
   name: t.field({ type: StatNameEnum, required: true, description: 'Which statistic.' }),
   ...rangeArgs,
@@ -212,19 +199,13 @@ export const statArgs = builder.args((t) => ({
 
 export type StatArgs = InputShapeFromFields<typeof statArgs>;
 
-/** Every check of a statistic's arguments: Website.stats's. */
 export const statArgsProblems = (args: StatArgs): Problem[] => [...listArgumentsProblems(args), ...rangeProblems(args)];
 
-/** Every check of Query.stats's arguments, and of what statsQuery is given. */
 function statsQueryProblems(websiteId: string, args: StatArgs): Problem[] {
   return [...problemsOf([idProblem(['websiteId'], websiteId)]), ...statArgsProblems(args)];
 }
 
-/**
- * The validated upstream query for a statistic. Shared by the resolvers and the look-ahead, so both
- * build the same loader key for the same arguments. An explicit null means "the default"; an empty
- * search filters nothing, so it is not sent and shares its cache entry with no search.
- */
+/** Shared by the resolvers and the look-ahead, so both build the same loader key. */
 export function statsQuery(websiteId: string, args: StatArgs, clock: Clock): StatsQuery {
   assertNoProblems(statsQueryProblems(websiteId, args));
   const { search, ...rest } = listArguments(args);
@@ -238,8 +219,8 @@ builder.queryField('stats', (t) =>
     description:
       'A statistic of one website over a date range, grouped by value. NOT_FOUND unless the caller owns the website (it is read too).',
     args: { websiteId: t.arg.id({ required: true, description: "The website's id." }), ...statArgs },
-    // Some installs serve any website's statistics to any key: they are answered only once the
-    // same key has read the website itself (both reads start together, so it costs no round trip).
+    // Some installs serve any website's statistics to any key: answered only once the key has read the
+    // website itself (both reads start together: no round trip more).
     complexity: 2,
     extensions: { argumentProblems: ({ websiteId, ...args }) => statsQueryProblems(websiteId, args) },
     resolve: async (_root, { websiteId, ...args }, ctx, info) => {

@@ -1,6 +1,5 @@
-// UserError: why a mutation did not happen, or what of it an install ignored, in terms a form can
-// show next to the right control. Refusals the caller can fix go here; everything else (auth, rate
-// limit, outage) stays a GraphQL error, since no form field can fix it.
+// UserError: why a mutation did not happen, or what of it an install ignored. Refusals a form can fix go
+// here; everything else (auth, rate limit, outage) stays a GraphQL error.
 import type { ErrorCode } from '../errors.js';
 import { isInputRefused } from '../upstream/errors.js';
 import { builder } from './builder.js';
@@ -30,7 +29,7 @@ export const UserErrorRef = builder.objectRef<UserError>('UserError').implement(
 export const userErrors = (problems: Problem[]): UserError[] =>
   problems.map(({ field, message }) => ({ field, message, code: 'BAD_USER_INPUT' }));
 
-/** Upstream refusals that belong to the caller's input (422, unknown id) as userErrors; others are rethrown. */
+/** Refusals of the caller's input (422, unknown id); others are rethrown. */
 export function refusal(error: unknown): UserError[] {
   if (!isInputRefused(error)) throw error;
   if (error.code === 'NOT_FOUND') return [{ field: ['id'], message: error.message, code: 'NOT_FOUND' }];

@@ -1,11 +1,10 @@
-// Pure checks of what a caller sends, run before any upstream call. Each problem names the
-// argument or input field, the value and what is allowed, so a frontend can show it next to the right
-// control. A field with arguments declares its checks where it is defined (`argumentProblems` in its
-// extensions); graphql/plugins/use-argument-checks.ts runs them over the whole operation before any
-// resolver, and the resolvers call the same functions.
+// Pure checks of what a caller sends, run before any upstream call. Each problem names the argument or
+// input field, the value and what is allowed, so a frontend can show it by the right control. A field
+// declares its checks (`argumentProblems` in its extensions); use-argument-checks.ts runs them over the
+// whole operation before any resolver, and the resolvers call the same functions.
 import { LRUCache } from 'lru-cache';
 import { PER_PAGE_VALUES, WEBSITE_FIELDS, WRITE_FIELDS, type SortDirection, type WebsiteWrite, type WriteTypes } from '../domain.js';
-import { badInput } from '../errors.js';
+import { GatewayError } from '../errors.js';
 
 export interface Problem {
   /** Path of the argument or input field, e.g. ['input', 'domain']. */
@@ -15,7 +14,7 @@ export interface Problem {
 
 declare module 'graphql' {
   interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs> {
-    /** Every check of the field's arguments that needs no upstream data: one function per argument set. */
+    /** Every check of the field's arguments that needs no upstream data. */
     argumentProblems?: (args: _TArgs) => Problem[];
   }
 }
@@ -29,18 +28,16 @@ export const LIMITS = {
   page: 1_000_000,
 } as const;
 
-/** A value as a message shows it: quoted, and cut short (it may be anything a caller typed). */
+/** Quoted, and cut short (it may be anything a caller typed). */
 export function shown(value: string): string {
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 }
 
-/** The problems among checks that each found one or none. */
 export const problemsOf = (checks: (Problem | null)[]): Problem[] => checks.filter((problem): problem is Problem => problem !== null);
 
-/** Whether a date is real, for dates checked lately (a dashboard's few, checked a dozen times a request). */
+/** A dashboard's few dates are checked a dozen times a request. */
 const checkedDates = new LRUCache<string, boolean>({ max: 1_024 });
 
-/** `value` if it is a real calendar date written YYYY-MM-DD, else null. */
 export function parseCalendarDate(value: string): string | null {
   let real = checkedDates.get(value);
   if (real === undefined) {
@@ -71,7 +68,7 @@ export interface ListArgs {
   sort?: SortDirection | null;
 }
 
-/** The paging arguments of a list, defaulted (an explicit null means "the default"), unchecked. */
+/** Defaulted (an explicit null means "the default"), unchecked. */
 export function listArguments(args: ListArgs) {
   const perPage = args.perPage ?? 10;
   const page = args.page ?? 1;
@@ -80,7 +77,6 @@ export function listArguments(args: ListArgs) {
   return { perPage, page, sort: args.sort ?? 'desc', search };
 }
 
-/** Every check of a list's paging and search arguments. */
 export function listArgumentsProblems(args: ListArgs): Problem[] {
   const { perPage, page, search } = listArguments(args);
   const problems: Problem[] = [];
@@ -106,19 +102,16 @@ export function dateRangeProblem(from: string, to: string): Problem | null {
   return from > to ? { field: ['to'], message: `to (${to}) must be on or after from (${from}).` } : null;
 }
 
-/** Throws the first problem as a BAD_USER_INPUT GraphQL error: for query arguments. */
+/** Throws the first problem as BAD_USER_INPUT: for query arguments. */
 export function assertNoProblems(problems: (Problem | null)[]): void {
   const [first] = problemsOf(problems);
-  if (first) throw badInput(first.field.join('.'), first.message);
+  if (first) throw new GatewayError('BAD_USER_INPUT', first.message, { argument: first.field.join('.') });
 }
 
 const DOMAIN_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
-/**
- * The domain as the upstream will store it (lower case, no scheme, no `www.`, no path), or null
- * when it is not a domain name or an IPv4 address.
- */
+/** As the upstream will store it (lower case, no scheme, `www.` or path); null: not a domain or IPv4 address. */
 export function normalizeDomain(input: string): string | null {
   const domain = input
     .trim()
@@ -133,16 +126,14 @@ export function normalizeDomain(input: string): string | null {
   return labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label)) && /^[a-z][a-z0-9-]*$/.test(tld) ? domain : null;
 }
 
-/** What a check of one field of a website write sees besides its value. */
 interface WriteCheck {
   write: WebsiteWrite;
-  /** Create adds the rules that only hold on create. */
   creating: boolean;
 }
 
 const noProblems = (): Problem[] => [];
 
-/** The checks of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+/** The checks of each type of Website field. */
 const WRITE_CHECKS: { [Type in keyof WriteTypes]: (name: string, value: WriteTypes[Type] | undefined, check: WriteCheck) => Problem[] } = {
   // Only create writes the domain, and requires it.
   domain: (name, value, { creating }) => {
@@ -155,8 +146,8 @@ const WRITE_CHECKS: { [Type in keyof WriteTypes]: (name: string, value: WriteTyp
     if (value !== undefined && (value.length < 1 || value.length > LIMITS.password)) {
       return [{ field: ['input', name], message: `${name} must be 1 to ${LIMITS.password} characters, got ${value.length}.` }];
     }
-    // On create every install requires it. On update the upstream decides: its rule is `sometimes`, so a
-    // website that already has a password keeps it, and one without is refused there (a 422 on password).
+    // On update the upstream decides (`sometimes`): a website that has a password keeps it, one without
+    // is refused there.
     if (creating && write.privacy === 'PASSWORD' && value === undefined) {
       return [{ field: ['input', name], message: `${name} is required when privacy is PASSWORD.` }];
     }
@@ -186,7 +177,7 @@ const checked = <Type extends keyof WriteTypes>(
   check: WriteCheck,
 ): Problem[] => WRITE_CHECKS[type](name, value, check);
 
-/** Problems of a create or update input, field by field in the table's order. */
+/** In the table's order. */
 export function websiteWriteProblems(write: WebsiteWrite, creating: boolean): Problem[] {
   return WRITE_FIELDS.flatMap((name) => checked(WEBSITE_FIELDS[name].write.type, name, write[name], { write, creating }));
 }

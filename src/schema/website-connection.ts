@@ -10,26 +10,21 @@ import { WebsiteRef, websiteListArgs, websiteListQuery } from './website.js';
 
 type ListArgs = InputShapeFromFields<typeof websiteListArgs>;
 
-/** The arguments a cursor of this list is tied to, as messages name them. */
 const LIST_ARGUMENTS = 'search, favorite, sortBy or sort arguments';
 
-/** The list's filters and order as the upstream reads them: websiteListQuery's, paging aside. */
+/** websiteListQuery's, paging aside. */
 function filterOf(args: ListArgs): Omit<WebsiteListQuery, 'perPage' | 'page'> {
   const { perPage: _perPage, page: _page, ...filter } = websiteListQuery({ ...args, perPage: null, page: null });
   return filter;
 }
 
-/**
- * What this list's cursors are tied to: the same filters and order, however they are spelled (defaults
- * written out or not, an empty search or none), normalized as websiteListQuery does. It does not check
- * them: an over-long search is refused beside a cursor's problems, not instead of them.
- */
+/** Normalized, unchecked: an over-long search is refused beside a cursor's problems, not instead of them. */
 function fingerprintOf(args: ListArgs): string {
   const { search, sort } = listArguments(args);
   return listFingerprint(['websitesConnection', search ?? null, args.favorite ?? null, args.sortBy ?? 'id', sort]);
 }
 
-/** Every check of websitesConnection's arguments: the list's (`search` is the one with a rule) and the connection's. */
+/** The list's (`search` is the one with a rule) and the connection's. */
 function connectionProblems(args: ListArgs & ConnectionArgs): Problem[] {
   return [...listArgumentsProblems({ search: args.search }), ...connectionArgsProblems(args, fingerprintOf(args), LIST_ARGUMENTS)];
 }
@@ -41,7 +36,6 @@ builder.queryField('websitesConnection', (t) =>
       description:
         "The caller's websites as a cursor connection, for lists that load more (Relay's @connection, Apollo's relayStylePagination, urql's relayPagination). At most 2 upstream calls a page; `last` without `before` reads the list's length first (one more).",
       args: websiteListArgs,
-      // Fields under the edges run once per website: the page size multiplies their cost.
       complexity: connectionCost,
       extensions: { argumentProblems: connectionProblems },
       resolve: (_root, args, ctx, info) => {

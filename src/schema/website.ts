@@ -60,10 +60,7 @@ export const WebsiteSortFieldEnum = builder.enumType('WebsiteSortField', {
   } as const,
 });
 
-/**
- * A website of the caller's as node(id:) and nodes(ids:) read it (node.ts): as website(id:) does, its
- * statistics started together with it, but another user's website, or none, is null, as Relay expects.
- */
+/** As website(id:), for node(id:) and nodes(ids:), but a website not found is null, as Relay expects. */
 export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQLResolveInfo): Promise<Website | null> {
   try {
     return await websiteLookingAhead(id, ctx, info);
@@ -75,7 +72,7 @@ export async function websiteNode(id: string, ctx: GatewayContext, info: GraphQL
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T extends SchemaTypes> ? T : never;
 
-/** The GraphQL type of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+/** The GraphQL type of each type of Website field (WEBSITE_FIELDS names one per field). */
 const OUTPUT_TYPES = {
   id: 'ID',
   domain: 'String',
@@ -86,13 +83,9 @@ const OUTPUT_TYPES = {
   timestamp: 'DateTime',
 } satisfies { [Type in keyof ReadTypes]: TypeParam<Types> };
 
-/**
- * `t.expose` for a field of the table. TypeScript cannot follow a name through the table to its type,
- * so the signature is spelled out: OUTPUT_TYPES gives each type of field the GraphQL type of its values.
- */
+/** `t.expose` for a field of the table: TypeScript cannot follow a name through the table to its type. */
 type ExposeField = (name: ReadField, options: { type: TypeParam<Types>; nullable: boolean; description: string }) => GenericFieldRef;
 
-/** The Website type's fields that read the website itself, from the table: each a property exposed as it is. */
 function websiteFields(t: ObjectFieldBuilder<Types, Website>) {
   const expose = t.expose.bind(t) as ExposeField;
   return Object.fromEntries(
@@ -127,7 +120,7 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
 
 export const WebsiteListRef = listType('WebsiteList', WebsiteRef, 'websites');
 
-/** What filters and orders a list of websites: Query.websites's and Query.websitesConnection's. */
+/** Query.websites's and Query.websitesConnection's. */
 export const websiteListArgs = builder.args((t) => ({
   search: t.string({ description: 'Only websites whose domain contains this text.' }),
   favorite: t.boolean({
@@ -145,10 +138,9 @@ const websitesArgs = {
   })),
 };
 
-/** The checks of an `id` argument: Query.website's and Mutation.deleteWebsite's. */
 export const idArgumentProblems = ({ id }: { id: string }): Problem[] => problemsOf([idProblem(['id'], id)]);
 
-/** The validated upstream query for a page of websites; an explicit null means "the default". */
+/** An explicit null means "the default". */
 export function websiteListQuery(args: InputShapeFromFields<typeof websitesArgs>): WebsiteListQuery {
   // `favorite` is checked by the upstream's answer: only an install without favorites refuses it.
   assertNoProblems(listArgumentsProblems(args));
@@ -198,30 +190,33 @@ interface DeleteWebsitePayload {
   userErrors: UserError[];
 }
 
-/** A payload's way back to every query, read after the write (the website is primed with its new state). */
-const refetch = {
-  type: QueryRef,
-  description: 'Every query, run after the write: refetch what it changed in the same round trip.',
-  complexity: NO_UPSTREAM_CALL,
-} as const;
-
-const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').implement({
-  description: 'The result of creating or updating a website.',
-  fields: (t) => ({
-    website: t.field({
-      type: WebsiteRef,
-      nullable: true,
-      description: 'The website as stored, or null when userErrors says why not.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (payload) => payload.website,
-    }),
+/** What both payloads end with; `query` reads after the write (the website is primed with its new state). */
+function payloadFields<Payload extends { userErrors: UserError[] }>(t: ObjectFieldBuilder<Types, Payload>) {
+  return {
     userErrors: t.field({
       type: [UserErrorRef],
       description: 'Empty on success.',
       complexity: NO_UPSTREAM_CALL,
       resolve: (payload) => payload.userErrors,
     }),
-    query: t.field({ ...refetch, resolve: () => ({}) }),
+    query: t.field({
+      type: QueryRef,
+      description: 'Every query, run after the write: refetch what it changed in the same round trip.',
+      complexity: NO_UPSTREAM_CALL,
+      resolve: () => ({}),
+    }),
+  };
+}
+
+const WebsitePayloadRef = builder.objectRef<WebsitePayload>('WebsitePayload').implement({
+  description: 'The result of creating or updating a website.',
+  fields: (t) => ({
+    website: t.expose('website', {
+      type: WebsiteRef,
+      nullable: true,
+      description: 'The website as stored, or null when userErrors says why not.',
+    }),
+    ...payloadFields(t),
   }),
 });
 
@@ -232,17 +227,11 @@ const DeleteWebsitePayloadRef = builder.objectRef<DeleteWebsitePayload>('DeleteW
       nullable: true,
       description: 'The id of the deleted website, or null when userErrors says why not.',
     }),
-    userErrors: t.field({
-      type: [UserErrorRef],
-      description: 'Empty on success.',
-      complexity: NO_UPSTREAM_CALL,
-      resolve: (payload) => payload.userErrors,
-    }),
-    query: t.field({ ...refetch, resolve: () => ({}) }),
+    ...payloadFields(t),
   }),
 });
 
-/** The GraphQL input type of each type of Website field (domain.ts's WEBSITE_FIELDS names one per field). */
+/** The GraphQL input type of each type of Website field. */
 const INPUT_TYPES = {
   domain: 'String',
   password: 'String',
@@ -251,14 +240,13 @@ const INPUT_TYPES = {
   lines: ['String'],
 } satisfies { [Type in keyof WriteTypes]: InputTypeParam<Types> };
 
-/** What either input holds; an input field may be null, as GraphQL allows. */
+/** An input field may be null, as GraphQL allows. */
 type WriteInput = { [Field in keyof WebsiteWrite]?: WebsiteWrite[Field] | null };
 type InputFields<On extends 'create' | 'update'> = { [Field in InputField<On>]: InputFieldRef<Types, WriteInput[Field]> };
 
-/** `t.field` for a field of the table (as `expose` above: INPUT_TYPES gives each type of field its GraphQL type). */
+/** `t.field` for a field of the table (as `expose` above). */
 type InputFieldOf = (options: { type: InputTypeParam<Types>; required: boolean; description: string }) => InputFieldRef<Types, unknown>;
 
-/** The fields of createWebsite's or updateWebsite's input: those of the table that it writes. */
 function inputFields<On extends 'create' | 'update'>(t: InputFieldBuilder<Types, 'InputObject'>, on: On): InputFields<On> {
   const field = t.field.bind(t) as InputFieldOf;
   const fields = WRITE_FIELDS.flatMap((name) => {
@@ -269,7 +257,6 @@ function inputFields<On extends 'create' | 'update'>(t: InputFieldBuilder<Types,
     const description = use.note === undefined ? write.description : `${write.description} ${use.note}`;
     return [[name, field({ type: INPUT_TYPES[write.type], required: use.required === true, description })]];
   });
-  // The fields are those InputField<On> names: the table's that `on` writes.
   return Object.fromEntries(fields) as InputFields<On>;
 }
 
@@ -286,21 +273,15 @@ const UpdateWebsiteInput = builder.inputType('UpdateWebsiteInput', {
 
 /** An explicit null is treated like an omitted field: "leave it as it is" (or the default on create). */
 function toWrite(input: WriteInput): WebsiteWrite {
-  const write: WebsiteWrite = {};
-  const copy = <Field extends keyof WebsiteWrite>(name: Field): void => {
-    const value = input[name];
-    if (value != null) write[name] = value;
-  };
-  for (const name of WRITE_FIELDS) copy(name);
-  return write;
+  const write: Record<string, unknown> = {};
+  for (const name of WRITE_FIELDS) if (input[name] != null) write[name] = input[name];
+  return write as WebsiteWrite;
 }
 
-/** Every check of createWebsite's arguments that needs no upstream data. */
 function createProblems({ input }: { input: WriteInput }): Problem[] {
   return websiteWriteProblems(toWrite(input), true);
 }
 
-/** Every check of updateWebsite's arguments that needs no upstream data. */
 function updateProblems({ id, input }: { id: string; input: WriteInput }): Problem[] {
   const write = toWrite(input);
   const problems = [...problemsOf([idProblem(['id'], id)]), ...websiteWriteProblems(write, false)];
@@ -308,11 +289,7 @@ function updateProblems({ id, input }: { id: string; input: WriteInput }): Probl
   return problems;
 }
 
-/**
- * Why a write is not sent, for its payload's userErrors: its own arguments are refused, or another
- * write's of the same operation are (graphql/plugins/use-argument-checks.ts lets such an operation run
- * for this, instead of refusing it whole, so that a form finds its errors where it always does).
- */
+/** Its own arguments, or another write's of the operation, are refused (a form finds its errors in userErrors). */
 function refusedWrite(problems: Problem[], ctx: GatewayContext, info: GraphQLResolveInfo): UserError[] | null {
   if (problems.length > 0) return userErrors(problems);
   const other = planOf(ctx)
@@ -323,10 +300,7 @@ function refusedWrite(problems: Problem[], ctx: GatewayContext, info: GraphQLRes
   return [{ field: null, message, code: 'BAD_USER_INPUT' }];
 }
 
-/**
- * Fields an install accepted with a 2xx but did not apply: an install without favorites ignores
- * `favorite`. The caller learns it instead of being told that it worked.
- */
+/** Fields an install accepted with a 2xx but did not apply (`favorite`, without favorites). */
 function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
   if (write.favorite === undefined || website.favorite === write.favorite) return [];
   return [
@@ -338,11 +312,6 @@ function ignoredFields(write: WebsiteWrite, website: Website): UserError[] {
   ];
 }
 
-/**
- * A write's payload: the website as stored (the source has it answer later reads of it in this
- * request, and dropped what the write made stale), with any field the upstream ignored, or why it did
- * not happen.
- */
 async function payloadOf(write: () => Promise<Website>, ignored: (website: Website) => UserError[] = () => []): Promise<WebsitePayload> {
   try {
     const website = await write();
