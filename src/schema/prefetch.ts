@@ -4,14 +4,14 @@
 // 100 rows; a series' or summary's days). Website.stats finds its page here (lookedAhead); other
 // resolvers find their reads in the loaders. For a key not accepted lately (context.keyKnown) they start
 // once the website's call has accepted it: a made-up key costs the one call that refuses it.
-import { getNamedType, isCompositeType, type FieldNode, type GraphQLCompositeType, type GraphQLResolveInfo } from 'graphql';
+import { getNamedType, isCompositeType, type GraphQLResolveInfo } from 'graphql';
 import { comparedRange, type Comparison } from '../analytics/series.js';
 import type { StatsQuery, Website } from '../domain.js';
 import type { GatewayContext, LookedAhead } from './context.js';
 import { planOf, type SelectedField, type Selection } from './plan.js';
 import { resolveRange, type RangeInput } from './ranges.js';
 import { dailyRead, type Metric } from './daily.js';
-import { statsQuery, sumBound, type StatArgs } from './stat.js';
+import { readsEveryRow, statsQuery, sumBound, type StatArgs } from './stat.js';
 
 /** Failing, it fails once the reads started have ended: none goes on after the answer, uncounted. */
 export function websiteLookingAhead(id: string, context: GatewayContext, info: GraphQLResolveInfo): Promise<Website> {
@@ -48,7 +48,7 @@ function startReads(selected: SelectedField, websiteId: string, selection: Selec
       case 'stats': {
         const query: StatsQuery = statsQuery(websiteId, args as StatArgs, clock);
         const page = source.statPage(query);
-        if (type === undefined || !readsEveryRow(selection, selected, type)) {
+        if (type === undefined || !readsEveryRow(selection, node, type)) {
           lookahead.set(node, { websiteId, query, page });
           return [page];
         }
@@ -75,23 +75,6 @@ function startReads(selected: SelectedField, websiteId: string, selection: Selec
     return []; // Invalid arguments: refused before execution (use-argument-checks.ts); nothing to start.
   }
 }
-
-/** Its `sum` or a row's `share`: worked out once per selection (kept across requests without variables). */
-function readsEveryRow(selection: Selection, stats: SelectedField, list: GraphQLCompositeType): boolean {
-  let known = everyRow.get(selection);
-  if (known === undefined) everyRow.set(selection, (known = new Map()));
-  let reads = known.get(stats.node);
-  if (reads === undefined) {
-    reads = selection.fieldsUnder([stats.node], list).some(({ field, node, type }) => {
-      if (field?.name === 'sum') return true;
-      if (field?.name !== 'nodes' || type === undefined) return false;
-      return selection.fieldsUnder([node], type).some((row) => row.field?.name === 'share');
-    });
-    known.set(stats.node, reads);
-  }
-  return reads;
-}
-const everyRow = new WeakMap<Selection, Map<FieldNode, boolean>>();
 
 /** Same field node and website: a field under a list of websites runs once per website with one node. */
 export function lookedAhead(

@@ -70,6 +70,27 @@ describe('the look-ahead: one wave of upstream calls', () => {
     expect(waves()).toBe(1);
   });
 
+  it("reads the root stats' page and the rows its share reads in one wave, for a key the gateway knows", async () => {
+    const ROOT_STATS = `{ stats(websiteId: "1", name: PAGE, ${RANGE}) { sum nodes { value share } } }`;
+    const read = () => stack.gql<{ stats: { sum: number; nodes: { share: number | null }[] } }>(ROOT_STATS, {}, KEY_1);
+    dataOf(await read()); // known from now on
+    stack.sandbox.log.reset();
+    const answer = await read();
+    expect(dataOf(answer).stats.sum).toBeGreaterThan(0);
+    expect(dataOf(answer).stats.nodes.some((row) => row.share !== null)).toBe(true);
+    // The website (the key's proof of ownership), the page of 10 and the first page of 100 rows, together.
+    expect(restCalls(stack.sandbox)).toHaveLength(3);
+    expect(restCalls(stack.sandbox)).toContainEqual(expect.stringMatching(/name=page&page=1&per_page=100/));
+    expect(waves()).toBe(1);
+    expect(answer.extensions?.upstreamCalls).toBe(3);
+
+    // A made-up key: the website's and the page's calls (as before the look-ahead), not the rows'.
+    stack.sandbox.log.reset();
+    const refused = await stack.gql(ROOT_STATS, {}, 'made-up-key');
+    expect(firstError(refused).extensions?.code).toBe('UNAUTHENTICATED');
+    expect(restCalls(stack.sandbox)).not.toContainEqual(expect.stringMatching(/per_page=100/));
+  });
+
   it("spends nothing more than the refusing call on a made-up key's rich dashboard", async () => {
     const answer = await stack.gql(RICH, {}, 'made-up-key');
     expect(firstError(answer).extensions?.code).toBe('UNAUTHENTICATED');
