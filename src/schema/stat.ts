@@ -140,13 +140,13 @@ export function readsEveryRow(selection: Selection, stats: FieldNode, list: Grap
 const everyRow = new WeakMap<Selection, Map<FieldNode, boolean>>();
 
 /**
- * Query.stats's look-ahead: with `sum` or a row's `share` selected, the first page of 100 rows they read
- * starts with the list's page (for a key not accepted lately, once the website's call accepted it: a
- * made-up key spends nothing on it). Undefined when nothing was started.
+ * With `sum` or a row's `share` selected, the first page of 100 rows they read starts with the list's page
+ * once `accepted` (null: at once; else the website's call, for a key not accepted lately: a made-up key
+ * spends nothing on it). Settles once that read has ended; undefined when nothing was started.
  */
-function rowsAhead(
+export function rowsAhead(
   query: StatsQuery,
-  website: Promise<unknown>,
+  accepted: Promise<unknown> | null,
   ctx: GatewayContext,
   info: GraphQLResolveInfo,
 ): Promise<unknown> | undefined {
@@ -155,7 +155,7 @@ function rowsAhead(
   if (!selection || !isCompositeType(list) || info.fieldNodes.length !== 1) return undefined;
   if (!readsEveryRow(selection, info.fieldNodes[0]!, list)) return undefined;
   const read = (): Promise<unknown> => ctx.source.everyStatRow(query, sumBound(query));
-  return Promise.allSettled([ctx.keyKnown ? read() : website.then(read)]);
+  return Promise.allSettled([accepted === null ? read() : accepted.then(read)]);
 }
 
 const StatEventRef = builder.objectRef<{ name: string; value: string | null; unit: string | null }>('StatEvent').implement({
@@ -265,7 +265,7 @@ builder.queryField('stats', (t) =>
       const website = ctx.source.website(websiteId, info);
       const page = ctx.source.statPage(query, info);
       page.catch(() => undefined); // reported through `website` first when that fails
-      const rows = rowsAhead(query, website, ctx, info);
+      const rows = rowsAhead(query, ctx.keyKnown ? null : website, ctx, info);
       // Answered (or failed) once the rows started ahead are in: that read does not go on after the answer.
       try {
         await website;

@@ -30,7 +30,7 @@ import type { GatewayContext } from './context.js';
 import { SortDirectionEnum, listType } from './pagination.js';
 import { planOf } from './plan.js';
 import { lookedAhead, websiteLookingAhead } from './prefetch.js';
-import { StatListRef, statArgs, statArgsProblems, statsQuery, toStatList } from './stat.js';
+import { StatListRef, rowsAhead, statArgs, statArgsProblems, statsQuery, toStatList } from './stat.js';
 import { UserErrorRef, refusal, userErrors, type UserError } from './user-error.js';
 import {
   assertNoProblems,
@@ -111,8 +111,15 @@ export const WebsiteRef = builder.objectRef<Website>('Website').implement({
         const ahead = lookedAhead(ctx, info, website.id);
         // The look-ahead's page is the loader's (a traced request's read again only to name this field).
         if (ahead) return toStatList(await (ctx.source.traced ? ctx.source.statPage(ahead.query, info) : ahead.page), ahead.query);
+        // A website of a list (or node(id:)): its read accepted the key, so its sum's rows start now.
         const query = statsQuery(website.id, args, ctx.clock);
-        return toStatList(await ctx.source.statPage(query, info), query);
+        const page = ctx.source.statPage(query, info);
+        const rows = rowsAhead(query, null, ctx, info);
+        try {
+          return toStatList(await page, query);
+        } finally {
+          await rows;
+        }
       },
     }),
   }),

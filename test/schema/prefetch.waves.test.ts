@@ -91,6 +91,21 @@ describe('the look-ahead: one wave of upstream calls', () => {
     expect(restCalls(stack.sandbox)).not.toContainEqual(expect.stringMatching(/per_page=100/));
   });
 
+  it("starts the rows a listed website's sum reads with its page: the list, then one wave", async () => {
+    const LISTED = `{ websitesConnection(first: 3) { edges { node { id stats(name: COUNTRY, ${RANGE}) { sum } } } } }`;
+    type Listed = { websitesConnection: { edges: { node: { stats: { sum: number } } }[] } };
+    const read = () => stack.gql<Listed>(LISTED, {}, KEY_1);
+    dataOf(await read());
+    stack.sandbox.log.reset();
+    const answer = await read();
+    const listed = dataOf(answer).websitesConnection.edges.map((edge) => edge.node);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.every((website) => website.stats.sum >= 0)).toBe(true);
+    // The list, then each website's page of 10 and its first page of 100 rows together.
+    expect(restCalls(stack.sandbox)).toHaveLength(1 + 2 * listed.length);
+    expect(waves()).toBe(2);
+  });
+
   it("spends nothing more than the refusing call on a made-up key's rich dashboard", async () => {
     const answer = await stack.gql(RICH, {}, 'made-up-key');
     expect(firstError(answer).extensions?.code).toBe('UNAUTHENTICATED');
