@@ -1,12 +1,11 @@
-// Everything HTTP about the upstream lives here: the undici pool, timeouts, the response size cap,
-// the circuit breaker and retries of idempotent reads (one exchange on the wire, body caps and the
-// caller's signal included: exchange.ts; what a status or a socket error becomes: errors.ts).
+// Everything HTTP about the upstream: the undici pool, timeouts, the circuit breaker and retries of idempotent
+// reads (one exchange on the wire: exchange.ts; what a status or a socket error becomes: errors.ts).
 // Callers get a parsed JSON body for a 2xx, or a GatewayError; never an upstream error page.
 import { setTimeout as sleep } from 'node:timers/promises';
 import CircuitBreaker from 'opossum';
 import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { custom, defaultsOf, integer, shown, splitUserinfo } from '../settings.js';
+import { type SettingsOf, custom, defaultsOf, integer, shown, splitUserinfo } from '../settings.js';
 import type { RateLimit } from '../domain.js';
 import { GatewayError } from '../errors.js';
 import { BodyTooLargeError, errorCode, isRetryable, opensBreaker, statusError, timeoutError, transportError } from './errors.js';
@@ -26,20 +25,17 @@ export interface UpstreamRequest {
   authorization: string;
   /** Aborted when the caller goes away: the call in flight and a retry's wait stop. */
   signal?: AbortSignal;
-  /**
-   * Date.now() value by which the whole call, retries included, must be over: each attempt gets only
-   * the time left for its headers and for any pause in its body, and none starts after it.
-   */
+  /** Date.now() by which the whole call, retries included, is over: no attempt starts after it. */
   deadline: number;
   /** What a 404 means for this call, e.g. "No website with id 3". */
   notFoundMessage?: string;
-  /** Called with what each answer's X-RateLimit-* headers say of the key's limit, when they say it. */
+  /** Told what each answer's X-RateLimit-* headers say of the key's limit, when they say it. */
   onRateLimit?: (rateLimit: RateLimit) => void;
-  /** Told when the call is over, as `traceCall`'s answer is: for the request's own trace (X-Gateway-Trace). */
+  /** Told when the call is over: for the request's own trace (X-Gateway-Trace). */
   observer?: CallObserver | undefined;
 }
 
-/** What one call reports when it is over: its attempts, the last status (as UpstreamCallTrace.end), the body's bytes. */
+/** What one call reports when it is over: its attempts, the last status, the body's bytes. */
 export interface CallObserver {
   end(attempts: number, status: number | 'error' | null, bytes: number | null): void;
 }
@@ -56,28 +52,9 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-/**
- * How the client reaches the upstream; config.ts reads each from the environment (docs/configuration.md),
- * defaulting to UPSTREAM_TRANSPORT_DEFAULTS.
- */
-export interface UpstreamTransportOptions {
-  /** TCP/TLS connect timeout (UPSTREAM_CONNECT_TIMEOUT_MS). */
-  connectTimeoutMs: number;
-  /** Time to the response headers, and the longest pause between body chunks (UPSTREAM_TIMEOUT_MS). */
-  timeoutMs: number;
-  /** Keep-alive sockets to the upstream origin (UPSTREAM_CONNECTIONS). */
-  connections: number;
-  /** Attempts of an idempotent read, the first one included (UPSTREAM_MAX_ATTEMPTS). */
-  maxAttempts: number;
-  /** Larger answers are refused (UPSTREAM_MAX_RESPONSE_BYTES). */
-  maxResponseBytes: number;
-  /** How long an open circuit breaker fails fast before it lets a trial call through (UPSTREAM_BREAKER_RESET_MS). */
-  breakerResetMs: number;
-}
-
 /** How the gateway talks to the upstream: its address, timeouts, sockets, retries and breaker. */
 export const UPSTREAM_TRANSPORT_SETTINGS = {
-  url: custom('UPSTREAM_URL', upstreamUrlSchema('UPSTREAM_URL'), {
+  url: custom('UPSTREAM_URL', upstreamUrlSchema(), {
     fallback: null,
     shown: null,
     unit: 'URL',
@@ -127,18 +104,16 @@ export const UPSTREAM_TRANSPORT_SETTINGS = {
   }),
 };
 
-/** The transport's settings when none is set. */
-export const UPSTREAM_TRANSPORT_DEFAULTS: Readonly<UpstreamTransportOptions> = defaultsOf(UPSTREAM_TRANSPORT_SETTINGS);
+export const UPSTREAM_TRANSPORT_DEFAULTS = defaultsOf(UPSTREAM_TRANSPORT_SETTINGS);
 
 /**
- * The upstream's base URL: absolute http(s), with no credentials (the caller's key is what authenticates),
- * query or fragment; a trailing /api/v1 is dropped (both forms are common in docs). A refusal quotes the
- * value only without what could be a user or password (settings.ts's shown).
+ * The upstream's base URL: absolute http(s), with no credentials (the caller's key authenticates), query
+ * or fragment; a trailing /api/v1 is dropped. A refusal quotes the value without a user or password.
  */
-function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
+function upstreamUrlSchema(): z.ZodType<string | null, string> {
   return z.string().transform((value, context) => {
     const refuse = (message: string): typeof z.NEVER => {
-      context.addIssue({ code: 'custom', message: `${variable} ${message}` });
+      context.addIssue({ code: 'custom', message: `UPSTREAM_URL ${message}` });
       return z.NEVER;
     };
     // The user info is cut before the URL is parsed: a password holding a `/`, `?`, `#` or space would
@@ -160,18 +135,18 @@ function upstreamUrlSchema(variable: string): z.ZodType<string | null, string> {
   });
 }
 
-export interface UpstreamClientOptions extends UpstreamTransportOptions {
+export interface UpstreamClientOptions extends Omit<SettingsOf<typeof UPSTREAM_TRANSPORT_SETTINGS>, 'url'> {
   /** Origin plus optional path prefix of the analytics install, without `/api/v1`. */
   url: string;
   /** Tests inject undici's MockAgent here; production uses a keep-alive Pool. */
   dispatcher?: Dispatcher;
-  /** Called when an attempt is over: its route template (routeTemplate), its status or `error` (no answer), its seconds. */
+  /** An attempt is over: its route template, its status (`error`: no answer), its seconds. */
   onAttemptDone?: (request: UpstreamRequest, route: string, status: number | 'error', seconds: number) => void;
-  /** Called when the circuit breaker opens (true) and when it closes or lets a trial call through (false). */
+  /** The circuit breaker opened (true), or closed or let a trial call through (false). */
   onBreakerChange?: (open: boolean) => void;
-  /** Called as a call starts (tracing: gateway.ts); what it answers follows the call's attempts to its end. */
+  /** A call starts (tracing: gateway.ts); what it answers follows the call's attempts to its end. */
   traceCall?: (method: HttpMethod, route: string) => UpstreamCallTrace;
-  /** Called when an attempt fails for the upstream's sake (no answer, a 5xx or a 429), with its cause, for the log. */
+  /** An attempt failed for the upstream's sake (no answer, a 5xx or a 429), with its cause, for the log. */
   onAttemptFailed?: (failure: UpstreamFailure) => void;
 }
 
@@ -204,10 +179,7 @@ export interface UpstreamFailure {
   status?: number;
 }
 
-/**
- * The path below `/api/v1` with every segment after the resource's name as `{id}`, e.g.
- * `/api/v1/stats/{id}`: a label for metrics and spans that never holds an id.
- */
+/** The path with every segment after the resource's name as `{id}`: a label for metrics and spans, never an id. */
 export function routeTemplate(path: string): string {
   const [resource = '', ...rest] = path.replace(/^\/+/, '').split('/');
   return `/api/v1/${[resource, ...rest.map(() => '{id}')].join('/')}`;
@@ -220,10 +192,8 @@ const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
 /**
- * The longest Retry-After a read waits out before its next attempt. Its request holds its admission
- * slot meanwhile (http/admission.ts): a key over its rate limit would hold slots for up to
- * REQUEST_DEADLINE_MS each, the other tenants waiting behind it. A longer wait is answered at once,
- * RATE_LIMITED with `retryAfter`: the caller waits, holding nothing of the gateway's.
+ * The longest Retry-After a read waits out: its request holds its admission slot meanwhile, so a throttled key
+ * would hold slots the other tenants wait for. A longer wait is answered at once, RATE_LIMITED with `retryAfter`.
  */
 const RATE_LIMIT_WAIT_MAX_MS = 1_000;
 
@@ -304,9 +274,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return { status, body: parseJson(text, status) };
     }
 
-    // Error bodies are read only for 4xx (validation messages); 5xx pages are discarded unread,
-    // since they may hold HTML, stack traces or SQL that must never reach a caller.
-    const errorBody = status === 422 && text !== null ? decodeErrorBody(parseJsonOrNull(text)) : NO_ERROR_BODY;
+    // Only a 422's body is decoded (its validation messages); 5xx pages may hold HTML, stack traces or SQL.
+    const errorBody = decodeErrorBody(status === 422 && text !== null ? parseJsonOrNull(text) : null);
     const retryAfterS = status === 429 ? parseRetryAfter(headerValue(headers['retry-after'])) : null;
     throw statusError(status, { retryAfterS, ...errorBody }, request);
   }
@@ -348,10 +317,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
-  // Retried here, not by undici's retry interceptor composed on the pool: that one resumes a body broken
-  // off with a Range request, which the install ignores (a read reset mid-body then fails instead of being
-  // sent again); its attempts share one headers timeout, which the deadline cannot shorten; and it hides
-  // each attempt from the breaker, the metrics and the trace, which count attempts.
+  // Not undici's retry interceptor: it resumes a broken body with a Range request, which the install ignores;
+  // its attempts share one headers timeout the deadline cannot shorten; and it hides each attempt from the
+  // breaker, the metrics and the trace.
   async function sendAttempts(request: UpstreamRequest, trace?: AttemptTrace): Promise<UpstreamResponse> {
     // Writes are never retried: the upstream may have applied the first one.
     const maxAttempts = request.method === 'GET' ? options.maxAttempts : 1;
@@ -447,9 +415,6 @@ function parseJson(text: string, status: number): unknown {
     });
   }
 }
-
-/** What a 4xx other than a 422 says: nothing the caller is shown. */
-const NO_ERROR_BODY = { message: null, fieldErrors: {} };
 
 function parseJsonOrNull(text: string): unknown {
   try {

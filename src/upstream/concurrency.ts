@@ -1,15 +1,13 @@
 // At most `max` upstream calls of one GraphQL request in flight; the others wait their turn, in order.
-// One is made for every request, so it is a counter and an array, and a call under the limit starts
-// at once, with no promise hop before it: a general-purpose limiter (p-limit) costs several promise hops
-// and a queue object per call, which shows on a request that makes seven calls (docs/performance.md#floor).
+// Not p-limit: its promise hops and queue object per call show on every request; here a call under the
+// limit starts at once.
 export type ConcurrencyLimit = <T>(task: () => Promise<T>) => Promise<T>;
 
 export function concurrencyLimit(max: number): ConcurrencyLimit {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be an integer >= 1, got ${max}`);
   let active = 0;
   const waiting: (() => void)[] = [];
-  // A finished call hands its slot to the next in line (the count stays), so no call that arrives
-  // meanwhile can take it first and put one over the limit.
+  // A finished call hands its slot to the next in line, so no call arriving meanwhile puts one over the limit.
   const release = (): void => {
     const next = waiting.shift();
     if (next) next();

@@ -1,14 +1,7 @@
-// One HTTP exchange with the upstream on undici's dispatch API: the status, the headers and the body
-// as text, read as it arrives into a list of chunks.
-//
-// Why not undici's request(): it wraps each call in an AsyncResource, a Readable stream for the body
-// and the stream machinery that reading it as text needs (end-of-stream, a consumer, listeners on the
-// caller's signal). Under load every upstream call lives across garbage collections, so all of that is
-// promoted to V8's old generation and freed only by full collections. Here a call is one handler object
-// and its chunks.
-//
-// Why not undici's dump interceptor for the bodies left unread: it drops the body of every answer it
-// wraps, and whether a body is read or let go is known only from the status (BodyPlan).
+// One HTTP exchange with the upstream on undici's dispatch API: the status, the headers and the body as text.
+// Not undici's request(): its AsyncResource, Readable body and stream machinery live across collections
+// under load and reach V8's old generation; here a call is one handler object and its chunks. Not undici's
+// dump interceptor for unread bodies: it drops every body, and whether one is read is known from the status.
 import type { Dispatcher } from 'undici';
 import { BodyTooLargeError, DeadlinePassedError } from './errors.js';
 
@@ -18,7 +11,7 @@ export type Headers = Record<string, string | string[] | undefined>;
 export type BodyPlan =
   /** Read it, up to `limit` bytes; with a deadline (Date.now() value), checked as each chunk arrives. */
   | { read: true; limit: number; deadline?: number }
-  /** Let it go unread: up to `limit` bytes are drained so the connection can be reused, beyond that it is closed. */
+  /** Unread: up to `limit` bytes drained so the connection is reused, past that it is closed. */
   | { read: false; limit: number };
 
 export interface Exchange {
@@ -26,7 +19,7 @@ export interface Exchange {
   headers: Headers;
   /** The body as UTF-8 text; null when it was not read or could not be. */
   text: string | null;
-  /** Why the body could not be read, once the status and headers had arrived; null when it was (or was not asked for). */
+  /** Why the body could not be read after the headers; null when it was (or was not asked for). */
   failure: unknown;
   /** The body's bytes that arrived, read or drained. */
   bytes: number;
@@ -35,10 +28,8 @@ export interface Exchange {
 type Controller = Dispatcher.DispatchController;
 
 /**
- * Sends `options` through `dispatcher`. Resolves once the exchange is over (body read, drained or
- * failed) with the status, headers and text; rejects only when no response came (connection
- * failures, timeouts before the headers, `signal` aborted before them). Aborting `signal` stops the
- * exchange at any point and closes its connection.
+ * Resolves once the exchange is over (body read, drained or failed); rejects only when no response came.
+ * Aborting `signal` stops the exchange at any point and closes its connection.
  */
 export function exchange(
   dispatcher: Dispatcher,
@@ -80,11 +71,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  /**
-   * The signal's abort event. A function, not the handler itself as an EventListener object (`handleEvent`):
-   * node's EventTarget holds an object listener in a way that kept everything the call allocated alive
-   * through young collections, until a full one (docs/performance.md#garbage).
-   */
+  /** A function, not the handler as an EventListener object: node kept that alive until a full collection. */
   private readonly onAbort = (): void => {
     const reason: unknown = this.signal?.reason;
     this.abortReason = reason instanceof Error ? reason : new Error('The call was aborted.', { cause: reason });
