@@ -1,8 +1,6 @@
-// Every upstream error in one module: the classes, how an HTTP status or a socket error becomes a
-// GatewayError (with its code from src/errors.ts), and each decision taken on an error, named for what
-// it decides and made here only. A rule changed here is changed for the client, the cache, the
-// statistic names and the writes alike: the breaker and the stale answers must not drift apart by
-// accident, and where they differ on purpose (a 429) it is said once, below.
+// Every upstream error in one module: the classes, how a status or a socket error becomes a GatewayError,
+// and each decision taken on an error, made here only, so that the client, the cache, the statistic names
+// and the writes cannot drift apart by accident.
 import type { StatName } from '../domain.js';
 import { GatewayError, type ErrorCode, type ErrorExtensions } from '../errors.js';
 
@@ -15,10 +13,7 @@ export interface CallShape {
 
 /** A body the decoders cannot read; the message names the path in the body (wire.ts). */
 export class WireDecodeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WireDecodeError';
-  }
+  override name = 'WireDecodeError';
 }
 
 /** The body is over the plan's limit (by its Content-Length, or as it arrived): exchange.ts. */
@@ -43,10 +38,7 @@ export class RetryableError extends GatewayError {
 
 // ---- Decisions: one rule each ----
 
-/**
- * Counts against the circuit breaker: the upstream itself is unwell (a connection failure, a timeout,
- * a 5xx), not the caller's input and not the caller leaving. A 429 does not: it throttles one key.
- */
+/** Counts against the circuit breaker: the upstream itself is unwell, not the caller; a 429 throttles one key. */
 export function opensBreaker(error: unknown): boolean {
   if (!(error instanceof GatewayError) || error instanceof ClientGoneError) return false;
   if (error.code === 'UPSTREAM_UNAVAILABLE' || error.code === 'UPSTREAM_TIMEOUT') return true;
@@ -58,28 +50,18 @@ export function isStatNameRefused(error: unknown): boolean {
   return error instanceof GatewayError && error.code === 'BAD_USER_INPUT' && error.details.fieldErrors?.name !== undefined;
 }
 
-/**
- * The upstream refused a write (a 4xx: a refused key, bad input, no such website, throttled): it changed
- * nothing, so nothing cached needs dropping.
- */
-export function wasWriteRefused(error: unknown): boolean {
-  const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;
-  return status !== undefined && status >= 400 && status < 500;
-}
+const statusOf = (error: unknown): number => (error instanceof GatewayError ? (error.details.upstreamStatus ?? 0) : 0);
+
+/** The upstream refused a write (a 4xx): it changed nothing, so nothing cached needs dropping. */
+export const wasWriteRefused = (error: unknown): boolean => statusOf(error) >= 400 && statusOf(error) < 500;
 
 /** The install answered the call with a status (whatever it was): it was sent, and reached it. */
-export const installAnswered = (error: unknown): boolean => error instanceof GatewayError && error.details.upstreamStatus !== undefined;
+export const installAnswered = (error: unknown): boolean => statusOf(error) !== 0;
 
-/** The upstream answered a write 2xx, so the write was applied, even though its body could not be read whole. */
-export function wasWriteApplied(error: unknown): boolean {
-  const status = error instanceof GatewayError ? error.details.upstreamStatus : undefined;
-  return status !== undefined && status >= 200 && status < 300;
-}
+/** The upstream answered a write 2xx: it was applied, even though its body could not be read whole. */
+export const wasWriteApplied = (error: unknown): boolean => statusOf(error) >= 200 && statusOf(error) < 300;
 
-/**
- * The write's input was refused in terms the caller can fix in a form: no such website (a 404, or a
- * website not found again by its domain), or fields the upstream names (a 422).
- */
+/** The write's input was refused in terms the caller can fix: no such website, or fields the upstream names (a 422). */
 export function isInputRefused(error: unknown): error is GatewayError {
   if (!(error instanceof GatewayError)) return false;
   return error.code === 'NOT_FOUND' || (error.code === 'BAD_USER_INPUT' && error.details.fieldErrors !== undefined);
@@ -105,7 +87,7 @@ const CONNECTION_ERRORS = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** A non-2xx answer. `fieldErrors`/`message`: a 422's decoded body; `retryAfterS`: its Retry-After, if readable. */
+/** A non-2xx answer; `fieldErrors` and `message` are a 422's decoded body. */
 export function statusError(
   status: number,
   answer: { retryAfterS: number | null; fieldErrors: Record<string, string[]>; message: string | null },
@@ -194,10 +176,7 @@ export function transportError(error: unknown, call: CallShape): GatewayError {
 export const unreadableAnswer = (error: WireDecodeError): GatewayError =>
   new GatewayError('UPSTREAM_BAD_RESPONSE', `The analytics service sent an unexpected answer (${error.message}).`);
 
-/**
- * A write of website `id` answered 2xx for another website: something was changed, and nothing says it
- * was the website asked for (it may have been the other one), so its outcome is unknown.
- */
+/** A write of website `id` answered 2xx for another website: what was changed is unknown. */
 export function answeredForAnother(write: 'update' | 'deletion', id: string, answeredId: string): GatewayError {
   const done = write === 'update' ? 'changed' : 'deleted';
   return new GatewayError(
