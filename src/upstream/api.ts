@@ -5,7 +5,6 @@ import {
   WRITE_FIELDS,
   type Deletion,
   type Page,
-  type Privacy,
   type Stat,
   type StatsQuery,
   type Website,
@@ -17,12 +16,10 @@ import { GatewayError } from '../errors.js';
 import type { UpstreamRequest, UpstreamResponse } from './client.js';
 import type { StatNames } from './dialect.js';
 import { WireDecodeError, answeredForAnother, appliedButUnread, unreadableAnswer, wasWriteApplied } from './errors.js';
-import { decodeDeletion, decodeStatPage, decodeWebsiteEnvelope, decodeWebsitePage } from './wire.js';
+import { PRIVACY_CODES, decodeDeletion, decodeStatPage, decodeWebsiteEnvelope, decodeWebsitePage } from './wire.js';
 
 /** An upstream call already bound to the caller's key, cancellation and deadline. */
 export type Send = (request: Omit<UpstreamRequest, 'authorization' | 'signal' | 'deadline'>) => Promise<UpstreamResponse>;
-
-const PRIVACY_CODES: Record<Privacy, string> = { PUBLIC: '0', PRIVATE: '1', PASSWORD: '2' };
 
 /** Upstream form/query names -> the names our schema gives them, for error messages. */
 const UPSTREAM_FIELD_NAMES: Record<string, string> = {
@@ -38,14 +35,11 @@ const UPSTREAM_FIELD_NAMES: Record<string, string> = {
   page: 'page',
 };
 
-const PRIVACY_NAMES: Record<string, Privacy> = { '0': 'PUBLIC', '1': 'PRIVATE', '2': 'PASSWORD' };
+const PRIVACY_NAMES: Record<string, string> = Object.fromEntries(Object.entries(PRIVACY_CODES).map(([name, code]) => [code, name]));
 /** Laravel writes a form name's underscore as a space in its messages. */
 const LARAVEL_ATTRIBUTE = new RegExp(`\\bThe (${Object.keys(UPSTREAM_FIELD_NAMES).join('|').replaceAll('_', '[ _]')}) field\\b`, 'g');
 
-/**
- * A validation message in the schema's terms: Laravel names fields as the form does and values as
- * the wire carries them ("The password field is required when privacy is 2.").
- */
+/** A validation message in the schema's terms: Laravel names fields and values as the form does. */
 export function inSchemaTerms(message: string): string {
   return message
     .replace(/\bprivacy is ([012])\b/g, (_, code: string) => `privacy is ${PRIVACY_NAMES[code] ?? code}`)
@@ -118,10 +112,7 @@ const ENCODERS: { [Type in keyof WriteTypes]: (value: WriteTypes[Type]) => strin
 
 const encode = <Type extends keyof WriteTypes>(type: Type, value: WriteTypes[Type]): string => ENCODERS[type](value);
 
-/**
- * A website write as the upstream's form. Only fields the caller gave are sent, so the upstream's
- * defaults apply on create and nothing else changes on update; an empty list clears the field.
- */
+/** A website write as the upstream's form: only the fields the caller gave; an empty list clears the field. */
 export function toWebsiteForm(write: WebsiteWrite): Record<string, string> {
   const form: Record<string, string> = {};
   for (const name of WRITE_FIELDS) {
@@ -134,10 +125,7 @@ export function toWebsiteForm(write: WebsiteWrite): Record<string, string> {
 
 const notFound = (id: string): string => `No website with id ${id}.`;
 
-/**
- * A website answered for another id is not passed off as the one asked for (nor cached under its id):
- * the message names both ids and nothing else of the body.
- */
+/** A website answered for another id is not passed off as the one asked for (nor cached under its id). */
 export async function fetchWebsite(send: Send, id: string): Promise<Website> {
   const body = await call(send, { method: 'GET', path: `/websites/${id}`, notFoundMessage: notFound(id) });
   const website = decoded(() => decodeWebsiteEnvelope(body));
@@ -174,9 +162,8 @@ export function fetchStatPage(send: Send, names: StatNames, query: StatsQuery): 
 }
 
 /**
- * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: when the
- * body cannot be read whole, the website is read back (one GET), and only if that fails too is the
- * caller told, with outcome APPLIED, that the write happened. A write of website `id` must answer it.
+ * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: a body not read
+ * whole has the website read back, and only if that fails too is the caller told (outcome APPLIED).
  */
 async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: () => Promise<Website>, id?: string): Promise<Website> {
   let body: unknown;

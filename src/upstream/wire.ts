@@ -1,5 +1,5 @@
-// Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types.
-// Anything the decoders cannot read is a WireDecodeError whose message names the path in the body.
+// Decoders from the upstream's JSON (docs/CONTRACT.md part B, read tolerantly) to the domain types; what
+// they cannot read is a WireDecodeError naming the path in the body.
 import { LRUCache } from 'lru-cache';
 import {
   READ_FIELDS,
@@ -89,14 +89,14 @@ function readReported<T>(value: unknown, path: string, read: (value: unknown, pa
   return value === undefined ? null : read(value, path);
 }
 
-const PRIVACY_BY_CODE = new Map<unknown, Privacy>([
-  [0, 'PUBLIC'],
-  [1, 'PRIVATE'],
-  [2, 'PASSWORD'],
-  ['0', 'PUBLIC'],
-  ['1', 'PRIVATE'],
-  ['2', 'PASSWORD'],
-]);
+/** How the wire writes a privacy level; it may be read as a number too. */
+export const PRIVACY_CODES: Readonly<Record<Privacy, string>> = { PUBLIC: '0', PRIVATE: '1', PASSWORD: '2' };
+const PRIVACY_BY_CODE = new Map<unknown, Privacy>(
+  (Object.keys(PRIVACY_CODES) as Privacy[]).flatMap((privacy) => [
+    [PRIVACY_CODES[privacy], privacy],
+    [Number(PRIVACY_CODES[privacy]), privacy],
+  ]),
+);
 
 /** An install that stores NULL (a create without `privacy`) treats it as public. */
 function readPrivacy(value: unknown, path: string): Privacy {
@@ -130,10 +130,7 @@ function readLines(value: unknown, path: string): string[] {
 const TIMESTAMP =
   /^(?<year>\d{4})-(?<month>\d{2})-(?<day>\d{2})(?:[T ](?<hour>\d{2}):(?<minute>\d{2})(?::(?<second>\d{2})(?:\.(?<fraction>\d+))?)?(?:Z|(?<sign>[+-])(?<offsetHours>\d{2})(?::?(?<offsetMinutes>\d{2}))?)?)?$/;
 
-/**
- * Timestamps read lately (a website's come back with every read of it), the least recently used out first;
- * '' stands for one that is not a timestamp (lru-cache keeps no null).
- */
+/** Timestamps read lately (a website's come with every read of it); '' for one that is none (lru-cache keeps no null). */
 const timestamps = new LRUCache<string, string>({ max: 1_024 });
 
 /** A timestamp is informative only: anything unreadable becomes null instead of failing the response. */
@@ -187,7 +184,7 @@ const READERS: { [Type in keyof ReadTypes]: (value: unknown, path: string) => Re
 
 type Reader = (value: unknown, path: string) => Website[keyof Website];
 
-/** Each field of the Website type with its name on the wire and its reader, worked out once. */
+/** Each Website field with its wire name and its reader, worked out once. */
 const WEBSITE_READERS = READ_FIELDS.map((name) => {
   const { wire, read } = WEBSITE_FIELDS[name];
   const reader: Reader = READERS[read.type];
@@ -199,15 +196,12 @@ function readWebsite(raw: unknown, path: string): Website {
   const website = readObject(raw, path);
   const fields: Partial<Record<keyof Website, Website[keyof Website]>> = {};
   for (const { name, wire, read } of WEBSITE_READERS) fields[name] = read(website[wire], fieldPath(path, wire));
-  // Every field was read above, each by the reader its type names.
   return fields as Website;
 }
 
 /**
- * A page's row `index`. A row with a string or number value and a count that is a non-negative safe
- * integer number is read as it is; any other (a count as a string, as a SQL SUM can come back, or a row
- * that is wrong) goes through readStat, with the path that names the row in an error. That path is
- * built only then: a page of a hundred rows would otherwise build two strings a row for nothing.
+ * A page's row `index`: a plain row is read as it is; any other (a count as a string, a wrong row) goes
+ * through readStat, with its path, built only then: not two strings a row for nothing.
  */
 function readStatRow(raw: unknown, rowsPath: string, index: number): Stat {
   if (isObject(raw)) {
@@ -331,10 +325,7 @@ function positionFromLinks(envelope: PageEnvelope, links: JsonObject, page: numb
 
 const guessLastPage = (page: number, hasNextPage: boolean): number => (hasNextPage ? page + 1 : page);
 
-/**
- * Each meta field present wins; a missing one falls back to the links, then to what was requested
- * and what arrived. A full page with nothing else to go on may have a next page, so it says so.
- */
+/** Each meta field present wins; a missing one falls back to the links, then to what was requested and arrived. */
 function decodePage<T>(body: unknown, requested: PageRequest, readNode: (raw: unknown, rowsPath: string, index: number) => T): Page<T> {
   const envelope = readPageEnvelope(body);
   const { rows, rowsPath, links } = envelope;
@@ -367,9 +358,8 @@ export function decodeStatPage(body: unknown, requested: PageRequest): Page<Stat
 }
 
 /**
- * Only called for a 2xx answer. A `deleted` that is missing (or null) is taken as true, since the
- * 2xx already says the delete went through, unless the body's own `status` contradicts that: a
- * non-2xx or unreadable `status` is an error, because then nothing tells whether it was deleted.
+ * Only called for a 2xx answer, so a missing `deleted` is true, unless the body's own `status` is not a
+ * 2xx: then nothing tells whether it was deleted.
  */
 export function decodeDeletion(body: unknown, requestedId: string): Deletion {
   const answer = readObject(body, '');
