@@ -1,20 +1,13 @@
-// One upstream data source per GraphQL request, and the resolvers' only way to the upstream (as
-// Apollo's RESTDataSource is): every read (a website, a page of websites, a page of a statistic, every
-// page of a statistic), every write, and what a write invalidates, in this request's loaders and in the
-// shared read cache. Its calls carry the caller's key, go out at most `maxConcurrency` at a time, stop
-// when the caller goes away, and end by the request's deadline. Adding an upstream call: a decoder
-// (wire.ts), an api function (api.ts) and one method here.
-//
-// Reads are deduplicated per request with DataLoader. The upstream has no batch endpoints, so
-// "batching" means deduplication: every distinct read happens once per request and concurrent loads of
-// the same key share one promise. Then they go through the read cache (read-cache.ts), which may answer
-// without the upstream. Nothing here outlives the request, so nothing read with one key can answer
-// another.
+// One upstream data source per GraphQL request, the resolvers' only way upstream: every read and write, and
+// what a write invalidates. Its calls carry the caller's key, go out at most `maxConcurrency` at a time, stop
+// when the caller goes away, and end by the request's deadline. Reads are made once per request (DataLoader:
+// the upstream has no batch endpoint), then go through the read cache (read-cache.ts). Nothing here outlives
+// the request, so nothing read with one key can answer another.
 import DataLoader from 'dataloader';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError, isKeyRevoked } from '../errors.js';
-import { integer } from '../settings.js';
+import { type SettingsOf, integer } from '../settings.js';
 import { destroyWebsite, fetchStatPage, fetchWebsite, fetchWebsitePage, patchWebsite, storeWebsite, type Send } from './api.js';
 import type { CachedRead, CacheUsage, Freshness, ReadCache } from '../cache/read-cache.js';
 import type { StoreSession } from '../cache/scope.js';
@@ -34,14 +27,6 @@ export interface Upstream {
   clock: Clock;
 }
 
-/** What bounds one request's upstream calls; config.ts reads them from the environment. */
-export interface RequestBounds {
-  /** Upstream calls one GraphQL request may have in flight at once (MAX_CONCURRENCY; default 8). */
-  maxConcurrency: number;
-  /** Overall budget of one GraphQL request, retries included (REQUEST_DEADLINE_MS; default 20 s). */
-  requestDeadlineMs: number;
-}
-
 /** What bounds one request's upstream calls. */
 export const REQUEST_BOUNDS_SETTINGS = {
   maxConcurrency: integer('MAX_CONCURRENCY', {
@@ -59,6 +44,7 @@ export const REQUEST_BOUNDS_SETTINGS = {
     doc: 'overall budget of one GraphQL request, retries included',
   }),
 };
+export type RequestBounds = SettingsOf<typeof REQUEST_BOUNDS_SETTINGS>;
 
 /** What one request's upstream calls did: for `extensions`, the log and Cache-Control. */
 export interface UpstreamUsage {
@@ -66,23 +52,23 @@ export interface UpstreamUsage {
   upstreamCalls: number;
   /** What the upstream's latest answer said of the key's rate limit; null when it said nothing. */
   rateLimit: RateLimit | null;
-  /** What the reads did with the cache (the request cache's own object, set by createSource). */
+  /** What the reads did with the cache (set by createSource). */
   cache: CacheUsage;
 }
 
 export interface SourceRequest {
-  /** The caller's Authorization header to forward, or why there is none fit to forward (every call is then refused with it). */
+  /** The caller's Authorization header, or why none is fit to forward (every call is then refused with it). */
   credentials: { authorization: string } | { problem: string };
-  /** Aborted when the caller goes away: its calls in flight stop, and so do their retries. */
+  /** Aborted when the caller goes away: its calls in flight and their retries stop. */
   signal: AbortSignal;
-  /** Date.now() value by which every call of the request, retries included, must be over. */
+  /** Date.now() by which every call of the request, retries included, is over. */
   deadline: number;
   maxConcurrency: number;
   /** Counted into as calls are made (shared with the context, which reports it). */
   usage: UpstreamUsage;
   /** What the request accepts from the cache beyond its lifetimes (a live poll: today fresh). */
   freshness?: Freshness;
-  /** The store's part of the request, as its stored-answer lookup left it, before GraphQL ran. */
+  /** The store's part of the request, as its stored-answer lookup left it. */
   store?: StoreSession;
   /** Where its calls and reads are recorded, when it asked for a trace (X-Gateway-Trace). */
   trace?: RequestTrace;
@@ -102,10 +88,7 @@ export interface PageBound {
   rows: number | null;
 }
 
-/**
- * Every method takes, last, what asks for it: the field's resolve info (its `path`), which a traced
- * request's trace names beside the call (upstream/request-trace.ts); nothing is done with it otherwise.
- */
+/** What asks for a read or write: the field's resolve info, whose `path` a traced request's trace names. */
 type AskedBy = { readonly path: FieldPath } | undefined;
 
 export interface UpstreamSource {
@@ -116,36 +99,25 @@ export interface UpstreamSource {
   /** A page of a statistic, cached only once this request has read its website (the upstream may serve anyone's). */
   statPage(query: StatsQuery, by?: AskedBy): Promise<Page<Stat>>;
   /**
-   * Every row of a statistic, 100 a page, never more than `bound.pages` pages: the upstream is trusted no
-   * further than the field's declared cost. The pages known (the first, or the `knownPages` the caller
-   * knows of) are read at once; then as many as they say there are, in parallel; then on while a last
-   * page says another follows (a page without paging numbers says so when it is full).
+   * Every row of a statistic, 100 a page, never more than `bound.pages` pages (the field's declared cost).
+   * The `knownPages` are read at once; then as many as they say there are, in parallel; then on while a
+   * last page says another follows.
    */
   everyStatRow(query: Omit<StatsQuery, 'page' | 'perPage'>, bound: PageBound, knownPages?: number, by?: AskedBy): Promise<Stat[]>;
   /** `write.domain` must be normalised as the upstream stores it, so that it can be found again. */
   createWebsite(write: WebsiteWrite, by?: AskedBy): Promise<Website>;
   updateWebsite(id: string, write: WebsiteWrite, by?: AskedBy): Promise<Website>;
   deleteWebsite(id: string, by?: AskedBy): Promise<Deletion>;
-  /** Whether the request records a trace: a field answered by what another started (the look-ahead) says it needed it. */
+  /** Whether the request records a trace (a field answered by the look-ahead then says it needed it). */
   readonly traced: boolean;
-  /**
-   * True once, in this request, the upstream answered the key with a success, or the key's `seen` mark
-   * (the upstream accepted it within KEY_RECHECK_S) was found: the APQ registration asks. A method, as
-   * the request cache's (no accessor on an object made per request: docs/performance.md#garbage).
-   */
+  /** The request cache's keyAccepted: the APQ registration asks. */
   keyAccepted(): boolean;
-  /**
-   * Resolves once the upstream accepted the key lately (this request, its `seen` mark, or one cheap read
-   * made now); throws what it answered otherwise (UNAUTHENTICATED for a key it refused). A live stream of
-   * a key not known proves it so before it takes a stream's place.
-   */
+  /** The request cache's checkKey: a live stream of a key not known proves it before it takes a place. */
   checkKey(): Promise<void>;
 }
 
-// With no batch endpoint there is nothing to gain from waiting a tick to collect keys, so each load
-// is dispatched at once (batch: false) and the cache does the deduplication. A failure is returned
-// as a value, not thrown: DataLoader drops the cache entry of a rejected batch, which would let a
-// second field send the same failing read again.
+// With no batch endpoint each load is dispatched at once (batch: false). A failure is returned as a value, not
+// thrown: DataLoader drops the cache entry of a rejected batch, which would let another field send it again.
 function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K) => C): DataLoader<K, V, C> {
   return new DataLoader<K, V, C>(
     async ([key]) => {
@@ -169,10 +141,8 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   const onRateLimit = (rateLimit: RateLimit): void => {
     usage.rateLimit = rateLimit;
   };
-  // Aborted when the caller goes away: made at the first upstream call, one listener on the request's
-  // signal (yoga's, behind a proxy) however many calls follow. The deadline needs no signal: the client
-  // gives each attempt only the time left (undici's header and body timeouts) and starts no attempt
-  // or retry after it (cheaper than AbortSignal.any and a timer every request).
+  // Aborted when the caller goes away: made at the first call, one listener on the request's signal however
+  // many calls follow. The deadline needs no signal: the client gives each attempt only the time left.
   let calls: AbortController | undefined;
   const callerGone = (): AbortSignal => {
     if (calls) return calls.signal;
@@ -184,7 +154,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   };
 
   const { trace } = request;
-  /** Sends a call of the request; a traced request's is recorded, for `read` (none: a write's, or `note`'s). */
+  /** Sends a call of the request; a traced request records it under `read` (null: a write's, or `note`'s). */
   const sendFor =
     (read: TracedRead | null, note?: string): Send =>
     (call) => {
@@ -206,7 +176,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
           onRateLimit,
           observer,
         });
-        // Reads go through the cache, which sees their answers; a write's success tells it the key is accepted.
+        // The cache sees reads' answers; a write's success tells it the key is accepted.
         if (method === 'GET') return sent;
         return sent.then((response) => {
           cache.answered();
@@ -227,10 +197,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   );
   usage.cache = cache.usage;
 
-  /**
-   * `fetch` through the cache. A traced request records what the cache did and the calls made for it,
-   * under `readId`'s (made only then); a read answered without a call is described by the call `fetch` would send.
-   */
+  /** `fetch` through the cache; a traced request records what the cache did and the calls made, under `readId`. */
   function read<T>(readId: () => string, entry: () => CachedRead, fetch: (send: Send) => Promise<T>): Promise<T> {
     if (trace === undefined) return cache.read(entry, () => fetch(send));
     return trace.read(
@@ -260,9 +227,8 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     page.nodes.forEach(prime);
     return page;
   }, websiteListKey);
-  // Stored only once this request read the page's website: the look-ahead and Query.stats start both
-  // together, other paths have read it before, so waiting for it costs no upstream call. A statistic
-  // whose range ends before today, in the upstream's time zone, is settled: it never changes again.
+  // Stored once this request read the page's website (read with it or before: no call of its own). A range
+  // that ends before today, in the upstream's time zone, is settled: it never changes again.
   const statPage = perKey(
     (query: StatsQuery) =>
       read(
@@ -281,13 +247,9 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   let writes = 0;
   /**
-   * A write, then what it invalidates, unless the upstream refused it (a 4xx: it changed nothing). A
-   * write the install answered otherwise (a 5xx, a body cut short) may have been applied: it drops as
-   * one that succeeded. One it never answered (a timeout, a cut connection, a call cancelled because its
-   * client left or never sent) drops only for a key the install accepted lately: a made-up key was
-   * never applied, and must leave no counter in the store. A refused key (401) drops its entries as a
-   * read's 401 does. A traced request records its calls (the write, a read back) under the write, with
-   * the field that made it.
+   * A write, then what it invalidates, unless the upstream refused it (a 4xx). One the install answered
+   * otherwise may have been applied: it drops. One it never answered drops only for a key it accepted
+   * lately: a made-up key must leave no counter in the store. A 401 drops the key's entries.
    */
   async function writing<T>(websiteId: string | null, by: AskedBy, write: (send: Send) => Promise<T>): Promise<T> {
     const touched = websiteId === null ? null : { kind: ENTRY_KINDS.website, key: websiteId };
@@ -312,7 +274,6 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   return {
     traced: trace !== undefined,
-    // A traced request's reads name the fields that asked for them; no other request does anything with `by`.
     website(id, by) {
       if (trace !== undefined && by !== undefined) trace.need(readIds.website(id), by.path);
       return website.load(id);
@@ -351,7 +312,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       }
       return rows;
     },
-    // The website as stored answers later reads of it in this request (a payload's `query`).
+    // The website written answers later reads of it in this request (a payload's `query`).
     createWebsite: (write, by) =>
       writing(null, by, async (send) => {
         const created = await storeWebsite(send, write);
@@ -384,10 +345,7 @@ const readIds = {
 /** Stops a described call before it is sent. */
 const DESCRIBED = new Error('described, not sent');
 
-/**
- * The call `fetch` would send first, without sending it: what a read answered from the cache would have
- * cost (null when it would send none). Made only for a traced request's read.
- */
+/** The call `fetch` would send first, without sending it: what a read the cache answered would have cost. */
 function described(fetch: (send: Send) => Promise<unknown>): Promise<CallShape | null> {
   return new Promise((resolve) => {
     fetch((call) => {
@@ -400,10 +358,7 @@ function described(fetch: (send: Send) => Promise<unknown>): Promise<CallShape |
   });
 }
 
-/**
- * More pages than `bound` allows. Past what the statistic's range can hold, the upstream is not telling
- * the truth; short of that, the statistic is longer than the gateway reads whole.
- */
+/** More pages than `bound` allows: past what the range can hold, the upstream is wrong; short of it, too long. */
 function tooManyPages(query: Pick<StatsQuery, 'name' | 'from' | 'to'>, pages: number, bound: PageBound): GatewayError {
   if (bound.rows !== null && pages > pagesOf(bound.rows)) {
     const name = query.name.toUpperCase();
