@@ -1,12 +1,7 @@
 // One request's own account of its upstream calls: `extensions.trace` of a request that asked for it
-// (X-Gateway-Trace: 1, where it is allowed: graphql/plugins/use-request-trace.ts). The GraphQL layer
-// makes it for a request whose state says it asked; the request's data source (source.ts) records
-// into it each call it sends (the client tells when the call is over: client.ts's CallObserver) and each
-// read the cache answered without a call of its own. A request without the header has none, and its
-// reads and calls take the path they always took.
-//
-// Nothing in it is another request's: a read that joined a call another request had in flight says
-// "coalesced" and how long this request waited, never whose call it was, its status or its size.
+// (X-Gateway-Trace: 1, graphql/plugins/use-request-trace.ts). The request's source (source.ts) records each
+// call it sends and each read the cache answered without one. Nothing in it is another request's: a read
+// that joined another's call says "coalesced" and how long it waited, never that call's status or size.
 import { z } from 'zod';
 import { type CallObserver, type HttpMethod, type UpstreamRequest, pathWithQuery } from './client.js';
 import { CACHE_OUTCOMES, type CacheOutcome } from '../cache/read-cache.js';
@@ -108,6 +103,19 @@ interface CallRecord {
 /** Every upstream path is below it (client.ts adds it to what api.ts names). */
 const API_PREFIX = '/api/v1';
 
+const newRecord = (method: HttpMethod, path: string | null, startedAt: number, own: boolean, readId: string | null): CallRecord => ({
+  method,
+  path,
+  startedAt,
+  endedAt: null,
+  status: null,
+  bytes: null,
+  attempts: 0,
+  cache: null,
+  own,
+  readId,
+});
+
 /** `,"moreFields":` and a count of up to ten digits. */
 const MORE_FIELDS_MARK = 24;
 
@@ -156,19 +164,9 @@ export class RequestTrace {
 
   /** A call going out now, for `read` (none: a write's or the key check's, which `note` names). */
   call(read: TracedRead | null, request: CallShape, note?: string): CallObserver {
-    const record: CallRecord = {
-      method: request.method,
-      path: API_PREFIX + pathWithQuery(request.path, request.query),
-      startedAt: performance.now(),
-      endedAt: null,
-      status: null,
-      bytes: null,
-      attempts: 0,
-      cache: null,
-      own: true,
-      readId: read?.id ?? null,
-      ...(note === undefined ? {} : { note }),
-    };
+    const path = API_PREFIX + pathWithQuery(request.path, request.query);
+    const record = newRecord(request.method, path, performance.now(), true, read?.id ?? null);
+    if (note !== undefined) record.note = note;
     this.records.push(record);
     read?.calls.push(record);
     return {
@@ -181,10 +179,7 @@ export class RequestTrace {
     };
   }
 
-  /**
-   * A read through the cache: `run` makes it, its calls made for `read`, and tells `seen` what the cache
-   * did. A read answered without a call of its own is described by `describe` (its call as it would go).
-   */
+  /** A read through the cache: `run` makes it and tells `seen` what the cache did; `describe` gives its call. */
   async read<T>(
     id: string,
     run: (read: TracedRead, seen: (outcome: CacheOutcome) => void) => Promise<T>,
@@ -209,18 +204,9 @@ export class RequestTrace {
       return;
     }
     if (outcome === 'miss') return; // failed before any call went out (a key not fit to forward)
-    const record: CallRecord = {
-      method: 'GET',
-      path: null,
-      startedAt,
-      endedAt: performance.now(),
-      status: null,
-      bytes: null,
-      attempts: 0,
-      cache: outcome,
-      own: false,
-      readId: read.id,
-    };
+    const record = newRecord('GET', null, startedAt, false, read.id);
+    record.endedAt = performance.now();
+    record.cache = outcome;
     this.records.push(record);
     void describe().then((shape) => {
       if (shape === null) return;
@@ -243,8 +229,8 @@ export class RequestTrace {
       reach = end;
     }
     const wallMs = now - this.startedAt;
-    // Calls in the order they started while they fit in TRACE_MAX_BYTES, then their fields while room
-    // is left (a response path is as long as the aliases along it): what does not fit is counted, not named.
+    // Calls in the order they started while they fit in TRACE_MAX_BYTES, then their fields while room is
+    // left: what does not fit is counted, not named.
     const calls: TraceCall[] = [];
     let room = TRACE_MAX_BYTES - 2;
     for (const record of records) {
