@@ -1,30 +1,23 @@
-// Persisted documents (automatic persisted queries) kept in Redis for every gateway on it: apart from
-// the cache's records, under a bound of their own (most documents and bytes), each for a lifetime after
-// its last registration or use. The Redis store (redis-store.ts) lends its connection.
+// Persisted documents (APQ) kept in Redis for every gateway on it, under a bound of their own, each for a
+// lifetime after its last registration or use. The Redis store (redis-store.ts) lends its connection.
 import type { Redis } from 'ioredis';
 import { PREFIX } from './redis-connection.js';
 
-/**
- * Where persisted documents live in Redis: apart from the cache's records, with their own bound. One
- * hash tag for all of them: the script that keeps one evicts others, so on a cluster they share a slot.
- */
+/** One hash tag for all documents: the script that keeps one evicts others, so on a cluster they share a slot. */
 const DOCUMENTS = `${PREFIX}{apq}:`;
 
 /** The bound of the persisted documents that all gateways on one Redis keep together. */
 export interface DocumentBound {
   maxEntries: number;
   maxBytes: number;
-  /** How long a document is kept after its last registration or use. */
   lifetimeMs: number;
 }
 
 /**
- * Keeps a persisted document within a bound shared by every gateway on the store, in one step: the
- * document under its own key with a lifetime, an index of hashes by last registration (the oldest out
- * first) and their sizes, and the bytes of all. A document that expired stays counted until the
- * index lets it go: the bound errs on the safe side.
- * KEYS: the document, the index, the sizes, the byte count; ARGV: hash, document, lifetime (ms), now,
- * most documents, most bytes, the prefix of documents' keys.
+ * Keeps a document within the bound, in one step: the document with a lifetime, an index of hashes by last
+ * registration (the oldest out first), their sizes and the bytes of all. An expired document stays counted
+ * until the index lets it go. KEYS: the document, the index, the sizes, the byte count; ARGV: hash,
+ * document, lifetime (ms), now, most documents, most bytes, the prefix of documents' keys.
  */
 export const KEEP_DOCUMENT = `
 local size = string.len(ARGV[2])
@@ -45,7 +38,7 @@ while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[5]) or bytes > tonumber(ARGV[
 end
 return 1`;
 
-/** A connection with KEEP_DOCUMENT defined as a command (ioredis's defineCommand: EVALSHA, loaded once). */
+/** A connection with KEEP_DOCUMENT defined as a command. */
 export interface RedisWithDocuments extends Redis {
   keepDocument(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
 }
@@ -69,7 +62,7 @@ export async function readDocument(
   return document;
 }
 
-/** Keeps a persisted document, the oldest ones out past the bound (shared by every gateway on this Redis). */
+/** Keeps a persisted document, the oldest ones out past the bound. */
 export async function keepDocument(
   redis: RedisWithDocuments,
   bounded: <T>(call: () => Promise<T>) => Promise<T>,

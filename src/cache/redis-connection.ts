@@ -1,17 +1,8 @@
-// A connection to Redis as the gateway uses one (the read cache's store, the live pollers' share):
-// every call bounded in time, none piling up behind an outage, and ioredis loaded only by a gateway
-// that has REDIS_URL. REDIS_URL names one Redis (redis://, rediss://), a Redis Cluster by seed nodes
-// (redis-cluster://host:port,host:port; rediss-cluster:// over TLS), or a primary that Sentinel
-// watches (redis-sentinel://host:port,host:port/<primary name>; rediss-sentinel://; the sentinels' own
-// user and password in the query, ?sentinelUsername=…&sentinelPassword=…, else the URL's password serves
-// them too): ioredis's Redis, Cluster and Sentinel support follow MOVED, ASK, a new master and a
-// failover without a restart. A refusal of the credentials (NOAUTH, WRONGPASS) is named in what the
-// calls fail with and in /ready's word on the store.
-//
-// On a cluster, what one command or script touches must be in one hash slot: every name of the
-// gateway's that is read or written together carries the same hash tag (`{…}`): the keyed hash of
-// the API key for its entries, counters, marks, stored answers and live state (keys.ts), `{apq}` for
-// the persisted documents; different API keys spread over the masters.
+// A connection to Redis as the gateway uses one (the read cache's store, the live pollers' share): every
+// call bounded in time, none piling up behind an outage, and ioredis loaded only with REDIS_URL. REDIS_URL
+// names one Redis, a Redis Cluster by seed nodes, or a primary that Sentinel watches (docs/configuration.md);
+// ioredis follows MOVED, ASK, a new master and a failover. A refusal of the credentials is named in what the
+// calls fail with and in /ready. On a cluster, names used together share a hash tag (keys.ts).
 import { createRequire } from 'node:module';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { z } from 'zod';
@@ -28,10 +19,9 @@ export type RedisTarget =
       kind: 'sentinel';
       sentinels: HostPort[];
       name: string;
-      /** The primary's and its replicas' credentials (the URL's user and password). */
+      /** The primary's and its replicas' credentials (the URL's); the sentinels' own (the query's). */
       username?: string;
       password?: string;
-      /** The sentinels' own (the query's sentinelUsername and sentinelPassword): a sentinel with `requirepass`. */
       sentinelUsername?: string;
       sentinelPassword?: string;
       tls: boolean;
@@ -65,10 +55,7 @@ const MULTI_NODE = /^(rediss?)-(cluster|sentinel):\/\/(?:([^@/]*)@)?([^/?#@]+)(?
 const SENTINEL_QUERY = ['sentinelUsername', 'sentinelPassword'] as const;
 const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
 
-/**
- * REDIS_URL read, or why it is none of the forms above (`problem`, which never echoes the value: it may
- * carry a password). A cluster needs at least one seed node, Sentinel a primary's name.
- */
+/** REDIS_URL read, or why it is none of the forms above (`problem` never echoes the value: it may hold a password). */
 export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
   if (/^rediss?:\/\/\S+$/.test(value)) {
     // ioredis would take a port out of range, or no host, and never connect: refused here instead.
@@ -138,10 +125,7 @@ export function parseRedisUrl(value: string): { target: RedisTarget } | { proble
   return { target: { kind: 'sentinel', sentinels: nodes, name, tls, ...credentials, ...sentinelCredentials } };
 }
 
-/**
- * ioredis, loaded by the first Redis connection: a gateway without REDIS_URL never loads it (6–8 MB of
- * resident memory, which counts against the peak RSS under load; docs/performance.md#memory).
- */
+/** ioredis, loaded by the first Redis connection: a gateway without REDIS_URL spares its memory. */
 export function loadIoredis(): typeof import('ioredis') {
   return createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
 }
@@ -149,16 +133,11 @@ export function loadIoredis(): typeof import('ioredis') {
 /** ioredis's states in which Redis is known to be unreachable (until a reconnection): calls fail at once. */
 const UNREACHABLE: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
 
-/**
- * A connection whose calls wait for it within `timeoutMs` and fail at once while Redis is known
- * unreachable. On a cluster, an ioredis Cluster: the same commands (the gateway's are each within one
- * slot), typed as a Redis here.
- */
 /** The longest wait between two attempts to reach Redis again (each gateway on its own schedule). */
 export const MAX_RECONNECT_DELAY_MS = 2_000;
-/** The wait before the `attempt`th attempt to reach Redis again: 200 ms more each time, at most MAX_RECONNECT_DELAY_MS. */
 const reconnectDelay = (attempt: number): number => Math.min(attempt * 200, MAX_RECONNECT_DELAY_MS);
 
+/** A connection whose calls wait for it within `timeoutMs`; on a cluster, an ioredis Cluster typed as a Redis. */
 export function connectRedis(url: string, timeoutMs: number): Redis {
   const parsed = parseRedisUrl(url);
   if ('problem' in parsed) throw new Error(`REDIS_URL ${parsed.problem}`);
@@ -166,10 +145,8 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const ioredis = loadIoredis();
   const options: RedisOptions = {
     lazyConnect: false,
-    // A call made while the connection is being made (at start-up, or a reconnection under way)
-    // waits for it, within timeoutMs; while Redis is known unreachable, calls fail at once
-    // (bounded). Every lost connection or failed attempt rejects what was queued (maxRetriesPerRequest
-    // 0), so nothing piles up behind an outage.
+    // A call made while connecting waits for it, within timeoutMs (bounded); every lost connection or failed
+    // attempt rejects what was queued, so nothing piles up behind an outage.
     enableOfflineQueue: true,
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(timeoutMs, 1_000),
@@ -190,8 +167,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
       sentinels: target.sentinels,
       name: target.name,
       sentinelRetryStrategy: reconnectDelay,
-      // An old primary come back as a replica answers READONLY: reconnect (to whatever the sentinels
-      // name now).
+      // An old primary come back as a replica answers READONLY: reconnect to what the sentinels name now.
       reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     });
@@ -199,8 +175,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   } else {
     const clusterOptions: ClusterOptions = {
       redisOptions: { ...options, ...credentials },
-      // The nodes' own state decides: a call waits within its bound while the cluster sorts itself
-      // out (a failover, a MOVED or ASK followed), then fails; the slots are read again on each.
+      // A call waits within its bound while the cluster sorts itself out, then fails.
       enableOfflineQueue: true,
       maxRedirections: 4,
       retryDelayOnFailover: 100,
@@ -217,10 +192,8 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
 }
 
 /**
- * Sentinels that ask for a password when the query gives none get the URL's: a Sentinel set up with one
- * password for the sentinels and the data nodes (as common charts set it) needs it once. Only once they
- * ask (NOAUTH), from the next attempt on: a sentinel without a password takes none, and ioredis prints a
- * warning on each connection it is given one. Not the user: sentinels seldom have ACL users.
+ * Sentinels that ask for a password (NOAUTH) when the query gives none get the URL's, as common charts set
+ * them up; only once they ask, since ioredis warns on each connection a sentinel without one is given one.
  */
 function offerPasswordToSentinels(redis: Redis, password: string): void {
   const asked = (error: Error): void => {
@@ -239,9 +212,8 @@ const REFUSED = /\b(NOAUTH|WRONGPASS)\b[^.]*\.?|\bERR invalid password\b/;
 const refusals = new WeakMap<Redis, string>();
 
 /**
- * The connection's errors are reported by the calls that fail; a refusal of the credentials is kept
- * to be named in them and in /ready (connectionState), saying whose credentials (a sentinel's or the
- * data node's) and which part of REDIS_URL holds them. A Cluster reports its nodes' as `node error`.
+ * The connection's errors are reported by the calls that fail; a refusal of the credentials is kept to be
+ * named in them and in /ready, saying whose credentials and where REDIS_URL holds them.
  */
 function quiet(redis: Redis): Redis {
   const record = (error: Error): void => {
@@ -260,7 +232,7 @@ function quiet(redis: Redis): Redis {
   return redis;
 }
 
-/** ioredis's state of the connection (`ready` when connected), and why it cannot connect when its credentials are refused. */
+/** ioredis's state of the connection, and why it cannot connect when its credentials are refused. */
 export function connectionState(redis: Redis): string {
   const refused = redis.status === 'ready' ? undefined : refusals.get(redis);
   return refused === undefined ? redis.status : `${redis.status}: ${refused}`;
@@ -271,7 +243,7 @@ export function boundedCall<T>(redis: Redis, timeoutMs: number, call: () => Prom
   if (UNREACHABLE.has(redis.status)) return Promise.reject(new Error(`Redis is unreachable (${connectionState(redis)})`));
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    // Once what had arrived was read: a busy event loop runs a timer that came due before the answer beside it.
+    // After what had arrived was read: on a busy loop the timer may come due in the same turn as the answer.
     timer = setTimeout(
       () => setImmediate(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms${whyNot(redis)}`))),
       timeoutMs,
@@ -308,10 +280,7 @@ function whenReady(redis: Redis, waitMs: number): Promise<void> {
   });
 }
 
-/**
- * Redis's `maxmemory-policy` (INFO memory) on each server that holds the data (every master of a
- * cluster), once connected within `waitMs`.
- */
+/** Redis's `maxmemory-policy` on each server that holds the data, once connected within `waitMs`. */
 export async function evictionPolicies(redis: Redis, waitMs: number): Promise<string[]> {
   await whenReady(redis, waitMs);
   const nodes: Redis[] = redis.isCluster ? (redis as unknown as Cluster).nodes('master') : [redis];

@@ -1,6 +1,5 @@
-// The Redis store: cached answers shared by every gateway on one Redis (a single server, a cluster or a
-// primary under Sentinel), with the scripts that check a key's counters and write in one step, and the
-// secret that keys the hash of API keys, shared by the gateways. Persisted documents: documents.ts.
+// The Redis store: cached answers shared by every gateway on one Redis, the scripts that check a key's
+// counters and write in one step, and the secret that keys the hash of API keys. Persisted documents: documents.ts.
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { type DocumentBound, KEEP_DOCUMENT, type RedisWithDocuments, keepDocument, readDocument } from './documents.js';
@@ -8,10 +7,8 @@ import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } 
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
 
 /**
- * SET of a record, unless a counter moved since its read began (CacheStore.set's guard), in one step:
- * Redis runs a script alone, so no INCR by another gateway falls between the check and the write.
- * Each counter that is set then lives at least as long as the record: a counter that expired before a
- * record stored under it would start again from 0 and could make an old record reachable again.
+ * SET of a record unless a counter of its guard moved, in one step (Redis runs a script alone). Each counter
+ * then lives at least as long as the record: one expired before it would start from 0 and reach it again.
  * KEYS: the record, then the counters; ARGV: the record as held (encodeRecord), its expiry (ms), the counters' values.
  */
 const SET_UNLESS_MOVED = `
@@ -26,21 +23,17 @@ end
 return 1`;
 
 /**
- * INCR of a counter, which then lives at least ARGV[1] ms (as long as any record can: CacheStore.bump).
- * Taken even when Redis is full (maxmemory with `noeviction` refuses INCR): a counter that a write or a
- * revocation must move on is a few bytes, and an entry from before it must not be served after it.
+ * INCR of a counter, which then lives at least ARGV[1] ms. Taken even when Redis is full (`noeviction`
+ * refuses INCR): a few bytes, and an entry from before a write or a revocation must not be served after it.
  */
 const BUMP_BODY = `
 local value = redis.call('INCR', KEYS[1])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return value`;
-/**
- * Script flags are Redis 7's: a Redis 6 cannot compile BUMP, and gets the script without them (refused
- * while it is full: the cache then keeps the invalidation pending until Redis has it, unsettled.ts).
- */
+/** Script flags are Redis 7's: a Redis 6 gets the script without them (refused while full: unsettled.ts). */
 const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
-/** ioredis with the scripts above as commands (defineCommand adds them at run time; EVALSHA, loaded once). */
+/** ioredis with the scripts above as commands (defineCommand: EVALSHA, loaded once). */
 interface RedisWithScripts extends RedisWithDocuments {
   setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number | Buffer)[]): Promise<number>;
   bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
@@ -50,10 +43,7 @@ interface RedisWithScripts extends RedisWithDocuments {
 /** Where a record's JSON ends and its bytes begin: JSON text never holds a raw line feed. */
 const LINE_FEED = 0x0a;
 
-/**
- * A record as Redis holds it: its JSON (value and lifetimes), then, when it has bytes (a stored answer's
- * body), a line feed and the bytes as they are, so that a hit decodes the small JSON and never the body.
- */
+/** A record as Redis holds it: its JSON, then its bytes (if any) after a line feed, so a hit never decodes them. */
 function encodeRecord(record: CacheRecord): string | Buffer {
   const { bytes, ...rest } = record;
   const text = JSON.stringify(rest);
@@ -74,30 +64,24 @@ function decodeRecord(held: Buffer): CacheRecord {
   return record;
 }
 
-/** How often a cluster's slots are read while one of its nodes is lost (a master dead, its replica soon its successor). */
+/** How often a cluster's slots are read while one of its nodes is lost (its replica soon its successor). */
 const SLOTS_READ_WHILE_LOST_MS = 200;
 
 /** How often a gateway checks that Redis still holds the secret it uses (Redis may have lost it). */
 const SECRET_RECHECK_MS = 60_000;
 
-/**
- * Redis, with every call bounded by `timeoutMs`: a store that fails or is slow makes the cache miss,
- * never the request fail (read-cache.ts goes to the upstream and says so in the log). Records expire in
- * Redis at their stale lifetime; memory is Redis's to bound (maxmemory with an LRU policy).
- */
+/** Every call bounded by `timeoutMs`; records expire at their stale lifetime; memory is Redis's to bound. */
 export class RedisCacheStore implements CacheStore {
   private readonly redis: RedisWithScripts;
   private sharedSecret: Promise<string> | undefined;
   /** The secret last read from Redis: proposed again if Redis lost it, so that key ids stay the same. */
   private knownSecret: string | undefined;
   private secretCheckedAt = 0;
-  /** The check of the secret that answered last, and its answer: at hand while it is the one in use. */
+  /** The last check of the secret that answered, and its answer. */
   private settledSecret: { check: Promise<string>; secret: string } | undefined;
-  /** Set when Redis cannot compile BUMP (before Redis 7): counters are moved by the script without its flags. */
+  /** Set when Redis cannot compile BUMP (before Redis 7). */
   private withoutFlags = false;
-  /** Reads a cluster's slots again while one of its nodes is lost. */
   private slotsReading: NodeJS.Timeout | undefined;
-  /** Told when the connection is lost and ready again (onConnection). */
   private readonly connectionListeners: ((event: 'lost' | 'ready') => void)[] = [];
 
   constructor(
@@ -119,7 +103,7 @@ export class RedisCacheStore implements CacheStore {
     });
   }
 
-  /** The secret last read from Redis, if one was (without waiting for Redis): the ETags' (http/answer.ts). */
+  /** The secret last read from Redis, if one was, without waiting: the ETags' (http/answer.ts). */
   get known(): string | undefined {
     return this.knownSecret;
   }
@@ -131,18 +115,14 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /**
-   * On a cluster, the connection as a whole stays up when a master dies. The connection to one node
-   * closed while the cluster still counts on it is a connection lost; that node answering again, or
-   * dropped by the cluster (its replica took its slots: the slots read again no longer name it), one
-   * ready again. A write's invalidation sent meanwhile, through this gateway or another, reached no master, and
-   * lands when its gateway finds the new one: until then what the new master holds is from before the
-   * write. (Nodes the cluster closes itself, once it learnt it does not need them, are out of it by then.)
-   * Registered before any node is added: the cluster adds them once it is connected.
+   * On a cluster the connection stays up when a master dies: a node closed while the cluster counts on it
+   * is a connection lost; that node answering again, or no longer in the slots, one ready again. A drop sent
+   * meanwhile reached no master, so what the new one holds is from before the write until it lands.
    */
   private watchNodes(): void {
     const cluster = this.redis as unknown as Cluster;
     const nameOf = (node: Redis): string => `${node.options.host}:${node.options.port}`;
-    /** The nodes (host:port) whose connection was lost, neither back nor dropped by the cluster yet. */
+    /** The nodes whose connection was lost, neither back nor dropped by the cluster yet. */
     const lost = new Set<string>();
     const tell = (event: 'lost' | 'ready'): void => {
       for (const listener of this.connectionListeners) listener(event);
@@ -159,8 +139,7 @@ export class RedisCacheStore implements CacheStore {
         if (!cluster.nodes('all').includes(node)) return;
         lost.add(nameOf(node));
         tell('lost');
-        // The slots read again often while a node is lost (the gateway's reads go past the store meanwhile,
-        // and send none that would tell): the new master is known as soon as the cluster has one.
+        // Slots read often while a node is lost (reads go past the store and send none that would tell).
         clearInterval(this.slotsReading);
         this.slotsReading = setInterval(() => cluster.refreshSlotsCache(), SLOTS_READ_WHILE_LOST_MS);
         this.slotsReading.unref();
@@ -173,12 +152,12 @@ export class RedisCacheStore implements CacheStore {
     });
   }
 
-  /** ioredis's state of the connection (`ready` when connected), reported by /ready; with why, when its credentials are refused. */
+  /** ioredis's state of the connection, reported by /ready. */
   get connection(): string {
     return connectionState(this.redis);
   }
 
-  /** Redis's maxmemory-policy on each server holding the store, once connected within `waitMs` (checked at start). */
+  /** Redis's maxmemory-policy on each server holding the store (checked at start). */
   evictionPolicies(waitMs: number): Promise<string[]> {
     return evictionPolicies(this.redis, waitMs);
   }
@@ -191,7 +170,7 @@ export class RedisCacheStore implements CacheStore {
     return this.fresh(await this.bounded(() => this.redis.getBuffer(PREFIX + key)));
   }
 
-  /** A record as Redis holds it, decoded; undefined when there is none, or past its stale lifetime. */
+  /** A record as Redis holds it, decoded; undefined when there is none or past its stale lifetime. */
   private fresh(held: Buffer | null | undefined): CacheRecord | undefined {
     if (held === null || held === undefined) return undefined;
     const record = decodeRecord(held);
@@ -278,10 +257,9 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /**
-   * The first gateway on the store sets the secret; every other one reads it. One round trip (SET NX
-   * and GET in a transaction), so one bounded wait. Checked again after a lost connection and every
-   * `secretRecheckMs` (a minute): a Redis that lost it gets this gateway's again (the key ids stay), and a
-   * gateway whose secret was replaced takes the new one (the gateways share entries again).
+   * The first gateway on the store sets the secret, the others read it (SET NX and GET: one round trip).
+   * Checked again after a lost connection and every `secretRecheckMs`: a Redis that lost it gets this
+   * gateway's again, and a gateway whose secret was replaced takes the new one.
    */
   secret(): Promise<string> {
     if (this.secretIsRecent()) return this.sharedSecret as Promise<string>;
