@@ -1,14 +1,8 @@
-// The memory store: a gateway's own cache when it has no Redis. Records are kept in an LRU bounded by
-// what they cost in V8's heap (lru-cache, with each record's size), and expire at their stale lifetime.
-//
-// Records are held as JSON text and parsed again on each hit: a decoded page is hundreds of small
-// objects, which take more heap than their JSON, live on through the young generation and are traced
-// by every full collection; its text is one string (two bytes a character when it has characters
-// beyond Latin-1), of which a collection sees one object. A hit pays one JSON.parse and gets a value of
-// its own, as a Redis hit does (docs/performance.md#memory has the figures). A record with bytes (a stored
-// answer: its body) holds them as they are, in a buffer of their own, outside V8's heap (its collections
-// do not trace them), and its small value (the answer's headers and counters) decoded once and frozen: a
-// hit decodes nothing, and gets both as they are held.
+// The memory store: a gateway's own cache without Redis, an LRU bounded by what records cost in V8's heap,
+// expiring at their stale lifetime. Records are held as JSON text, parsed again on each hit: a decoded page is
+// hundreds of objects every collection traces, its text one string (docs/performance.md#memory). A record
+// with bytes (a stored answer's body) holds them in a buffer of its own, outside the heap, and its small value
+// decoded once and frozen: a hit decodes nothing.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
@@ -19,20 +13,17 @@ const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 /** A record's own objects, its entry in the LRU and its key's header. */
 const RECORD_OVERHEAD_BYTES = 200;
 
-/**
- * A value held decoded (a record with bytes) is counted as this many times its JSON text: the few small
- * objects of a stored answer's headers and counters take about 1.8 times their JSON.
- */
+/** A value held decoded (a record with bytes) is counted as this many times its JSON text. */
 const DECODED_FACTOR = 2;
 
-/** What a record whose value is `text` as JSON (held so, or decoded when it has `bytes`) costs under `key`, in bytes. */
+/** What a record whose value is `text` as JSON costs under `key`, in bytes. */
 function heldBytes(key: string, text: string, bytes: Uint8Array | undefined): number {
   const perCharacter = BEYOND_LATIN1.test(text) ? 2 : 1;
   const valueBytes = perCharacter * text.length * (bytes === undefined ? 1 : DECODED_FACTOR);
   return key.length + valueBytes + (bytes?.byteLength ?? 0) + RECORD_OVERHEAD_BYTES;
 }
 
-/** A value of its own decoded from `text`, frozen all through: held once, given as it is to every hit. */
+/** `text` decoded and frozen all through: held once, given as it is to every hit. */
 function frozenFrom(text: string): unknown {
   const freeze = (value: unknown): unknown => {
     if (typeof value === 'object' && value !== null) for (const inner of Object.values(value)) freeze(inner);
@@ -50,11 +41,9 @@ function ownCopy(bytes: Uint8Array): Buffer {
 
 type HeldRecord = (
   | {
-      /** The value as JSON: one string, not the thousands of objects a decoded page is made of. */
       text: string;
     }
   | {
-      /** The record's bytes, in a buffer of their own, and its value decoded and frozen (frozenFrom). */
       bytes: Buffer;
       value: unknown;
     }
@@ -72,7 +61,6 @@ export class MemoryCacheStore implements CacheStore {
     private readonly now: () => number = Date.now,
   ) {
     this.records = new LRUCache<string, HeldRecord>({
-      // Each record's size is given when it is set (heldBytes), counted once.
       maxSize: Math.max(1, maxBytes),
       // A record's lifetime is counted on the gateway's clock (tests pin it), up to its stale lifetime.
       perf: { now: () => this.now() },

@@ -1,15 +1,13 @@
-// The store that cached answers live in, behind one interface: this process's memory (memory-store.ts),
-// or Redis (redis-store.ts), so that several gateways share them. Both hold the same records; the read
-// cache (read-cache.ts) decides what goes in and what a record means.
+// The store that cached answers live in: this process's memory (memory-store.ts) or Redis, shared by
+// gateways (redis-store.ts). The read cache (read-cache.ts) decides what goes in and what a record means.
 import { integer, seconds } from '../settings.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
   value: unknown;
   /**
-   * Bytes kept as they are beside the value, never encoded as JSON: a stored answer's body
-   * (stored-answers.ts), which a hit sends as it is, without decoding it. Not to be changed by who reads
-   * it, nor the value of a record that has them (the memory store gives both as it holds them).
+   * Bytes kept as they are beside the value, never as JSON: a stored answer's body, sent as it is. Neither
+   * they nor the value of a record that has them may be changed by who reads them (held as they are).
    */
   bytes?: Uint8Array;
   /** Until then the record answers as it is. */
@@ -18,52 +16,39 @@ export interface CacheRecord {
   staleUntil: number;
 }
 
-/**
- * Counters (by name) and the values they had when the read behind a record began. A write or a
- * revocation moves one of them on; a record read before that must not be stored after it.
- */
+/** Counters (by name) and their values when the read behind a record began: a write or a revocation moves one. */
 export type CounterGuard = Readonly<Record<string, number>>;
 
 export interface CacheStore {
   get(key: string): Promise<CacheRecord | undefined>;
-  /**
-   * Stores the record, unless a counter of `guard` no longer has its value: the check and the write
-   * are one step in the store, so no write through any gateway falls between them. Says whether it stored.
-   */
+  /** Stores the record unless a counter of `guard` moved, checked in the same step; says whether it stored. */
   set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean>;
   delete(key: string): Promise<void>;
   /**
-   * A counter (0 when unset); `bump` increments it: generations that make old records unreachable. A
-   * counter lives at least `lifetimeMs` after its last bump and as long as any record stored under its
-   * guard (then it is unset again: 0, with nothing left that an older value could reach).
+   * A counter (0 when unset); `bump` increments it. It lives at least `lifetimeMs` after its last bump and
+   * as long as any record stored under its guard (then 0 again, with nothing an older value could reach).
    */
   counter(name: string): Promise<number>;
   bump(name: string, lifetimeMs: number): Promise<number>;
   /** Marks a name for `ttlMs`; `marked` says whether it still is. */
   mark(name: string, ttlMs: number): Promise<void>;
   marked(name: string): Promise<boolean>;
-  /**
-   * The names that start with `prefix` (without the store's own prefix), a batch at a time: every one
-   * that was there from the start to the end of the walk is given at least once.
-   */
+  /** The names that start with `prefix`, a batch at a time: each there all through the walk at least once. */
   namesStartingWith(prefix: string): AsyncIterable<string[]>;
   /** The secret that keys the hash of API keys: shared by every gateway on the store. */
   secret(): Promise<string>;
-  /** A record, counters and marks at once (one round trip in Redis): what `get`, `counter` and `marked` say of each. */
+  /** What `get`, `counter` and `marked` say, at once (one round trip in Redis). */
   look(key: string, counters: readonly string[], marks: readonly string[]): Promise<StoreLook>;
   /** The secret when the store has it at hand, without a call or a wait (undefined: ask `secret`). */
   secretNow?(): string | undefined;
-  /**
-   * A store in this process's memory answers a look at once, without a promise, so that a stored answer
-   * is found and sent in one go (no wait, so no budget to count). None for Redis.
-   */
+  /** A look answered without a promise (memory): a stored answer is found and sent in one go. */
   lookNow?(key: string, counters: readonly string[], marks: readonly string[]): StoreLook;
-  /** Told when the connection to a store over the network is lost and when it is ready again (none for memory). */
+  /** Told when the connection to a store over the network is lost and ready again. */
   onConnection?(listener: (event: 'lost' | 'ready') => void): void;
   close(): Promise<void>;
 }
 
-/** What `look` found: the record (if any), each counter's value and each mark's, in the order asked. */
+/** What `look` found, in the order asked. */
 export interface StoreLook {
   record: CacheRecord | undefined;
   counters: number[];
