@@ -1,21 +1,10 @@
-// Writes the store has not heard of yet. A write drops what it touched by moving the key's writes counter
-// on in the store (read-cache.ts's `written`); when the store cannot be reached then (Redis cut, paused, slow,
-// full), the key has an invalidation pending: this process sends none of the key's reads or stored answers through
-// the store, and advances the key's generation (every entry and stored answer of the key out of reach)
-// as soon as the store takes it. So no entry from before the write is served after it: here at once,
-// through the other gateways on the store from the moment Redis is back.
-//  - The drop is tried at once: a Redis that is paused or slow runs it when it answers again, before
-//    any read sent after that.
-//  - It is tried again every RETRY_MS, and at once when the connection is ready again.
-//  - A gateway whose connection was lost reads past the store for RECONNECT_GRACE_MS once it is back:
-//    the other gateways reach Redis again within MAX_RECONNECT_DELAY_MS of it (each on its own schedule),
-//    and send their pending invalidations as soon as they do.
-//  - A key is held by its id (the keyed hash of its Authorization, with the secret last read from Redis),
-//    never by its header: what is owed is bounded in bytes whatever the keys' size. A gateway that never
-//    read the secret cannot name the key, and counts it as one past the bound.
-//  - Past MAX_OWED keys this process cannot name them all: every key reads past the store, and once
-//    the keys it knows reached Redis, it advances the generation of every key that may have entries (their
-//    `has` marks, walked in the store), then uses the store again.
+// Writes the store has not heard of yet. When the store cannot take a write's drop (Redis cut, paused,
+// slow, full), the key has an invalidation pending: none of its reads or stored answers go through the store
+// here, and its generation is advanced as soon as the store takes it, tried at once, every RETRY_MS and when
+// the connection is ready again. A gateway whose connection was lost reads past the store for
+// RECONNECT_GRACE_MS once back, while the others reach Redis and send theirs. A key is held by its id, never
+// its header; one it cannot name (no secret yet) or past MAX_OWED keys, every key reads past the store until
+// every key that may have entries (its `has` mark, walked in the store) had its generation advanced.
 import type { CacheStore } from './store.js';
 import type { StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
@@ -24,23 +13,15 @@ import { MAX_RECONNECT_DELAY_MS } from './redis-connection.js';
 
 /** How often a drop the store could not take is tried again. */
 const RETRY_MS = 100;
-/**
- * The most keys with an invalidation pending that are told apart (their ids, of 32 characters each:
- * docs/caching.md gives the memory): past it, every key reads past the store until every key with
- * entries was dropped.
- */
+/** The most keys with an invalidation pending told apart (docs/caching.md gives the memory). */
 const MAX_OWED = 100_000;
-/** How long a gateway back on the store reads past it: every other gateway is back, and has sent its pending invalidations. */
+/** How long a gateway back on the store reads past it: until every other one is back and sent its drops. */
 const RECONNECT_GRACE_MS = MAX_RECONNECT_DELAY_MS + 500;
 
 export class UnsettledWrites {
   /** The ids of the keys with an invalidation pending. */
   private readonly owed = new Set<string>();
-  /**
-   * More keys were with an invalidation pending than the bound: which ones is not known, so none reads through the
-   * store until every key that may have entries was dropped. Counts the keys forgotten: a walk is
-   * enough only if none was forgotten after it began.
-   */
+  /** The keys forgotten past the bound: a walk is enough only if none was forgotten after it began. */
   private forgotten = 0;
   /** What `forgotten` was when the last complete walk began (every key with entries dropped after). */
   private forgottenDropped = 0;
@@ -50,13 +31,11 @@ export class UnsettledWrites {
   private again = false;
   private closed = false;
   /**
-   * The connection was lost since it was last ready: no key reads through the store meanwhile. One
-   * Redis then fails every call at once anyway; a cluster whose master died still answers from the
-   * others, and may answer for the dead one's slots from its replica (a redirection followed) before
-   * the gateway that wrote there found it.
+   * The connection was lost since it was last ready: no key reads through the store meanwhile (a cluster
+   * whose master died may answer for its slots from the replica before the gateway that wrote there found it).
    */
   private lost = false;
-  /** Until then, no key reads through the store (the connection came back, other gateways may not have yet). */
+  /** Until then, no key reads through the store (other gateways may not be back yet). */
   private distrustedUntil = 0;
 
   constructor(
@@ -86,7 +65,7 @@ export class UnsettledWrites {
     this.settleSoon(0);
   }
 
-  /** Whether the key's reads must not go through the store (its invalidation is still pending, or the store is lost or just back). */
+  /** Whether the key's reads must not go through the store (a drop pending, or the store lost or just back). */
   owes(authorization: string): boolean {
     if (this.overflowed || this.lost || Date.now() < this.distrustedUntil) return true;
     if (this.owed.size === 0) return false;
@@ -130,10 +109,7 @@ export class UnsettledWrites {
     this.timer.unref();
   }
 
-  /**
-   * Advances the generation of each key with an invalidation pending, in turn, then (keys forgotten past
-   * the bound) of every key that may have entries; at the first failure, tries again later.
-   */
+  /** Advances the generation of each key owed, then (keys forgotten) of every key that may have entries. */
   private async settle(): Promise<void> {
     this.timer = undefined;
     this.settling = true;
@@ -156,11 +132,7 @@ export class UnsettledWrites {
     return true;
   }
 
-  /**
-   * The keys forgotten cannot be named: every key's generation is moved on that may have entries (its
-   * `has` mark is set before any entry or stored answer is), found by walking the store. A key that
-   * has none has nothing from before the write to serve.
-   */
+  /** Every key that may have entries (its `has` mark is set before any entry is) has its generation moved on. */
   private async dropEveryKey(): Promise<void> {
     const forgotten = this.forgotten;
     try {

@@ -1,9 +1,6 @@
-// How the read cache waits, on the store and on calls other requests make. A store that fails or is slow
-// never fails a request: a failed store call is a miss, and each request waits for the store at most its
-// budget (CACHE_STORE_TIMEOUT_MS) in all, counted while a store call of its is unanswered (never while
-// it waits on the upstream). Concurrent requests join one call in flight (an upstream read,
-// a key's re-check) rather than make their own; one cancelled because the request that made it went
-// away says nothing of the upstream, and who joined it makes it again.
+// How the read cache waits, on the store and on calls other requests make: a failed store call is a miss,
+// and each request waits for the store at most its budget (CACHE_STORE_TIMEOUT_MS) in all. Concurrent requests
+// join one call in flight; one cancelled because its request went away is made again by who joined it.
 
 /** A store call answered as undefined (a miss) when the store fails or is too slow. */
 export type StoreCall = <T>(operation: string, call: () => Promise<T>) => Promise<T | undefined>;
@@ -20,7 +17,7 @@ export function safeStore(onError: ((operation: string, error: unknown) => void)
   };
 }
 
-/** What a request has spent of its store budget so far: the time it waited on the store, and whether a call ran it out. */
+/** What a request has spent of its store budget: the time it waited on the store, and whether it ran out. */
 export interface BudgetUse {
   usedMs: number;
   spent: boolean;
@@ -30,26 +27,20 @@ export interface BudgetUse {
 export type BudgetedCall = StoreCall & { use(): BudgetUse };
 
 /**
- * Store calls of one request, which together wait on the store at most `budgetMs` (none: no bound),
- * less what `before` spent of it (the stored answers' lookup, in front of GraphQL); undefined past it.
- * What counts is the time the request waits on the store: while at least one of its store calls is
- * unanswered (calls that overlap count once). The time the upstream takes to answer counts for nothing,
- * so a request whose install answers slowly still reads and drops through the store; a sick store
- * costs a request at most `budgetMs` in all, however many steps it has, not that much each.
+ * Store calls of one request, which together wait on the store at most `budgetMs` (none: no bound), less
+ * what `before` spent; undefined past it. Only the time one of them is unanswered counts (overlapping
+ * calls once), never the upstream's: a sick store costs a request one budget, not one a step.
  */
 export function withinBudget(safely: StoreCall, budgetMs: number | undefined, before?: BudgetUse): BudgetedCall {
   const budget = (budgetMs ?? Number.POSITIVE_INFINITY) - (before?.usedMs ?? 0);
   // Real time, not the cache's `now` (which tests pin): the budget is about waiting.
-  /** Time waited on the store by calls that are over; the calls unanswered, and since when one was. */
   let waitedMs = 0;
   let unanswered = 0;
   let waitingSince = 0;
   const waited = (): number => waitedMs + (unanswered > 0 ? performance.now() - waitingSince : 0);
-  // Set when a call's timer ran out: node's timers can fire a fraction of a millisecond before the budget's end.
+  // Set when a call's timer ran out: timers can fire a fraction of a millisecond early.
   let spent = before?.spent ?? false;
   const call = <T>(operation: string, call: () => Promise<T>): Promise<T | undefined> => {
-    // While any call is unanswered the waited time runs as the clock does: this call's share ends
-    // when the budget does, whichever of the others end before it.
     const remaining = budget - waited();
     if (spent || remaining <= 0) return Promise.resolve(undefined);
     if (!Number.isFinite(remaining)) return safely(operation, call);
@@ -60,8 +51,7 @@ export function withinBudget(safely: StoreCall, budgetMs: number | undefined, be
     return safely(operation, async () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
-        // Given up only once what had arrived was read (setImmediate runs after the poll phase): on a
-        // busy event loop the timer can come due in the same turn as the store's answer, and timers run first.
+        // After what had arrived was read: on a busy loop the timer may come due in the same turn as the answer.
         timer = setTimeout(
           () =>
             setImmediate(() => {
@@ -82,10 +72,7 @@ export function withinBudget(safely: StoreCall, budgetMs: number | undefined, be
   return Object.assign(call, { use: (): BudgetUse => ({ usedMs: (before?.usedMs ?? 0) + waited(), spent }) });
 }
 
-/**
- * The call in flight under `name` in `calls`, joined, or `make`'s, made and put there until it is over.
- * `make` is told whether its call is still the one under `name` (a write may have dropped it).
- */
+/** The call in flight under `name`, joined, or `make`'s, told whether it is still the one there (a write may drop it). */
 export function joinOrMake<V>(
   calls: Map<string, Promise<V>>,
   name: string,
@@ -106,7 +93,6 @@ export function joinOrMake<V>(
 export class Abandoned {
   private readonly errors = new WeakSet<object>();
 
-  /** `error` ended a call whose request went away: those that joined it make it again. */
   add(error: unknown): void {
     if (typeof error === 'object' && error !== null) this.errors.add(error);
   }
