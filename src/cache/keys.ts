@@ -1,13 +1,8 @@
-// The names of what is cached, in one module: the key of a read (the same in a request's loaders and
-// in the shared read cache), and the names a key's entries, counters and marks have in the store.
-// Gateways of two versions on one Redis find each other's entries only while these stay as they are.
+// The names of what is cached: a read's key (in a request's loaders and the read cache) and the names in the
+// store. Gateways of two versions on one Redis share entries only while these stay as they are.
 import type { StatsQuery, WebsiteListQuery } from '../domain.js';
 
-/**
- * The key of a page of statistics: its fields in a fixed order, an absent search as null. One
- * JSON.stringify of an array: this runs for every stats field, twice with the cache on, so it neither
- * sorts field names nor builds a string per field.
- */
+/** The key of a page of statistics: its fields in a fixed order, one JSON.stringify of an array (a hot path). */
 export function statsQueryKey(query: StatsQuery): string {
   const { websiteId, name, from, to, search, sortBy, sort, perPage, page } = query;
   return JSON.stringify([websiteId, name, from, to, search ?? null, sortBy, sort, perPage, page]);
@@ -23,11 +18,8 @@ export function websiteListKey(query: WebsiteListQuery): string {
 export const ENTRY_KINDS = { website: 'w', websitePage: 'l', statPage: 's' } as const;
 
 /**
- * Names in the store of what belongs to one API key (by its id). Each carries the id as a hash tag
- * (`{id}`): on a Redis Cluster, everything of one key is in one hash slot, so a look (one MGET of an
- * entry, the key's counters and marks) and the scripts that check counters before they write never
- * cross slots; different keys spread over the masters. (Names before 0.3.0 had no braces: a gateway
- * of 0.2 and one of 0.3 on one Redis do not share entries.)
+ * Names in the store of what belongs to one API key (by its id), each with the id as a hash tag: on a
+ * cluster a look and the scripts never cross slots, and different keys spread over the masters.
  */
 export const storeNames = {
   /** The key's generation: a 401 moves it on, and every entry of the older one is out of reach. */
@@ -46,10 +38,6 @@ export const storeNames = {
   entries: (keyId: string, generation: number): string => `c:{${keyId}}:${generation}`,
   /** One entry: `kind` is one of ENTRY_KINDS, followed by the writes counter for a list. */
   entry: (entries: string, kind: string, key: string): string => `${entries}:${kind}:${key}`,
-  /**
-   * A stored answer (cache/stored-answers.ts): `request` hashes all of the request but its key. (`b:`
-   * before 0.4.0 held every header of the answer; the HTTP layer now makes them for each request, so a
-   * gateway of each on one Redis stores its own.)
-   */
+  /** A stored answer (stored-answers.ts): `request` hashes all of the request but its key. */
   answer: (keyId: string, request: string): string => `r:{${keyId}}:${request}`,
 };

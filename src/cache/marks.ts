@@ -1,8 +1,5 @@
-// The marks the read cache keeps of each key in the store, and what they allow:
-// - `seen`: the upstream accepted the key within KEY_RECHECK_S; only then are its cached answers given
-//   (and stale ones on an outage);
-// - `has entries`: the key may have entries; only then does a 401 advance its generation (a stream of
-//   unknown keys answered 401 leaves nothing in the store), or a write have anything to drop.
+// The marks the read cache keeps of each key in the store (their names: keys.ts): `seen` allows its cached
+// answers; `has entries` lets a 401 or a write drop them (unknown keys answered 401 leave nothing in the store).
 import type { CacheStore } from './store.js';
 import type { StoreCall } from './waiting.js';
 import { storeNames } from './keys.js';
@@ -37,17 +34,14 @@ export class KeyMarks {
     return lookup('marked', () => this.store.marked(storeNames.hasEntries(keyId)));
   }
 
-  /** A revoked key's entries become unreachable: its generation moves on, if it may have any (a failing store: as if not). */
+  /** A revoked key's generation moves on, if it may have entries (a failing store: as if not). */
   async dropEntriesOf(keyId: string): Promise<void> {
     if ((await this.mayHaveEntries(keyId)) === true)
       await this.safely('bump', () => this.store.bump(storeNames.generation(keyId), this.entryLifeMs));
   }
 }
 
-/**
- * The marks as one request sets them: each at most once. A dashboard's seven reads set them once, not
- * seven times each (12 of the 49 commands its first reading sent to Redis).
- */
+/** The marks as one request sets them: each at most once, not once a read. */
 export class RequestMarks {
   private seenSaid: Promise<void> | undefined;
   private entriesSaid: Promise<void> | undefined;

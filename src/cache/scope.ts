@@ -1,7 +1,6 @@
-// A request's scope in the read cache: its key's id and counters, read once, before its first upstream read.
-// An entry's name holds the key's generation (a 401 moves it on: every older entry is out of reach) and,
-// for an entry every write drops (a list), the key's writes counter. What a request read stays storable
-// only while the counters it read stand, checked in the store in the same step as the write.
+// A request's scope in the read cache: its key's id and counters, read once. An entry's name holds the key's
+// generation (a 401 moves it on) and, for a list, its writes counter; what a request read stays storable only
+// while the counters it read stand.
 import type { CacheStore, CounterGuard } from './store.js';
 import type { BudgetUse, StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
@@ -49,10 +48,8 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
 }
 
 /**
- * The store's part of one request: what it spent of its store budget, the key's id and counters as its
- * stored-answer lookup read them in the same round trip, and where its answer goes if it may be kept
- * (looked up and not found). Made by the lookup (stored-answers.ts), read by the request's read cache,
- * which goes on from there, and by whatever keeps the answer.
+ * The store's part of one request, made by its stored-answer lookup (stored-answers.ts): the budget spent,
+ * the key's id and counters as it read them, and where its answer goes if it may be kept.
  */
 export interface StoreSession {
   use: BudgetUse;

@@ -1,7 +1,5 @@
-// What the read cache stores of a read, and when a stored record answers. A record is fresh for its
-// lifetime, then may answer an outage for `maxStale` more; a request that asks for fresher (a live poll)
-// takes a `recent` record only if it was read from the upstream recently enough. A record is stored after
-// the answer, once its owner check (if any) succeeded, and only while the counters its request read stand.
+// What the read cache stores of a read, and when a stored record answers: fresh for its lifetime, then for
+// an outage `maxStale` more; a request asking for fresher (a live poll) takes a `recent` one read recently enough.
 import type { CacheRecord, CacheStore, CounterGuard } from './store.js';
 import type { KeyMarks } from './marks.js';
 import type { StoreCall } from './waiting.js';
@@ -11,10 +9,7 @@ export function recordOf(value: unknown, at: number, lifetimeMs: number, maxStal
   return { value, freshUntil: at + lifetimeMs, staleUntil: at + lifetimeMs + maxStaleMs };
 }
 
-/**
- * Whether `record` answers now: within its lifetime and, for a request that asks it (`recentMaxAgeMs`),
- * a record that may change read from the upstream within that (a record's read was at freshUntil − its lifetime).
- */
+/** Whether `record` answers now; a record's read was at freshUntil less its lifetime. */
 export function freshEnough(
   record: CacheRecord,
   at: number,
@@ -27,11 +22,7 @@ export function freshEnough(
   );
 }
 
-/**
- * Stores what a read brought, after the answer (which does not wait for the store): once `owned` (if any)
- * succeeded, and only if no write or revocation moved the guard's counters since the request read them
- * (checked in the store itself, whichever gateway wrote).
- */
+/** Stores what a read brought, after the answer: once `owned` (if any) succeeded, and only under `guard`. */
 export async function keep(
   store: CacheStore,
   safely: StoreCall,
@@ -49,7 +40,7 @@ export async function keep(
       return;
     }
   }
-  // Said before the record is there: what a 401 or a write must drop, for as long as any record can live.
+  // Said before the record is there: what a 401 or a write must drop.
   await marks.willHaveEntries(keyId);
   await safely('set', () => store.set(name, record, guard));
 }
