@@ -153,13 +153,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
   const entryLifeMs = options.settledMs + options.maxStaleMs;
   const marks = new KeyMarks(store, safely, options.keyRecheckMs, entryLifeMs);
 
-  function forRequest(
-    authorization: string | null,
-    validate: () => Promise<unknown>,
-    signal?: AbortSignal,
-    freshness?: Freshness,
-    session?: StoreSession,
-  ): RequestCache {
+  const forRequest: ReadCache['forRequest'] = (authorization, validate, signal, freshness, session) => {
     const usage: CacheUsage = { hits: 0, misses: 0, stale: 0, freshForS: null };
     const counted = (result: 'hit' | 'miss' | 'stale'): void => {
       if (result === 'hit') usage.hits++;
@@ -360,7 +354,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
       if (authorization !== null) options.unsettled?.pend(authorization);
       scope = Promise.resolve(null);
     }
-  }
+  };
 
   return {
     forRequest,

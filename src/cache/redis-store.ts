@@ -1,8 +1,7 @@
 // The Redis store: cached answers shared by every gateway on one Redis, the scripts that check a key's
-// counters and write in one step, and the secret that keys the hash of API keys. Persisted documents: documents.ts.
+// counters and write in one step, the secret that keys the hash of API keys, and the persisted documents.
 import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { type DocumentBound, KEEP_DOCUMENT, type RedisWithDocuments, keepDocument, readDocument } from './documents.js';
 import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } from './redis-connection.js';
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
 
@@ -33,8 +32,44 @@ return value`;
 /** Script flags are Redis 7's: a Redis 6 gets the script without them (refused while full: unsettled.ts). */
 const BUMP = `#!lua flags=allow-oom${BUMP_BODY}`;
 
+/** One hash tag for all documents: the script that keeps one evicts others, so on a cluster they share a slot. */
+const DOCUMENTS = `${PREFIX}{apq}:`;
+
+/** The bound of the persisted documents that all gateways on one Redis keep together. */
+interface DocumentBound {
+  maxEntries: number;
+  maxBytes: number;
+  lifetimeMs: number;
+}
+
+/**
+ * Keeps a persisted document (APQ) within the bound, in one step: the document with a lifetime, an index of hashes by last
+ * registration (the oldest out first), their sizes and the bytes of all. An expired document stays counted
+ * until the index lets it go. KEYS: the document, the index, the sizes, the byte count; ARGV: hash,
+ * document, lifetime (ms), now, most documents, most bytes, the prefix of documents' keys.
+ */
+const KEEP_DOCUMENT = `
+local size = string.len(ARGV[2])
+if size > tonumber(ARGV[6]) or tonumber(ARGV[5]) < 1 then return 0 end
+local before = redis.call('HGET', KEYS[3], ARGV[1])
+if before then redis.call('DECRBY', KEYS[4], before) end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('HSET', KEYS[3], ARGV[1], size)
+local bytes = redis.call('INCRBY', KEYS[4], size)
+while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[5]) or bytes > tonumber(ARGV[6]) do
+  local oldest = redis.call('ZPOPMIN', KEYS[2])
+  if #oldest == 0 then break end
+  local gone = redis.call('HGET', KEYS[3], oldest[1]) or '0'
+  redis.call('HDEL', KEYS[3], oldest[1])
+  redis.call('DEL', ARGV[7] .. oldest[1])
+  bytes = redis.call('DECRBY', KEYS[4], gone)
+end
+return 1`;
+
 /** ioredis with the scripts above as commands (defineCommand: EVALSHA, loaded once). */
-interface RedisWithScripts extends RedisWithDocuments {
+interface RedisWithScripts extends Redis {
+  keepDocument(numberOfKeys: number, ...keysAndArguments: (string | number)[]): Promise<number>;
   setUnlessMoved(numberOfKeys: number, ...keysAndArguments: (string | number | Buffer)[]): Promise<number>;
   bumpCounter(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
   bumpCounterWithoutFlags(numberOfKeys: number, key: string, lifetimeMs: number): Promise<number>;
@@ -208,14 +243,28 @@ export class RedisCacheStore implements CacheStore {
     };
   }
 
-  /** A persisted document by its hash (documents.ts). */
-  document(hash: string, bound: DocumentBound): Promise<string | undefined> {
-    return readDocument(this.redis, (call) => this.bounded(call), hash, bound);
+  /** A persisted document by its hash; one found lives `lifetimeMs` longer and is the newest. */
+  async document(hash: string, bound: DocumentBound): Promise<string | undefined> {
+    const document = await this.bounded(() => this.redis.get(DOCUMENTS + hash));
+    if (document === null) return undefined;
+    // Not waited for: the request has its document; a failure only makes it older than it is.
+    void this.redis
+      .multi()
+      .pexpire(DOCUMENTS + hash, bound.lifetimeMs)
+      .zadd(`${DOCUMENTS}index`, 'XX', Date.now(), hash)
+      .exec()
+      .catch(() => undefined);
+    return document;
   }
 
-  /** Keeps a persisted document within the bound all gateways on this Redis share (documents.ts). */
-  keepDocument(hash: string, document: string, bound: DocumentBound): Promise<boolean> {
-    return keepDocument(this.redis, (call) => this.bounded(call), hash, document, bound);
+  /** Keeps a persisted document, the oldest ones out past the bound all gateways on this Redis share. */
+  async keepDocument(hash: string, document: string, bound: DocumentBound): Promise<boolean> {
+    const keys = [DOCUMENTS + hash, `${DOCUMENTS}index`, `${DOCUMENTS}sizes`, `${DOCUMENTS}bytes`];
+    const lifetime = Math.max(1, Math.ceil(bound.lifetimeMs));
+    const kept = await this.bounded(() =>
+      this.redis.keepDocument(keys.length, ...keys, hash, document, lifetime, Date.now(), bound.maxEntries, bound.maxBytes, DOCUMENTS),
+    );
+    return kept === 1;
   }
 
   /** SCAN on each master of a cluster (each holds its own slots), or on the one Redis; each step bounded. */
