@@ -134,10 +134,7 @@ export async function fetchWebsite(send: Send, id: string): Promise<Website> {
   return website;
 }
 
-/**
- * An install without favorites ignores the filter and lists every website, each without a flag:
- * a list that does not match the filter is refused instead of being passed off as filtered.
- */
+/** An install without favorites ignores the filter: a list that does not match it is refused, not passed off. */
 export async function fetchWebsitePage(send: Send, query: WebsiteListQuery): Promise<Page<Website>> {
   const body = await call(send, { method: 'GET', path: '/websites', query: websiteListParams(query) });
   const page = decoded(() => decodeWebsitePage(body, query));
@@ -161,35 +158,21 @@ export function fetchStatPage(send: Send, names: StatNames, query: StatsQuery): 
   });
 }
 
-/**
- * Sends a write and decodes the website it answers. A 2xx is a success whatever its body: a body not read
- * whole has the website read back, and only if that fails too is the caller told (outcome APPLIED).
- */
+/** A 2xx write is a success whatever its body: unreadable, the website is read back (else outcome APPLIED). */
 async function writeWebsite(send: Send, request: Parameters<Send>[0], readBack: () => Promise<Website>, id?: string): Promise<Website> {
-  let body: unknown;
-  try {
-    body = await call(send, request);
-  } catch (error) {
-    if (!wasWriteApplied(error)) throw error;
-    return readBackApplied(readBack);
-  }
   let website: Website;
   try {
-    website = decodeWebsiteEnvelope(body);
+    website = decodeWebsiteEnvelope(await call(send, request));
   } catch (error) {
-    if (!(error instanceof WireDecodeError)) throw error;
-    return readBackApplied(readBack);
+    if (!wasWriteApplied(error) && !(error instanceof WireDecodeError)) throw error;
+    try {
+      return await readBack();
+    } catch {
+      throw appliedButUnread();
+    }
   }
   if (id !== undefined && website.id !== id) throw answeredForAnother('update', id, website.id);
   return website;
-}
-
-async function readBackApplied(readBack: () => Promise<Website>): Promise<Website> {
-  try {
-    return await readBack();
-  } catch {
-    throw appliedButUnread();
-  }
 }
 
 /** A new website is found by its domain, which the upstream keeps unique; the newest comes first. */

@@ -64,22 +64,12 @@ function readInteger(value: unknown, path: string, minimum: 0 | 1): number {
 
 const readId = (value: unknown, path: string): string => String(readInteger(value, path, 1));
 
+const TRUE_FLAGS: ReadonlySet<unknown> = new Set([true, 1, '1', 'true']);
+const FALSE_FLAGS: ReadonlySet<unknown> = new Set([false, 0, '0', 'false', null]);
+
 function readFlag(value: unknown, path: string): boolean {
-  switch (value) {
-    case true:
-    case 1:
-    case '1':
-    case 'true':
-      return true;
-    case false:
-    case 0:
-    case '0':
-    case 'false':
-    case null:
-      return false;
-    default:
-      return fail(path, 'a flag (0/1 or true/false)', value);
-  }
+  if (TRUE_FLAGS.has(value)) return true;
+  return FALSE_FLAGS.has(value) ? false : fail(path, 'a flag (0/1 or true/false)', value);
 }
 
 const readOptionalFlag = (value: unknown, path: string): boolean => (value === undefined ? false : readFlag(value, path));
@@ -199,10 +189,7 @@ function readWebsite(raw: unknown, path: string): Website {
   return fields as Website;
 }
 
-/**
- * A page's row `index`: a plain row is read as it is; any other (a count as a string, a wrong row) goes
- * through readStat, with its path, built only then: not two strings a row for nothing.
- */
+/** A page's row: a plain one read as it is, any other through readStat with its path, built only then. */
 function readStatRow(raw: unknown, rowsPath: string, index: number): Stat {
   if (isObject(raw)) {
     const { value, count } = raw;
@@ -254,9 +241,8 @@ interface PageEnvelope {
 const PAGINATOR_FIELDS = ['current_page', 'last_page', 'per_page', 'total'];
 
 /**
- * Three envelopes are in use: a resource collection (`data` + `meta` + `links` objects), Laravel's
- * plain paginator (the paging numbers and `next_page_url`/`last_page_url` beside `data`, `links` an
- * array of page buttons), and a bare array or `data` with nothing else.
+ * Three envelopes: a resource collection (`data`, `meta`, `links`), Laravel's plain paginator (the numbers and
+ * `next_page_url`/`last_page_url` beside `data`), and a bare array or `data` alone.
  */
 function readPageEnvelope(body: unknown): PageEnvelope {
   if (Array.isArray(body)) return { rows: body, rowsPath: 'body', meta: undefined, metaPath: '', links: undefined, linksPath: '' };
@@ -357,10 +343,7 @@ export function decodeStatPage(body: unknown, requested: PageRequest): Page<Stat
   return decodePage(body, requested, readStatRow);
 }
 
-/**
- * Only called for a 2xx answer, so a missing `deleted` is true, unless the body's own `status` is not a
- * 2xx: then nothing tells whether it was deleted.
- */
+/** Only for a 2xx answer: a missing `deleted` is true, unless the body's own `status` is not a 2xx. */
 export function decodeDeletion(body: unknown, requestedId: string): Deletion {
   const answer = readObject(body, '');
   const id = answer.id === undefined || answer.id === null ? requestedId : readId(answer.id, 'id');
