@@ -17,10 +17,7 @@ export function websiteListKey(query: WebsiteListQuery): string {
 /** What a cache entry holds: a website by id, a page of websites, a page of a statistic. */
 export const ENTRY_KINDS = { website: 'w', websitePage: 'l', statPage: 's' } as const;
 
-/**
- * Names in the store of what belongs to one API key (by its id), each with the id as a hash tag: on a
- * cluster a look and the scripts never cross slots, and different keys spread over the masters.
- */
+/** Names in the store of one API key's things, with its id as a hash tag: on a cluster, one key's are in one slot. */
 export const storeNames = {
   /** The key's generation: a 401 moves it on, and every entry of the older one is out of reach. */
   generation: (keyId: string): string => `gen:{${keyId}}`,

@@ -77,9 +77,8 @@ export interface CachedRead {
   /** `settled`: it never changes again (settledMs); `recent`: it may (recentMs). */
   lifetime: 'settled' | 'recent';
   /**
-   * What writes with the key do to it. `any`: every write drops it (a list: its name holds the writes
-   * counter). `own`: a write of it drops it, and none may have happened since its read began (a list's
-   * answer may have changed it). `none`: only a revocation drops it before its lifetime ends.
+   * What writes with the key do to it. `any`: every write drops it (its name holds the writes counter). `own`:
+   * a write of it drops it, and none may have happened since its read began. `none`: only a revocation does.
    */
   droppedByWrites: 'any' | 'own' | 'none';
   /** Stored only once this succeeds: some installs serve any website's statistics to any key. */
@@ -88,10 +87,7 @@ export interface CachedRead {
 
 /** The reads a request makes, through the cache. */
 export interface RequestCache {
-  /**
-   * `fetch` through the cache. `entry`, called only when there is a cache to keep it in, says what it reads;
-   * `seen` is told what the cache did (a traced request).
-   */
+  /** `fetch` through the cache; `entry` (made only if there is a cache) says what it reads, `seen` is told what it did. */
   read<T>(entry: () => CachedRead, fetch: () => Promise<T>, seen?: (outcome: CacheOutcome) => void): Promise<T>;
   /** After a write with the key: drop `entry` (the object written, if any) and every entry any write drops. */
   written(entry: Pick<CachedRead, 'kind' | 'key'> | null): Promise<void>;
@@ -101,23 +97,14 @@ export interface RequestCache {
   answered(): void;
   /** Whether the upstream accepted this key lately: in this request, or by its `seen` mark (KEY_RECHECK_S). */
   acceptedLately(): Promise<boolean>;
-  /**
-   * Resolves once the upstream accepted the key: lately, or by `validate` (one call, shared with the
-   * requests re-checking it); throws what the upstream answered otherwise.
-   */
+  /** Resolves once the key was accepted lately or by `validate` (one call, shared); throws what the upstream answered. */
   checkKey(): Promise<void>;
   readonly usage: CacheUsage;
-  /**
-   * True once, in this request, the upstream accepted this key or its `seen` mark was found. A method, not
-   * a getter: V8 keeps an object with an accessor in dictionary mode (docs/performance.md#garbage).
-   */
+  /** The key was accepted in this request, or its `seen` mark found. A method: a getter puts V8 in dictionary mode. */
   keyAccepted(): boolean;
 }
 
-/**
- * What a request accepts from the cache beyond its lifetimes: a live poll takes a `recent` entry only if
- * read within `recentMaxAgeMs`, so each poll sees today as it is while polls at one moment share a read.
- */
+/** Beyond its lifetimes: a live poll takes a `recent` entry only if read within `recentMaxAgeMs` (today as it is). */
 export interface Freshness {
   recentMaxAgeMs: number;
 }
@@ -126,10 +113,7 @@ export interface Freshness {
 type Verdict = { accepted: true } | { accepted: false; error: unknown; abandoned: boolean };
 
 export interface ReadCache {
-  /**
-   * The cache of one request made with `authorization`; `validate` is one cheap upstream read; `signal`
-   * is aborted when its client goes away; `session`: the store's part of it, as its lookup left it.
-   */
+  /** The cache of one request made with `authorization`; `validate` is one cheap upstream read. */
   forRequest(
     authorization: string | null,
     validate: () => Promise<unknown>,
@@ -178,10 +162,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
     const scopeOf = () => (scope ??= readScope(store, ask, authorization));
 
     let seenMark: Promise<boolean> | undefined;
-    /**
-     * Has the upstream accepted this key within KEY_RECHECK_S? Before a cached answer the store is asked
-     * within the request's budget; after a failed upstream call (which may have outlasted it) without.
-     */
+    /** Accepted within KEY_RECHECK_S? `lookup`: within the request's budget, or not (after an upstream call outlasted it). */
     const acceptedLately = async (keyId: string, lookup: StoreCall = ask): Promise<boolean> => {
       if (keyAccepted) return true;
       seenMark ??= marks.wasSeen(keyId, lookup);
@@ -203,10 +184,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
     }
 
     let accepted: Promise<void> | undefined;
-    /**
-     * Before the first cached answer: was the key accepted lately? Else re-check it once, or join another
-     * request's re-check, whose verdict (an outage included) stands; only one whose client left is made again.
-     */
+    /** Accepted lately, or by a re-check made or joined, whose verdict stands unless its own client left. */
     const ensureAccepted = (keyId: string): Promise<void> =>
       (accepted ??= (async () => {
         if (await acceptedLately(keyId)) return;

@@ -191,10 +191,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   return quiet(redis);
 }
 
-/**
- * Sentinels that ask for a password (NOAUTH) when the query gives none get the URL's, as common charts set
- * them up; only once they ask, since ioredis warns on each connection a sentinel without one is given one.
- */
+/** Sentinels that ask for a password (NOAUTH) get the URL's; only then, as ioredis warns when one takes none. */
 function offerPasswordToSentinels(redis: Redis, password: string): void {
   const asked = (error: Error): void => {
     if (!/sentinel/i.test(error.message) || !/\bNOAUTH\b/.test(error.message)) return;
@@ -211,10 +208,7 @@ const REFUSED = /\b(NOAUTH|WRONGPASS)\b[^.]*\.?|\bERR invalid password\b/;
 /** Why each connection cannot connect, when it is a refusal of its credentials (until it is ready again). */
 const refusals = new WeakMap<Redis, string>();
 
-/**
- * The connection's errors are reported by the calls that fail; a refusal of the credentials is kept to be
- * named in them and in /ready, saying whose credentials and where REDIS_URL holds them.
- */
+/** A refusal of the credentials is kept, to be named in the calls that fail and in /ready. */
 function quiet(redis: Redis): Redis {
   const record = (error: Error): void => {
     const refused = REFUSED.exec(error.message)?.[0];

@@ -6,9 +6,9 @@ import { PREFIX, boundedCall, connectRedis, connectionState, evictionPolicies } 
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';
 
 /**
- * SET of a record unless a counter of its guard moved, in one step (Redis runs a script alone). Each counter
- * then lives at least as long as the record: one expired before it would start from 0 and reach it again.
- * KEYS: the record, then the counters; ARGV: the record as held (encodeRecord), its expiry (ms), the counters' values.
+ * SET of a record unless a counter of its guard moved, in one step. Each counter then lives as long as the record:
+ * one expired first would start from 0 and reach it again. KEYS: the record, the counters; ARGV: the record
+ * as held, its expiry (ms), the counters' values.
  */
 const SET_UNLESS_MOVED = `
 for i = 2, #KEYS do
@@ -21,10 +21,7 @@ for i = 2, #KEYS do
 end
 return 1`;
 
-/**
- * INCR of a counter, which then lives at least ARGV[1] ms. Taken even when Redis is full (`noeviction`
- * refuses INCR): a few bytes, and an entry from before a write or a revocation must not be served after it.
- */
+/** INCR of a counter that then lives ARGV[1] ms at least; taken even by a full Redis: a write's drop must land. */
 const BUMP_BODY = `
 local value = redis.call('INCR', KEYS[1])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
@@ -43,10 +40,9 @@ interface DocumentBound {
 }
 
 /**
- * Keeps a persisted document (APQ) within the bound, in one step: the document with a lifetime, an index of hashes by last
- * registration (the oldest out first), their sizes and the bytes of all. An expired document stays counted
- * until the index lets it go. KEYS: the document, the index, the sizes, the byte count; ARGV: hash,
- * document, lifetime (ms), now, most documents, most bytes, the prefix of documents' keys.
+ * Keeps a persisted document within the bound, in one step, with an index of hashes by last registration
+ * (the oldest out first), their sizes and the bytes of all. KEYS: the document, the index, the sizes, the byte
+ * count; ARGV: hash, document, lifetime (ms), now, most documents, most bytes, the prefix of documents' keys.
  */
 const KEEP_DOCUMENT = `
 local size = string.len(ARGV[2])
@@ -150,9 +146,8 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /**
-   * On a cluster the connection stays up when a master dies: a node closed while the cluster counts on it
-   * is a connection lost; that node answering again, or no longer in the slots, one ready again. A drop sent
-   * meanwhile reached no master, so what the new one holds is from before the write until it lands.
+   * A cluster stays up when a master dies: a node closed while the cluster counts on it is a connection lost,
+   * back or out of the slots one ready again (a drop sent meanwhile reached no master).
    */
   private watchNodes(): void {
     const cluster = this.redis as unknown as Cluster;
@@ -306,9 +301,8 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /**
-   * The first gateway on the store sets the secret, the others read it (SET NX and GET: one round trip).
-   * Checked again after a lost connection and every `secretRecheckMs`: a Redis that lost it gets this
-   * gateway's again, and a gateway whose secret was replaced takes the new one.
+   * The first gateway sets the secret, the others read it (SET NX and GET: one round trip); checked again after
+   * a lost connection and every `secretRecheckMs`, so a Redis that lost it gets it again.
    */
   secret(): Promise<string> {
     if (this.secretIsRecent()) return this.sharedSecret as Promise<string>;

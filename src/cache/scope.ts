@@ -47,10 +47,7 @@ export async function readScope(store: CacheStore, ask: StoreCall, authorization
   return scopeWith(keyId, generation, lists);
 }
 
-/**
- * The store's part of one request, made by its stored-answer lookup (stored-answers.ts): the budget spent,
- * the key's id and counters as it read them, and where its answer goes if it may be kept.
- */
+/** The store's part of one request, made by its stored-answer lookup: budget spent, the key's counters, its answer's name. */
 export interface StoreSession {
   use: BudgetUse;
   scope?: { keyId: string; generation: number; lists: number };

@@ -5,10 +5,7 @@ import { integer, seconds } from '../settings.js';
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
   value: unknown;
-  /**
-   * Bytes kept as they are beside the value, never as JSON: a stored answer's body, sent as it is. Neither
-   * they nor the value of a record that has them may be changed by who reads them (held as they are).
-   */
+  /** Bytes beside the value, never JSON: a stored answer's body. Readers change neither (held as they are). */
   bytes?: Uint8Array;
   /** Until then the record answers as it is. */
   freshUntil: number;
@@ -24,10 +21,7 @@ export interface CacheStore {
   /** Stores the record unless a counter of `guard` moved, checked in the same step; says whether it stored. */
   set(key: string, record: CacheRecord, guard?: CounterGuard): Promise<boolean>;
   delete(key: string): Promise<void>;
-  /**
-   * A counter (0 when unset); `bump` increments it. It lives at least `lifetimeMs` after its last bump and
-   * as long as any record stored under its guard (then 0 again, with nothing an older value could reach).
-   */
+  /** A counter (0 when unset); it lives `lifetimeMs` after its last bump, and as long as a record under its guard. */
   counter(name: string): Promise<number>;
   bump(name: string, lifetimeMs: number): Promise<number>;
   /** Marks a name for `ttlMs`; `marked` says whether it still is. */

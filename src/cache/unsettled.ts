@@ -30,10 +30,7 @@ export class UnsettledWrites {
   /** Asked to settle while a settle was under way: it goes again at once. */
   private again = false;
   private closed = false;
-  /**
-   * The connection was lost since it was last ready: no key reads through the store meanwhile (a cluster
-   * whose master died may answer for its slots from the replica before the gateway that wrote there found it).
-   */
+  /** Lost since last ready: no key reads through the store (a cluster may answer from a dead master's replica). */
   private lost = false;
   /** Until then, no key reads through the store (other gateways may not be back yet). */
   private distrustedUntil = 0;

@@ -27,9 +27,8 @@ export interface BudgetUse {
 export type BudgetedCall = StoreCall & { use(): BudgetUse };
 
 /**
- * Store calls of one request, which together wait on the store at most `budgetMs` (none: no bound), less
- * what `before` spent; undefined past it. Only the time one of them is unanswered counts (overlapping
- * calls once), never the upstream's: a sick store costs a request one budget, not one a step.
+ * Store calls of one request, which together wait at most `budgetMs` less what `before` spent; undefined past it.
+ * Only the time one of them is unanswered counts: a sick store costs a request one budget, not one a step.
  */
 export function withinBudget(safely: StoreCall, budgetMs: number | undefined, before?: BudgetUse): BudgetedCall {
   const budget = (budgetMs ?? Number.POSITIVE_INFINITY) - (before?.usedMs ?? 0);

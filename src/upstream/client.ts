@@ -106,10 +106,7 @@ export const UPSTREAM_TRANSPORT_SETTINGS = {
 
 export const UPSTREAM_TRANSPORT_DEFAULTS = defaultsOf(UPSTREAM_TRANSPORT_SETTINGS);
 
-/**
- * The upstream's base URL: absolute http(s), with no credentials (the caller's key authenticates), query
- * or fragment; a trailing /api/v1 is dropped. A refusal quotes the value without a user or password.
- */
+/** An absolute http(s) URL without credentials, query or fragment; a trailing /api/v1 dropped. */
 function upstreamUrlSchema(): z.ZodType<string | null, string> {
   return z.string().transform((value, context) => {
     const refuse = (message: string): typeof z.NEVER => {
@@ -191,10 +188,7 @@ const NO_HEADERS: Record<string, string> = {};
 const BACKOFF_BASE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
-/**
- * The longest Retry-After a read waits out: its request holds its admission slot meanwhile, so a throttled key
- * would hold slots the other tenants wait for. A longer wait is answered at once, RATE_LIMITED with `retryAfter`.
- */
+/** The longest Retry-After waited out, holding an admission slot; past it, RATE_LIMITED at once, with `retryAfter`. */
 const RATE_LIMIT_WAIT_MAX_MS = 1_000;
 
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {

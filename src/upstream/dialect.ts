@@ -38,9 +38,8 @@ export function wireNameCandidates(name: StatName, naming: StatNaming): string[]
 
 export interface StatNames {
   /**
-   * Runs `read` with the statistic's wire name: while it is not known, a refused name moves on to the next
-   * candidate, and what worked is remembered; a remembered name refused later is learnt again. With no
-   * candidate accepted, the statistic is UNSUPPORTED, from then on without an upstream call.
+   * Runs `read` with the statistic's wire name, moving on to the next candidate while one is refused; what
+   * worked is remembered. With none accepted, the statistic is UNSUPPORTED, from then on without a call.
    */
   read<T>(name: StatName, read: (wireName: string) => Promise<T>): Promise<T>;
 }

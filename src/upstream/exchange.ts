@@ -27,10 +27,7 @@ export interface Exchange {
 
 type Controller = Dispatcher.DispatchController;
 
-/**
- * Resolves once the exchange is over (body read, drained or failed); rejects only when no response came.
- * Aborting `signal` stops the exchange at any point and closes its connection.
- */
+/** Resolves once the exchange is over; rejects only when no response came. `signal` stops it at any point. */
 export function exchange(
   dispatcher: Dispatcher,
   options: Dispatcher.DispatchOptions,

@@ -8,10 +8,7 @@ import { CACHE_OUTCOMES, type CacheOutcome } from '../cache/read-cache.js';
 
 /** The most response paths one call names: a list of many rows needs one read for each row's field. */
 export const TRACE_FIELDS_PER_CALL = 10;
-/**
- * The most bytes of a trace's calls, as JSON: the calls past it are left out and counted in `cut`, so a
- * traced answer stays within a small multiple of the untraced one however many calls or paths it had.
- */
+/** The most bytes of a trace's calls, as JSON: past it they are counted in `cut`, so a trace stays small. */
 export const TRACE_MAX_BYTES = 32 * 1024;
 
 const milliseconds = (description: string) => z.number().nonnegative().describe(description);

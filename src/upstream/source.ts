@@ -99,9 +99,8 @@ export interface UpstreamSource {
   /** A page of a statistic, cached only once this request has read its website (the upstream may serve anyone's). */
   statPage(query: StatsQuery, by?: AskedBy): Promise<Page<Stat>>;
   /**
-   * Every row of a statistic, 100 a page, never more than `bound.pages` pages (the field's declared cost).
-   * The `knownPages` are read at once; then as many as they say there are, in parallel; then on while a
-   * last page says another follows.
+   * Every row of a statistic, 100 a page, at most `bound.pages` pages (the field's cost): the `knownPages` at once,
+   * then as many as they say there are, then on while a last page says another follows.
    */
   everyStatRow(query: Omit<StatsQuery, 'page' | 'perPage'>, bound: PageBound, knownPages?: number, by?: AskedBy): Promise<Stat[]>;
   /** `write.domain` must be normalised as the upstream stores it, so that it can be found again. */
@@ -247,8 +246,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
 
   let writes = 0;
   /**
-   * A write, then what it invalidates, unless the upstream refused it (a 4xx). One the install answered
-   * otherwise may have been applied: it drops. One it never answered drops only for a key it accepted
+   * A write, then what it invalidates, unless refused (a 4xx). One never answered drops only for a key accepted
    * lately: a made-up key must leave no counter in the store. A 401 drops the key's entries.
    */
   async function writing<T>(websiteId: string | null, by: AskedBy, write: (send: Send) => Promise<T>): Promise<T> {
