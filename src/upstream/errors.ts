@@ -73,6 +73,8 @@ export const isRetryable = (error: unknown): error is RetryableError => error in
 // ---- Statuses and socket errors as gateway errors ----
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+/** A call that timed out: undici's timeouts, and the name of an aborted call's DOMException. */
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'TimeoutError', 'UND_ERR_ABORTED', 'AbortError']);
 /** Socket-level failures where a read may simply be sent again. */
 const CONNECTION_ERRORS = new Set([
   'ECONNREFUSED',
@@ -148,15 +150,7 @@ export function transportError(error: unknown, call: CallShape): GatewayError {
   if (error instanceof GatewayError) return error;
   const code = errorCode(error);
   if (call.signal?.aborted) return new ClientGoneError('UPSTREAM_UNAVAILABLE', 'The request was cancelled by the client.');
-  if (
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT' ||
-    code === 'TimeoutError' ||
-    code === 'UND_ERR_ABORTED' ||
-    code === 'AbortError'
-  ) {
-    return timeoutError(call);
-  }
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return timeoutError(call);
   const sent = code !== 'ECONNREFUSED' && code !== 'ENOTFOUND' && code !== 'EAI_AGAIN' && code !== 'UND_ERR_CONNECT_TIMEOUT';
   if (call.method !== 'GET' && sent) {
     return new GatewayError(
