@@ -40,21 +40,3 @@ export class KeyMarks {
       await this.safely('bump', () => this.store.bump(storeNames.generation(keyId), this.entryLifeMs));
   }
 }
-
-/** The marks as one request sets them: each at most once, not once a read. */
-export class RequestMarks {
-  private seenSaid: Promise<void> | undefined;
-  private entriesSaid: Promise<void> | undefined;
-
-  constructor(private readonly marks: KeyMarks) {}
-
-  seen(keyId: string): Promise<void> {
-    this.seenSaid ??= this.marks.seen(keyId);
-    return this.seenSaid;
-  }
-
-  willHaveEntries(keyId: string): Promise<void> {
-    this.entriesSaid ??= this.marks.willHaveEntries(keyId);
-    return this.entriesSaid;
-  }
-}

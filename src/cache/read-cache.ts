@@ -5,7 +5,7 @@
 // scope.ts, marks.ts, storing.ts, waiting.ts; this module reads, re-checks keys and drops with them.
 import { type SettingsOf, onOff, seconds } from '../settings.js';
 import { MemoryCacheStore } from './memory-store.js';
-import { KeyMarks, RequestMarks } from './marks.js';
+import { KeyMarks } from './marks.js';
 import { type StoreSession, type Scope, readScope, scopeWith } from './scope.js';
 import type { CacheRecord, CacheStore } from './store.js';
 import { freshEnough, keep, recordOf } from './storing.js';
@@ -146,7 +146,13 @@ export function createReadCache(options: CacheOptions): ReadCache {
       options.onRead?.(result);
     };
     let keyAccepted = false;
-    const once = new RequestMarks(marks);
+    let seenSaid: Promise<void> | undefined;
+    let entriesSaid: Promise<void> | undefined;
+    /** The key's marks as this request sets them: each at most once, not once a read. */
+    const once = {
+      seen: (keyId: string) => (seenSaid ??= marks.seen(keyId)),
+      willHaveEntries: (keyId: string) => (entriesSaid ??= marks.willHaveEntries(keyId)),
+    };
     /** This request's client went away: its calls were cancelled, and their failures mean nothing. */
     const left = (): boolean => signal?.aborted === true;
     /** A store call within what is left of the request's budget; undefined past it. */
@@ -241,8 +247,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
           else readsOf.set(keyId, reads);
         }
         const record = recordOf(value, now(), lifetimeMs, options.maxStaleMs);
-        // Not when a write here dropped this call meanwhile: its answer may be from before the write (another
-        // gateway's write is the store's guard's to catch).
+        // Not when a write here dropped this call meanwhile (another gateway's is the store's guard's to catch).
         if (current()) {
           const guard = entry.droppedByWrites === 'none' ? scoped.guard : scoped.listsGuard;
           kept = true;
@@ -314,8 +319,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
         const written = entry === null ? null : scoped.entryName(entry.kind, entry.key);
         // A read of the object in flight may answer from before the write: later reads do not join it.
         if (written !== null) inFlight.delete(written);
-        // A key with no entries gets no counter in the store, unless a read of it may be about to store what
-        // it read before the write: one in flight here, or on another gateway (a key the upstream accepted).
+        // No counter for a key with no entries, unless a read here or on another gateway (an accepted key) may store.
         if (!keyAccepted && !readsOf.has(scoped.keyId) && (await marks.mayHaveEntries(scoped.keyId, ask)) === false) return;
         // The counter first, then the delete: a record stored after the bump is refused by its guard, one
         // stored before is deleted. What the store does not take in time stays pending (unsettled.ts).

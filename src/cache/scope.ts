@@ -6,32 +6,24 @@ import type { BudgetUse, StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
 import { storeNames } from './keys.js';
 
-/** A request's view of its key in the store. */
-export interface Scope {
-  keyId: string;
-  generation: number;
-  /** The key's lists counter as this request knows it: part of a list entry's name. */
-  lists: number;
+/** A request's view of its key in the store; `lists` is its writes counter as the request knows it. */
+export function scopeWith(keyId: string, generation: number, lists: number) {
   /** What a record read now stays storable under: the key's generation, which a 401 moves on. */
-  guard: CounterGuard;
-  /** The same and the key's lists counter, which every write moves on: for websites and lists. */
-  listsGuard: CounterGuard;
-  /** The name of the entry `kind`/`key`, a list's (`droppedByWrites` any) with the lists counter. */
-  entryName(kind: string, key: string, droppedByWrites?: 'any' | 'own' | 'none'): string;
-}
-
-export function scopeWith(keyId: string, generation: number, lists: number): Scope {
-  const guard = { [storeNames.generation(keyId)]: generation };
+  const guard: CounterGuard = { [storeNames.generation(keyId)]: generation };
   const prefix = storeNames.entries(keyId, generation);
   return {
     keyId,
     generation,
     lists,
     guard,
-    listsGuard: { ...guard, [storeNames.writes(keyId)]: lists },
-    entryName: (kind, key, droppedByWrites) => storeNames.entry(prefix, droppedByWrites === 'any' ? `${kind}${lists}` : kind, key),
+    /** The same and the writes counter, which every write moves on: for websites and lists. */
+    listsGuard: { ...guard, [storeNames.writes(keyId)]: lists } as CounterGuard,
+    /** The name of the entry `kind`/`key`; a list's (`droppedByWrites` any) holds the writes counter. */
+    entryName: (kind: string, key: string, droppedByWrites?: 'any' | 'own' | 'none'): string =>
+      storeNames.entry(prefix, droppedByWrites === 'any' ? `${kind}${lists}` : kind, key),
   };
 }
+export type Scope = ReturnType<typeof scopeWith>;
 
 /** The scope of a request made with `authorization`; null without a key, or when the store cannot say. */
 export async function readScope(store: CacheStore, ask: StoreCall, authorization: string | null): Promise<Scope | null> {
