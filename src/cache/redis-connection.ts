@@ -145,8 +145,7 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const ioredis = loadIoredis();
   const options: RedisOptions = {
     lazyConnect: false,
-    // A call made while connecting waits for it, within timeoutMs (bounded); every lost connection or failed
-    // attempt rejects what was queued, so nothing piles up behind an outage.
+    // A call made while connecting waits within timeoutMs; a lost connection rejects what was queued: no pile-up.
     enableOfflineQueue: true,
     maxRetriesPerRequest: 0,
     connectTimeout: Math.max(timeoutMs, 1_000),

@@ -226,8 +226,7 @@ export class RequestTrace {
       reach = end;
     }
     const wallMs = now - this.startedAt;
-    // Calls in the order they started while they fit in TRACE_MAX_BYTES, then their fields while room is
-    // left: what does not fit is counted, not named.
+    // Calls while they fit in TRACE_MAX_BYTES, then their fields while room is left; the rest counted, not named.
     const calls: TraceCall[] = [];
     let room = TRACE_MAX_BYTES - 2;
     for (const record of records) {

@@ -115,8 +115,7 @@ export interface UpstreamSource {
   checkKey(): Promise<void>;
 }
 
-// With no batch endpoint each load is dispatched at once (batch: false). A failure is returned as a value, not
-// thrown: DataLoader drops the cache entry of a rejected batch, which would let another field send it again.
+// No batch endpoint: each load goes at once. A failure is returned, not thrown: DataLoader forgets a rejected batch.
 function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K) => C): DataLoader<K, V, C> {
   return new DataLoader<K, V, C>(
     async ([key]) => {
@@ -140,8 +139,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   const onRateLimit = (rateLimit: RateLimit): void => {
     usage.rateLimit = rateLimit;
   };
-  // Aborted when the caller goes away: made at the first call, one listener on the request's signal however
-  // many calls follow. The deadline needs no signal: the client gives each attempt only the time left.
+  // One listener on the request's signal, at the first call; the deadline needs none (the client gives each attempt the time left).
   let calls: AbortController | undefined;
   const callerGone = (): AbortSignal => {
     if (calls) return calls.signal;
@@ -226,8 +224,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     page.nodes.forEach(prime);
     return page;
   }, websiteListKey);
-  // Stored once this request read the page's website (read with it or before: no call of its own). A range
-  // that ends before today, in the upstream's time zone, is settled: it never changes again.
+  // Stored once this request read the page's website; a range that ends before today (upstream's zone) is settled.
   const statPage = perKey(
     (query: StatsQuery) =>
       read(
@@ -294,8 +291,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       let read = 0;
       let wanted = knownPages;
       while (wanted > read) {
-        // All a full page without paging numbers can say is that one more may follow: once every row
-        // the range can hold is in, nothing could be on it.
+        // A full page without paging numbers only says one more may follow: none can once the range is full.
         if (wanted === read + 1 && bound.rows !== null && rows.length >= bound.rows) break;
         if (wanted > bound.pages) throw tooManyPages(query, wanted, bound);
         const loads = Array.from({ length: wanted - read }, (_, i) => load(read + 1 + i));
