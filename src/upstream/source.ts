@@ -212,8 +212,9 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     ),
   );
   /** Makes a website read elsewhere (a list, a write) answer later loads of its id. */
-  const prime = (site: Website): void => {
+  const prime = (site: Website): Website => {
     website.clear(site.id).prime(site.id, site);
+    return site;
   };
   const websitePage = perKey(async (query: WebsiteListQuery) => {
     const page = await read(
@@ -267,26 +268,19 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
     return value;
   }
 
+  /** A load of `loader`; a traced request's trace names the field that asked for it (`by`). */
+  const asked = <K, V>(loader: { load(key: K): Promise<V> }, key: K, readId: (key: K) => string, by: AskedBy): Promise<V> => {
+    if (trace !== undefined && by !== undefined) trace.need(readId(key), by.path);
+    return loader.load(key);
+  };
+
   return {
     traced: trace !== undefined,
-    website(id, by) {
-      if (trace !== undefined && by !== undefined) trace.need(readIds.website(id), by.path);
-      return website.load(id);
-    },
-    websitePage(query, by) {
-      if (trace !== undefined && by !== undefined) trace.need(readIds.websitePage(query), by.path);
-      return websitePage.load(query);
-    },
-    statPage(query, by) {
-      if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(query), by.path);
-      return statPage.load(query);
-    },
+    website: (id, by) => asked(website, id, readIds.website, by),
+    websitePage: (query, by) => asked(websitePage, query, readIds.websitePage, by),
+    statPage: (query, by) => asked(statPage, query, readIds.statPage, by),
     async everyStatRow(query, bound, knownPages = 1, by) {
-      const load = (page: number) => {
-        const pageQuery = { ...query, perPage: ROWS_PER_PAGE, page };
-        if (trace !== undefined && by !== undefined) trace.need(readIds.statPage(pageQuery), by.path);
-        return statPage.load(pageQuery);
-      };
+      const load = (page: number) => asked(statPage, { ...query, perPage: ROWS_PER_PAGE, page }, readIds.statPage, by);
       const rows: Stat[] = [];
       let read = 0;
       let wanted = knownPages;
@@ -307,18 +301,8 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
       return rows;
     },
     // The website written answers later reads of it in this request (a payload's `query`).
-    createWebsite: (write, by) =>
-      writing(null, by, async (send) => {
-        const created = await storeWebsite(send, write);
-        prime(created);
-        return created;
-      }),
-    updateWebsite: (id, write, by) =>
-      writing(id, by, async (send) => {
-        const updated = await patchWebsite(send, id, write);
-        prime(updated);
-        return updated;
-      }),
+    createWebsite: (write, by) => writing(null, by, async (send) => prime(await storeWebsite(send, write))),
+    updateWebsite: (id, write, by) => writing(id, by, async (send) => prime(await patchWebsite(send, id, write))),
     async deleteWebsite(id, by) {
       const deletion = await writing(id, by, (send) => destroyWebsite(send, id));
       website.clear(id);
