@@ -109,7 +109,6 @@ export class MemoryCacheStore implements CacheStore {
     return true;
   }
 
-  /** Whether every counter of the guard still has its value. */
   private holds(guard: CounterGuard): boolean {
     for (const name in guard) if ((this.counters.get(name) ?? 0) !== guard[name]) return false;
     return true;
@@ -154,8 +153,8 @@ export class MemoryCacheStore implements CacheStore {
 
   async *namesStartingWith(prefix: string): AsyncIterable<string[]> {
     const names = new Set<string>();
-    for (const name of this.records.keys()) if (name.startsWith(prefix)) names.add(name);
-    for (const map of [this.counters, this.marks]) for (const name of map.keys()) if (name.startsWith(prefix)) names.add(name);
+    for (const keys of [this.records.keys(), this.counters.keys(), this.marks.keys()])
+      for (const name of keys) if (name.startsWith(prefix)) names.add(name);
     yield [...names];
   }
 

@@ -156,7 +156,6 @@ export function connectRedis(url: string, timeoutMs: number): Redis {
   const credentials = { ...(username ? { username } : {}), ...(password ? { password } : {}), ...(target.tls ? { tls: {} } : {}) };
   let redis: Redis;
   if (target.kind === 'sentinel') {
-    // The URL's credentials are the primary's and its replicas'; the sentinels' are the query's.
     const { sentinelUsername, sentinelPassword } = target;
     redis = new ioredis.Redis({
       ...options,

@@ -81,7 +81,6 @@ export class UnsettledWrites {
     return this.forgotten !== this.forgottenDropped;
   }
 
-  /** Invalidations are still pending. */
   private get unsettled(): boolean {
     return this.owed.size > 0 || this.overflowed;
   }

@@ -23,7 +23,6 @@ export interface BudgetUse {
   spent: boolean;
 }
 
-/** Store calls within a budget, and what they spent of it. */
 export type BudgetedCall = StoreCall & { use(): BudgetUse };
 
 /**

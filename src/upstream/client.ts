@@ -182,7 +182,6 @@ export function routeTemplate(path: string): string {
   return `/api/v1/${[resource, ...rest.map(() => '{id}')].join('/')}`;
 }
 
-/** The headers an observed call adds when no span is made: none. */
 const NO_HEADERS: Record<string, string> = {};
 
 const BACKOFF_BASE_MS = 50;
@@ -274,9 +273,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     throw statusError(status, { retryAfterS, ...errorBody }, request);
   }
 
-  // When the upstream is down, fail fast for a while instead of piling up sockets and waiting on
-  // timeouts; after resetTimeout one trial call decides whether it closes again. Only outages count:
-  // a 404 or a 422 says nothing about the upstream's health.
+  // When the upstream is down, fail fast instead of piling up sockets and timeouts; after resetTimeout one
+  // trial call decides. Only outages count (opensBreaker).
   const breaker = new CircuitBreaker(attempt, {
     timeout: false,
     resetTimeout: options.breakerResetMs,
@@ -311,9 +309,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
-  // Not undici's retry interceptor: it resumes a broken body with a Range request, which the install ignores;
-  // its attempts share one headers timeout the deadline cannot shorten; and it hides each attempt from the
-  // breaker, the metrics and the trace.
+  // Not undici's retry interceptor: it resumes a broken body with a Range request (the install ignores it),
+  // its attempts share one headers timeout, and it hides each attempt from the breaker, metrics and trace.
   async function sendAttempts(request: UpstreamRequest, trace?: AttemptTrace): Promise<UpstreamResponse> {
     // Writes are never retried: the upstream may have applied the first one.
     const maxAttempts = request.method === 'GET' ? options.maxAttempts : 1;

@@ -39,7 +39,6 @@ const TRACE_CALL = z
   })
   .describe('one upstream call of the request, or a read the cache answered without one');
 
-/** The trace of one request, as `extensions.trace` carries it. */
 export const TRACE_SHAPE = z
   .strictObject({
     storedAnswer: z.boolean().describe('answered before GraphQL ran, with the answer stored for the same query: no call, no field ran'),
@@ -64,7 +63,6 @@ export const TRACE_SHAPE = z
 
 /** The trace of one request, as `extensions.trace` carries it (docs/trace.schema.json). */
 export type GatewayTrace = z.infer<typeof TRACE_SHAPE>;
-/** One entry of a trace. */
 export type TraceCall = z.infer<typeof TRACE_CALL>;
 
 /** A field's response path as graphql's resolvers see it (`info.path`). */

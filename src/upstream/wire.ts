@@ -293,10 +293,7 @@ function pageParameter(url: string): number | undefined {
   return Number.isSafeInteger(parsed) ? parsed : undefined;
 }
 
-interface PagePosition {
-  lastPage: number;
-  hasNextPage: boolean;
-}
+type PagePosition = Pick<Page<unknown>, 'lastPage' | 'hasNextPage'>;
 
 function positionFromLinks(envelope: PageEnvelope, links: JsonObject, page: number): PagePosition {
   const next = readLink(envelope, links, 'next');
