@@ -59,13 +59,7 @@ const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
 export function parseRedisUrl(value: string): { target: RedisTarget } | { problem: string } {
   if (/^rediss?:\/\/\S+$/.test(value)) {
     // ioredis would take a port out of range, or no host, and never connect: refused here instead.
-    let host = '';
-    try {
-      host = new URL(value).hostname;
-    } catch {
-      // not a URL: no host
-    }
-    if (host === '') return { problem: 'must be redis://host:port, with a host and a port from 1 to 65535' };
+    if (!URL.parse(value)?.hostname) return { problem: 'must be redis://host:port, with a host and a port from 1 to 65535' };
     return { target: { kind: 'single', url: value } };
   }
   const match = MULTI_NODE.exec(value);

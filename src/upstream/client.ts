@@ -118,12 +118,8 @@ function upstreamUrlSchema(): z.ZodType<string | null, string> {
     const { userinfo, rest } = splitUserinfo(value);
     if (userinfo !== null)
       return refuse(`must not carry credentials (a user or password; an @ in its path is written %40), got "${shown(value)}"`);
-    let parsed: URL;
-    try {
-      parsed = new URL(rest);
-    } catch {
-      return refuse(`must be an absolute http(s) URL, got "${shown(value)}"`);
-    }
+    const parsed = URL.parse(rest);
+    if (parsed === null) return refuse(`must be an absolute http(s) URL, got "${shown(value)}"`);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return refuse(`must use http or https, got "${parsed.protocol}"`);
     if (parsed.search || parsed.hash || parsed.username || parsed.password)
       return refuse('must not carry credentials, a query or a fragment');

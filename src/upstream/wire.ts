@@ -281,14 +281,9 @@ function readLink(envelope: PageEnvelope, links: JsonObject, key: string): strin
 }
 
 function pageParameter(url: string): number | undefined {
-  let page: string | null;
-  try {
-    // The base only serves links that are relative; absolute ones ignore it.
-    page = new URL(url, 'http://localhost/').searchParams.get('page');
-  } catch {
-    return undefined;
-  }
-  if (page === null || !/^\d+$/.test(page)) return undefined;
+  // The base only serves links that are relative; absolute ones ignore it.
+  const page = URL.parse(url, 'http://localhost/')?.searchParams.get('page');
+  if (page === undefined || page === null || !/^\d+$/.test(page)) return undefined;
   const parsed = Number(page);
   return Number.isSafeInteger(parsed) ? parsed : undefined;
 }
