@@ -1,8 +1,6 @@
-// One upstream data source per GraphQL request, the resolvers' only way upstream: every read and write, and
-// what a write invalidates. Its calls carry the caller's key, go out at most `maxConcurrency` at a time, stop
-// when the caller goes away, and end by the request's deadline. Reads are made once per request (DataLoader:
-// the upstream has no batch endpoint), then go through the read cache (read-cache.ts). Nothing here outlives
-// the request, so nothing read with one key can answer another.
+// One upstream data source per GraphQL request, the resolvers' only way upstream. Its calls carry the caller's
+// key, go out at most `maxConcurrency` at a time, stop when the caller goes away and end by the deadline. Reads
+// are made once per request (DataLoader), then go through the read cache; nothing here outlives the request.
 import DataLoader from 'dataloader';
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
@@ -326,13 +324,11 @@ const DESCRIBED = new Error('described, not sent');
 /** The call `fetch` would send first, without sending it: what a read the cache answered would have cost. */
 function described(fetch: (send: Send) => Promise<unknown>): Promise<CallShape | null> {
   return new Promise((resolve) => {
+    const none = (): void => resolve(null);
     fetch((call) => {
       resolve({ method: call.method, path: call.path, query: call.query });
       return Promise.reject(DESCRIBED);
-    }).then(
-      () => resolve(null),
-      () => resolve(null),
-    );
+    }).then(none, none);
   });
 }
 
