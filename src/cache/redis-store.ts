@@ -78,13 +78,7 @@ const LINE_FEED = 0x0a;
 function encodeRecord(record: CacheRecord): string | Buffer {
   const { bytes, ...rest } = record;
   const text = JSON.stringify(rest);
-  if (bytes === undefined) return text;
-  const json = Buffer.from(text);
-  const held = Buffer.allocUnsafe(json.byteLength + 1 + bytes.byteLength);
-  json.copy(held);
-  held[json.byteLength] = LINE_FEED;
-  held.set(bytes, json.byteLength + 1);
-  return held;
+  return bytes === undefined ? text : Buffer.concat([Buffer.from(text), Uint8Array.of(LINE_FEED), bytes]);
 }
 
 function decodeRecord(held: Buffer): CacheRecord {
