@@ -1,8 +1,6 @@
-// The memory store: a gateway's own cache without Redis, an LRU bounded by what records cost in V8's heap,
-// expiring at their stale lifetime. Records are held as JSON text, parsed again on each hit: a decoded page is
-// hundreds of objects every collection traces, its text one string (docs/performance.md#memory). A record
-// with bytes (a stored answer's body) holds them in a buffer of its own, outside the heap, and its small value
-// decoded once and frozen: a hit decodes nothing.
+// The memory store: an LRU bounded by what records cost in V8's heap, expiring at their stale lifetime. A record
+// is held as its JSON text, parsed on each hit: one string, not the hundreds of objects every collection traces
+// (docs/performance.md#memory). A stored answer's body is held in a buffer of its own, its value frozen.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { CacheRecord, CacheStore, CounterGuard, StoreLook } from './store.js';

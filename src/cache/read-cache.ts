@@ -1,8 +1,6 @@
-// The read cache: decoded upstream answers per API key, under the rules docs/caching.md gives (per key,
-// lifetimes by meaning, revocation within KEY_RECHECK_S, stale on failure, coalescing, nothing read before a
-// write or a revocation stored after it, a failing or slow store never failing a request). It knows nothing
-// of what it holds: a read comes with its kind, key, lifetime and what drops it (source.ts). Its parts:
-// scope.ts, marks.ts, storing.ts, waiting.ts; this module reads, re-checks keys and drops with them.
+// The read cache: decoded upstream answers per API key, under docs/caching.md's rules. It knows nothing of
+// what it holds: a read comes with its kind, key, lifetime and what drops it (source.ts). Its parts: scope.ts,
+// marks.ts, storing.ts, waiting.ts; this module reads, re-checks keys and drops with them.
 import { type SettingsOf, onOff, seconds } from '../settings.js';
 import { MemoryCacheStore } from './memory-store.js';
 import { KeyMarks } from './marks.js';

@@ -1,10 +1,8 @@
-// Writes the store has not heard of yet. When the store cannot take a write's drop (Redis cut, paused,
-// slow, full), the key has an invalidation pending: none of its reads or stored answers go through the store
-// here, and its generation is advanced as soon as the store takes it, tried at once, every RETRY_MS and when
-// the connection is ready again. A gateway whose connection was lost reads past the store for
-// RECONNECT_GRACE_MS once back, while the others reach Redis and send theirs. A key is held by its id, never
-// its header; one it cannot name (no secret yet) or past MAX_OWED keys, every key reads past the store until
-// every key that may have entries (its `has` mark, walked in the store) had its generation advanced.
+// Writes the store has not heard of yet. When the store cannot take a write's drop (Redis cut, paused, slow,
+// full), the key's reads and stored answers go past the store here until its generation is advanced, tried at
+// once, every RETRY_MS and when the connection is ready again. A key is held by its id; one not named (no
+// secret yet) or past MAX_OWED keys, every key reads past the store until every key that may have entries
+// (its `has` mark, walked in the store) had its generation advanced.
 import type { CacheStore } from './store.js';
 import type { StoreCall } from './waiting.js';
 import { keyIdOf } from '../api-key.js';
