@@ -1,22 +1,16 @@
-// Delivery: an answer that is produced is its client's to read. Its request's slot is released then
-// (server.ts), so a reader who stalls holds its own connection, never a MAX_ACTIVE_REQUESTS slot; what
-// bounds that connection is here. Answers go to the socket in pieces of PIECE_BYTES (PacedResponse), so
-// that what waits on a reader (node's writableLength: what the socket has not taken) shrinks as it reads.
-// Once a second the open responses are looked at: one with bytes waiting that its reader has not made
-// smaller within SEND_TIMEOUT_MS (64 KiB per timeout is the slowest reading allowed) ends its connection;
-// and the bytes waiting on all readers together stay within SEND_BUFFER_MAX_BYTES: past it, the answers
-// that have waited longest end first. An event stream's reader is held to the same rule.
+// Delivery: a produced answer's slot is released, so a reader who stalls holds only its connection,
+// bounded here. Answers are written in pieces (PacedResponse), so that what waits on a reader (node's
+// writableLength) shrinks as it reads. Once a second: a response whose waiting bytes its reader has not
+// made smaller within SEND_TIMEOUT_MS ends its connection, and past SEND_BUFFER_MAX_BYTES waiting on all
+// readers, the answers that waited longest end first. Event streams are held to the same rule.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { integer } from '../settings.js';
 
 export interface DeliveryOptions {
-  /** SEND_TIMEOUT_MS: how long an answer may wait on a reader who takes none of it. */
   sendTimeoutMs: number;
-  /** SEND_BUFFER_MAX_BYTES: bytes waiting on their readers, all connections together. */
   bufferMaxBytes: number;
 }
 
-/** How long an answer may wait on its reader, and how many bytes of answers may wait in all. */
 export const DELIVERY_SETTINGS = {
   sendTimeoutMs: integer('SEND_TIMEOUT_MS', {
     fallback: 10_000,
@@ -34,15 +28,14 @@ export const DELIVERY_SETTINGS = {
   }),
 };
 
-/** The pieces a large answer is written in: a reader that takes one within the send timeout is reading. */
+/** A reader that takes a piece within the send timeout is reading. */
 export const PIECE_BYTES = 64 * 1024;
 
 type WriteCallback = (error?: Error | null) => void;
 
 /**
- * node's ServerResponse (createServer's `ServerResponse` option), writing a chunk larger than
- * PIECE_BYTES as pieces of it (views of one buffer, no copy): node counts a chunk as written only once
- * all of it is, so a single large one would look unread until its last byte is.
+ * node's ServerResponse writing a large chunk as pieces (views, no copy): node counts a chunk as written
+ * only once all of it is, so a large one would look unread until its last byte is.
  */
 export class PacedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
@@ -67,7 +60,7 @@ export class PacedResponse<Request extends IncomingMessage = IncomingMessage> ex
   }
 }
 
-/** The chunk as bytes when it is larger than a piece; null for anything else (written as it is). */
+/** The chunk as bytes when it is larger than a piece; null for anything else. */
 function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
   // A string's bytes are at most four times its length: one shorter than a quarter piece is a piece.
   if (typeof chunk === 'string' && chunk.length > PIECE_BYTES / 4) {
@@ -78,7 +71,6 @@ function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
 }
 
 export interface Deliveries {
-  /** Stops looking (the server closed). */
   stop(): void;
 }
 
@@ -88,10 +80,7 @@ interface Waiting {
   bytes: number;
 }
 
-/**
- * Looks at `responses` (those open now) every second, or every half send timeout if shorter; `onEnded`
- * hears of each look that ended connections (for the log).
- */
+/** Looks at the open responses every second (or half send timeout); `onEnded` hears of connections ended. */
 export function watchDeliveries(
   responses: () => Iterable<ServerResponse>,
   options: DeliveryOptions,
