@@ -104,16 +104,8 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     sizeCalculation: (_known, form) => 2 * form.length + 200,
   });
   // Accept values are few; a client making up new ones fills a bounded map, and is answered by yoga.
-  const accepts = new LRUCache<string, { type: string | null }>({ max: 64 });
-  const answerTypeOf = (req: IncomingMessage): string | null => {
-    const accept = req.headers.accept ?? '';
-    let known = accepts.get(accept);
-    if (known === undefined) {
-      known = { type: jsonAnswerType(accept) };
-      accepts.set(accept, known);
-    }
-    return known.type;
-  };
+  const accepts = new LRUCache<string, { type: string | null }>({ max: 64, memoMethod: (accept) => ({ type: jsonAnswerType(accept) }) });
+  const answerTypeOf = (req: IncomingMessage): string | null => accepts.memo(req.headers.accept ?? '').type;
 
   const answerKnown = async (
     res: ServerResponse,

@@ -1,15 +1,11 @@
-// What the ending (http/answer.ts) needs to know of yoga's answer, recorded in the request's run
-// (graphql/context.ts): the operation's name (the request's operationName, else the document's own) and
-// type, the code of each error, and, for a query's result without errors answered as JSON, the data's
-// JSON: the answer's text is made here from it, once, and its ETag and its stored form are made of it
-// too, without reading the text back.
+// What the ending needs to know of yoga's answer, in the request's run; for a query's result without
+// errors, the data's JSON, of which the text, the ETag and the stored form are made, once.
 import type { Plugin } from 'graphql-yoga';
 import { jsonAnswerType } from '../../http-headers.js';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import type { PlanStep } from './use-plan.js';
 
-/** The longest operation name the log and the metrics keep. */
 const MAX_NAME_LENGTH = 100;
 
 export function useAnswerFacts({ plan }: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext> {
