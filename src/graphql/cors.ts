@@ -74,18 +74,13 @@ export function corsOptionsFor(origin: string) {
 /** An answer's (not a preflight's) CORS headers, as yoga writes them. */
 export function corsAnswerHeaders(origin: string): string[] {
   const options = corsOptionsFor(origin);
-  return [
-    'access-control-allow-origin',
-    options.origin,
-    'access-control-allow-methods',
-    options.methods.join(', '),
-    'access-control-allow-headers',
-    options.allowedHeaders.join(', '),
-    'access-control-expose-headers',
-    options.exposedHeaders.join(', '),
-    'access-control-max-age',
-    String(options.maxAge),
-  ];
+  return Object.entries({
+    'access-control-allow-origin': options.origin,
+    'access-control-allow-methods': options.methods.join(', '),
+    'access-control-allow-headers': options.allowedHeaders.join(', '),
+    'access-control-expose-headers': options.exposedHeaders.join(', '),
+    'access-control-max-age': String(options.maxAge),
+  }).flat();
 }
 
 export function describeAllowedOrigins({ corsOrigins, production }: CorsConfig): string {

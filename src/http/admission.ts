@@ -1,23 +1,14 @@
-// Admission control: at most `maxActive` requests are worked on at once; the others wait in line, up to
-// `maxQueued` in all, and beyond that are turned away with a 503. Past the point where the CPU or the
-// upstream pool is busy, more requests at once only make each slower and keep all their half-built
-// results alive (docs/performance.md#memory); a waiting one costs a parked socket and its body.
+// Admission control: at most `maxActive` requests at work, `maxQueued` waiting, the rest answered 503.
+// Past a busy CPU or upstream pool, more at once only makes each slower and keeps more alive at once.
 //
-// Fairness: in a line each key has its own queue and the keys take turns (round robin, a key with
-// nothing at work first). While other keys of its line have work, a key starts at most
-// ceil(maxActive / keys with work) at once: turns alone are not fair on one event loop, since another
-// tenant's request would still run beside the flooding key's others; slots may stay idle, the price of
-// fairness (docs/operations.md). A full line turns away the last of the key with the most waiting (two
-// more than the newcomer's). A request whose client leaves is taken out at once.
-//
-// Lines: keys the upstream accepted lately (`known`: known-keys.ts) and strangers. While known requests
-// wait, strangers get one slot in every STRANGER_TURN, so a flood of keys no install would answer slows
-// its senders most, yet a new key still gets in. Requests with no usable key reach no data: bounded by
-// KEYLESS_MAX_ACTIVE and KEYLESS_PER_SECOND (each costs a parse and a validation), in a line of their own.
+// Fairness: in a line each key has its own queue and the keys take turns. While other keys have work,
+// a key starts at most ceil(maxActive / keys with work): turns alone are not fair on one event loop,
+// where the flooding key's other requests would still run beside another tenant's; slots may stay idle,
+// the price of fairness (docs/operations.md). Lines: keys the upstream accepted lately, strangers (one
+// slot in every STRANGER_TURN while known requests wait) and keyless requests, which reach no data.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { integer } from '../settings.js';
 
-/** How many requests are worked on at once, and how many may wait in line. */
 export const ADMISSION_SETTINGS = {
   maxActiveRequests: integer('MAX_ACTIVE_REQUESTS', {
     fallback: 16,
@@ -38,10 +29,8 @@ export const ADMISSION_SETTINGS = {
 /** While known requests wait, one slot in this many that frees up goes to the stranger first in line. */
 export const STRANGER_TURN = 4;
 
-/** Requests with no usable key worked on at once: they can reach no data (introspection, `__typename`, an error). */
+/** Keyless requests at work at once, and started a second (each costs a parse and a validation). */
 export const KEYLESS_MAX_ACTIVE = 1;
-
-/** Requests with no usable key started a second, at most (a burst of as many, then evenly). */
 export const KEYLESS_PER_SECOND = 50;
 
 /** `keyless`: no Authorization, or not one Bearer token (a stranger too). */
@@ -50,7 +39,7 @@ export type Lane = 'known' | 'stranger' | 'keyless';
 export interface AdmissionOptions {
   maxActive: number;
   maxQueued: number;
-  /** A request still waiting this long is turned away then (its client has likely given up). */
+  /** Still waiting this long: turned away (its client has likely given up). */
   maxWaitMs: number;
   /** Default KEYLESS_PER_SECOND. */
   keylessPerSecond?: number;
@@ -63,7 +52,7 @@ export type AdmittedHandler = (req: IncomingMessage, res: ServerResponse, releas
 export interface Admission {
   /** Calls handle now, or when a slot frees up; `key` (canonical, '' for none) names whose turn it takes. */
   admit(req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane?: Lane, key?: string): void;
-  /** Takes a slot for res now, without waiting in line: its release, or null when none is free. */
+  /** A slot now, without waiting: its release, or null when none is free. */
   enter(res: ServerResponse): (() => void) | null;
   readonly active: number;
   readonly queued: number;
@@ -109,7 +98,6 @@ class Queue {
 /** A lane's line: a queue per key, in turn; a key with nothing at work goes first (a new flow, as fq_codel's). */
 class FairLine {
   private readonly queues = new Map<string, Queue>();
-  /** Keys in the order they are served next; each non-empty queue is in one of the two. */
   private readonly newKeys = new Map<string, Queue>();
   private readonly rotation = new Map<string, Queue>();
   size = 0;
@@ -157,7 +145,6 @@ class FairLine {
     return this.queues.get(key)?.size ?? 0;
   }
 
-  /** The last to come of the key with the most waiting. */
   lastOfLongest(): Waiting | undefined {
     let longest: Queue | undefined;
     for (const queue of this.queues.values()) if (longest === undefined || queue.size > longest.size) longest = queue;
@@ -290,7 +277,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   function next(): void {
     while (active < options.maxActive && queued > 0) {
       const waiting = pick();
-      // All waiting are at their share or bounds: a slot stays idle.
+      // All waiting are at their share or bounds.
       if (!waiting) return wakeForKeyless();
       knownInARow = waiting.lane === 'known' ? knownInARow + 1 : 0;
       outOfLine(waiting);

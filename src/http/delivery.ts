@@ -28,7 +28,6 @@ export const DELIVERY_SETTINGS = {
   }),
 };
 
-/** A reader that takes a piece within the send timeout is reading. */
 export const PIECE_BYTES = 64 * 1024;
 
 type WriteCallback = (error?: Error | null) => void;
@@ -60,7 +59,6 @@ export class PacedResponse<Request extends IncomingMessage = IncomingMessage> ex
   }
 }
 
-/** The chunk as bytes when it is larger than a piece; null for anything else. */
 function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
   // A string's bytes are at most four times its length: one shorter than a quarter piece is a piece.
   if (typeof chunk === 'string' && chunk.length > PIECE_BYTES / 4) {
@@ -70,11 +68,7 @@ function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
   return chunk instanceof Uint8Array && chunk.byteLength > PIECE_BYTES ? chunk : null;
 }
 
-export interface Deliveries {
-  stop(): void;
-}
-
-/** What an answer had waiting when its reader last took some of it. */
+/** When its reader last took some. */
 interface Waiting {
   since: number;
   bytes: number;
@@ -86,7 +80,7 @@ export function watchDeliveries(
   options: DeliveryOptions,
   onEnded: (ended: { unread: number; overBuffer: number; waitingBytes: number }) => void,
   now: () => number = () => performance.now(),
-): Deliveries {
+): { stop(): void } {
   const waiting = new Map<ServerResponse, Waiting>();
 
   const sweep = (): void => {
@@ -98,7 +92,7 @@ export function watchDeliveries(
       const bytes = res.destroyed ? 0 : res.writableLength;
       if (bytes === 0) continue;
       const last = waiting.get(res);
-      // New, or its reader took some: its clock starts again. More written (a stream's next event) is no reading.
+      // Its reader took some: its clock starts again. More written (a stream's next event) is no reading.
       if (last === undefined || bytes < last.bytes) waiting.set(res, { since: at, bytes });
       else last.bytes = bytes;
       if (at - (waiting.get(res) as Waiting).since > options.sendTimeoutMs) {
@@ -113,7 +107,6 @@ export function watchDeliveries(
     const waitingBytes = total;
     let overBuffer = 0;
     if (total > options.bufferMaxBytes) {
-      // The longest waiting first: they have had the most time.
       const longest = [...waiting.entries()].sort(([, a], [, b]) => a.since - b.since);
       for (const [res, entry] of longest) {
         if (total <= options.bufferMaxBytes) break;

@@ -2,12 +2,9 @@
 // sending; then it stops accepting and closes idle keep-alive sockets (a client would send its next
 // request on them); requests in flight finish within `timeoutMs`, and what is left is ended.
 import type { Server, ServerResponse } from 'node:http';
-import { integer } from '../settings.js';
+import { type SettingsOf, integer } from '../settings.js';
 
-export interface DrainOptions {
-  delayMs: number;
-  timeoutMs: number;
-}
+export type DrainOptions = SettingsOf<typeof DRAIN_SETTINGS>;
 
 export const DRAIN_SETTINGS = {
   // Only a load balancer needs the delay: outside production nothing watches /ready, and Ctrl-C with
@@ -35,7 +32,7 @@ export type ServingPhase = 'starting' | 'serving' | 'draining';
 export class InFlight {
   private readonly open = new Set<ServerResponse>();
   private emptied: (() => void) | undefined;
-  closing = false;
+  private closing = false;
 
   track(res: ServerResponse): void {
     if (this.closing) closeAfter(res);
@@ -44,10 +41,6 @@ export class InFlight {
       this.open.delete(res);
       if (this.open.size === 0) this.emptied?.();
     });
-  }
-
-  get size(): number {
-    return this.open.size;
   }
 
   responses(): Iterable<ServerResponse> {

@@ -1,9 +1,6 @@
-// Which kind of operation a request runs, read before admission: a subscription takes a stream's place,
-// any other request a slot, whatever its Accept says. The body is read as yoga reads it (its parser for
-// the Content-Type), so no Content-Type makes a query look like a subscription. Only the document's
-// tokens are read (yoga parses it anyway, with its cache), and recent documents and JSON bodies are
-// remembered, not read again. A request with no document (an APQ hash, a document id) waits in line as
-// any; a subscription found there later moves to a stream's place (use-work.ts).
+// Which kind of operation a request runs, read before admission as yoga reads the body, so no
+// Content-Type makes a query look like a subscription. Only the document's tokens are read (yoga parses
+// it anyway), and recent documents and JSON bodies are remembered.
 import type { IncomingMessage } from 'node:http';
 import { Lexer, Source, TokenKind } from 'graphql';
 import { LRUCache } from 'lru-cache';
@@ -85,7 +82,6 @@ export function contentTypeIs(contentType: string | undefined, expected: string)
 
 const SEMICOLON = 0x3b;
 
-/** What a JSON body says: its operation's kind, and whether yoga may take it parsed. */
 interface JsonReading {
   type: OperationType | null;
   handedOver: boolean;
@@ -103,7 +99,7 @@ const plainObject = (parsed: unknown): object | undefined =>
 const typeOf = (query: unknown, operationName: unknown): OperationType | null =>
   typeof query === 'string' ? operationTypeIn(query, typeof operationName === 'string' ? operationName : null) : null;
 
-/** The JSON body readOperation knew without parsing, parsed when something runs its operation. */
+/** A body readOperation knew without parsing, parsed when something runs its operation. */
 export function parsedLater(req: IncomingMessage & { body?: unknown }): object | undefined {
   if (!(req.body instanceof Uint8Array)) return undefined;
   try {
@@ -116,7 +112,6 @@ export function parsedLater(req: IncomingMessage & { body?: unknown }): object |
 const known = (reading: JsonReading): OperationRead =>
   reading.handedOver ? { type: reading.type, parseLater: true } : { type: reading.type };
 
-/** A copy of the body's bytes, when what it said is known and it is short enough to remember. */
 function lastJsonOf(body: Uint8Array, reading: JsonReading | undefined): typeof lastJson {
   if (reading === undefined || body.byteLength > REMEMBERED_BODY_BYTES) return undefined;
   const bytes = Buffer.allocUnsafeSlow(body.byteLength);
@@ -129,9 +124,9 @@ const textOf = (body: Uint8Array): string => Buffer.from(body.buffer, body.byteO
 export interface OperationRead {
   /** null when the request carries no document, or none yoga would read. */
   type: OperationType | null;
-  /** The JSON body, which yoga takes in place of its bytes, parsed once. */
+  /** Yoga takes it in place of the body's bytes. */
   parsedBody?: object;
-  /** A JSON body seen lately, known without parsing it (parsedLater). */
+  /** Seen lately, known without parsing it (parsedLater). */
   parseLater?: true;
 }
 
@@ -148,7 +143,6 @@ function readJson(text: string): OperationRead & JsonReading {
   return parsedBody === undefined ? { type, handedOver: false } : { type, handedOver: true, parsedBody };
 }
 
-/** The request's operation, from its body (read whole before admission) or a GET's query string. */
 export function readOperation(req: IncomingMessage & { body?: Uint8Array }): OperationRead {
   let query: unknown;
   let operationName: unknown;

@@ -66,12 +66,7 @@ export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null
 export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, config: RefusalConfig): void {
   if (res.destroyed) return;
   const body = refusalBody(refusal, nothingRan(config.maxCost));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    connection: 'close',
-    ...SECURITY_HEADERS,
-  };
+  const headers = headersOf(body);
   if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
   const origin = req.headers.origin;
   headers.vary = 'Origin';
@@ -88,15 +83,16 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
 /** The whole HTTP/1.1 answer, for a connection with no response object yet: no CORS, no usage figures. */
 export function rawRefusal(refusal: Refusal): string {
   const body = refusalBody(refusal);
-  const headers = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    connection: 'close',
-    ...SECURITY_HEADERS,
-  };
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const lines = Object.entries(headersOf(body)).map(([name, value]) => `${name}: ${value}\r\n`);
   return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
 }
+
+const headersOf = (body: string): Record<string, string> => ({
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(Buffer.byteLength(body)),
+  connection: 'close',
+  ...SECURITY_HEADERS,
+});
 
 /** The figures every GraphQL answer's extensions carry, for a request refused before anything ran. */
 const nothingRan = (costLimit: number) => ({

@@ -47,12 +47,10 @@ export type HttpConfig = RefusalConfig &
   SettingsOf<typeof ADMISSION_SETTINGS> &
   Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'receiveTimeoutMs'> &
   Pick<RequestBounds, 'requestDeadlineMs'> & {
-    /** GraphiQL's page is answered here, before admission. */
     graphiql: boolean;
-    /** X-Gateway-Trace is heard (TRACE). */
     traces?: boolean;
     limits: Pick<SettingsOf<typeof RECEIVE_SETTINGS>, 'bodyBytes'>;
-    /** KEY_RECHECK_S: how long an accepted key keeps its requests in the known line. */
+    /** KEY_RECHECK_S. */
     knownKeyMs: number;
     live?: Partial<Pick<SettingsOf<typeof LIVE_SETTINGS>, 'maxStreams' | 'maxLifetimeMs'>>;
     drain: DrainOptions;
@@ -60,7 +58,7 @@ export type HttpConfig = RefusalConfig &
     mcpEndpoint?: { path: string; handle: WebHandler };
   };
 
-/** What /ready reports besides its verdict, without deciding it: the upstream breaker, the store's connection. */
+/** What /ready reports besides its verdict, without deciding it. */
 export type ReadinessReport = Record<string, string>;
 
 export interface HttpServer {
@@ -68,16 +66,14 @@ export interface HttpServer {
   url: string;
   server: Server;
   readonly phase: ServingPhase;
-  /** /ready turns 503 and the event streams close at once (their clients subscribe elsewhere); then drain.ts. */
+  /** Event streams close at once (their clients subscribe elsewhere), then drain.ts. */
   drain(): Promise<void>;
-  /** Ends every connection at once. */
   close(): Promise<void>;
   load(): { active: number; queued: number };
 }
 
 export type Answerer = (req: IncomingMessage, res: ServerResponse, state: RequestState) => Answer | Promise<Answer>;
 
-/** `answer` answers what the admission lets through, with the request's state, and `ending` sends it. */
 export async function serveHttp(
   answer: Answerer,
   ending: Ending,
@@ -110,7 +106,6 @@ export async function serveHttp(
     maxQueued: config.maxQueuedRequests,
     maxWaitMs: config.requestDeadlineMs,
     reject: (req, res, reason) => {
-      // Operators need to see the gateway shedding load: one line per refused request.
       logger.warn(
         { status: 503, reason: reason === 'full' ? 'line full' : 'waited too long', active: admission.active, queued: admission.queued },
         'request refused: overloaded',
@@ -145,7 +140,6 @@ export async function serveHttp(
   });
   // Each connection's response in flight: a late body's 408 goes through it, as the other refusals do.
   const responses = new WeakMap<Duplex, ServerResponse>();
-  // A draining gateway opens no stream: its client gets a 503 and subscribes again, on another replica.
   const admitStream = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
     if (phase === 'draining') return refuse(req, res, DRAINING, config);
     streams.admit(req, res, (admitted, stream) => {
@@ -201,14 +195,13 @@ export async function serveHttp(
     const tool = req.headers[TOOL_HEADER];
     const state = newRequestState(req.headers.authorization, {
       operationType: type,
-      // A body known without parsing it (seen lately) is parsed only if something runs its operation.
+      // A body seen lately is parsed only if something runs its operation.
       ...(parsedBody !== undefined ? { body: () => parsedBody } : parseLater ? { body: () => parsedLater(req) } : {}),
-      // A subscription's events carry no trace: only a request answered once gets one.
       traced: config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER]),
-      // An MCP tool call's GraphQL request names its tool, for the log line (mcp/server.ts).
+      // An MCP tool call names its tool, for the log line.
       ...(typeof tool === 'string' && TOOL_NAME.test(tool) ? { tool } : {}),
     });
-    // A CORS preflight never has a key, and is no GraphQL work: a stranger's, never held to the keyless bounds.
+    // A preflight has no key and is no GraphQL work: not held to the keyless bounds.
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';
     else if (state.key === null && req.method === 'OPTIONS') state.lane = 'stranger';
     return state;
@@ -250,9 +243,7 @@ export async function serveHttp(
           ending.finish(req, res, newRequestState(undefined), { response, facts: null }),
         );
       });
-    }
-    // A static page is no work: it never waits for a slot.
-    else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res, newRequestState(undefined));
+    } else if (config.graphiql && wantsGraphiQLPage(req.method, req.headers.accept, req.url)) handle(req, res, newRequestState(undefined));
     else receive(req, res, () => admit(req, res));
   });
   const receive = (req: IncomingMessage, res: ServerResponse, read: () => void): void =>
@@ -294,17 +285,14 @@ export async function serveHttp(
 
 /** node's default answers to a client error, which a 'clientError' listener replaces; late headers get our 408. */
 function clientErrorAnswer(code: string | undefined, receiveTimeoutMs: number): string {
-  switch (code) {
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return rawRefusal(receivedTooSlowly(receiveTimeoutMs));
-    case 'HPE_HEADER_OVERFLOW':
-      return 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n';
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n';
-    default:
-      return 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
-  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return rawRefusal(receivedTooSlowly(receiveTimeoutMs));
+  return `HTTP/1.1 ${CLIENT_ERRORS.get(code) ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`;
 }
+
+const CLIENT_ERRORS = new Map<string | undefined, string>([
+  ['HPE_HEADER_OVERFLOW', '431 Request Header Fields Too Large'],
+  ['HPE_CHUNK_EXTENSIONS_OVERFLOW', '413 Payload Too Large'],
+]);
 
 /**
  * Readiness: 200 while serving, else 503. It never asks the upstream (probes would eat its rate limit,

@@ -8,7 +8,6 @@ export interface OpenStreams {
   track(res: ServerResponse): void;
   /** Says how many there were. */
   closeAll(): number;
-  readonly size: number;
 }
 
 export function createOpenStreams(maxLifetimeMs: number): OpenStreams {
@@ -28,9 +27,6 @@ export function createOpenStreams(maxLifetimeMs: number): OpenStreams {
       const streams = [...open.keys()];
       for (const res of streams) res.destroy();
       return streams.length;
-    },
-    get size() {
-      return open.size;
     },
   };
 }
