@@ -8,10 +8,7 @@ import type { RequestState } from '../request-state.js';
 import type { ExecutionResult } from 'graphql';
 import { RequestTrace } from '../upstream/request-trace.js';
 
-/**
- * Aborted when the client leaves before its answer is sent, as @whatwg-node's `request.signal` is: that
- * one is a Proxy whose every property (each of addEventListener's internal symbols) passes its traps.
- */
+/** Aborted when the client leaves first; @whatwg-node's `request.signal` is a Proxy, slow on every property. */
 function callerLeft(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   if (res.destroyed && !res.writableFinished) controller.abort(res.errored ?? undefined);
@@ -50,7 +47,6 @@ export function createContext(
   };
 }
 
-/** Besides node's request and response. */
 export interface GatewayServerContext {
   state: RequestState;
   run: GraphQLRun;
@@ -62,7 +58,6 @@ export interface GraphQLRun {
   trace: RequestTrace | undefined;
   /** A result of the known operations' path with errors, handed to yoga to format. */
   erredResult: { context: GatewayContext; result: ExecutionResult } | undefined;
-  /** Its form, when the known operations' path may learn it from yoga's run. */
   form: string | undefined;
   operation: string | null;
   documentName: string | undefined;

@@ -6,7 +6,7 @@ import { custom, type SettingsOf, shown } from '../settings.js';
 
 const LOCAL_DEV_ORIGIN = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
 
-/** Request headers the common clients send: Apollo Client, urql, graphql-request, GraphiQL. */
+/** What Apollo Client, urql, graphql-request and GraphiQL send. */
 export const CORS_ALLOWED_HEADERS = [
   'authorization',
   'content-type',
@@ -29,7 +29,7 @@ export const CORS_SETTINGS = {
     'CORS_ORIGINS',
     z
       .string()
-      // Checked whole before it is split: a password may hold a comma, and its halves would be quoted as entries.
+      // Before it is split: a password may hold a comma, and its halves would be quoted.
       .refine((value) => !value.includes('@'), {
         error: (issue) =>
           `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), never with a user or password, got "${shown(issue.input)}"`,
@@ -59,7 +59,6 @@ export function isAllowedOrigin(origin: string, { corsOrigins, production }: Cor
   return !production && LOCAL_DEV_ORIGIN.test(origin);
 }
 
-/** Yoga's CORS options for an allowed origin (corsAnswerHeaders: the same as headers). */
 export function corsOptionsFor(origin: string) {
   return {
     origin,
@@ -71,7 +70,7 @@ export function corsOptionsFor(origin: string) {
   };
 }
 
-/** An answer's (not a preflight's) CORS headers, as yoga writes them. */
+/** As yoga writes them, for an answer that is not a preflight's. */
 export function corsAnswerHeaders(origin: string): string[] {
   const options = corsOptionsFor(origin);
   return Object.entries({

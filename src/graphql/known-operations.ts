@@ -1,14 +1,9 @@
-// Known operations: a query run before, sent again in the same form (its text or persisted hash and
-// operation name, by POST or GET), is answered here, in front of yoga. What does not depend on the
-// values was done the first times by yoga (parsing, the document limits, validation, the plan,
-// compilation); what does is done again as yoga's steps do it: variables, the plan's checks, execution,
-// the usage extensions. Its answer leaves through the same ending as yoga's.
-//
-// Every answer that is not a plain success is yoga's own: variables that do not coerce, a refused
-// argument or a cost over the limit are left to yoga; a result with errors is handed to it
-// (`erredResult`: yoga formats and masks them, and no upstream call is made twice); a trace, an Accept
-// that is not plain JSON, @defer/@stream, @skip/@include (yoga orders their fields), a subscription and
-// a mutation go to yoga. An operation is known while it is kept compiled.
+// Known operations: a query run compiled before, sent again in the same form (text or hash, operation
+// name), is answered in front of yoga: what does not depend on the values (parsing, limits, validation,
+// compilation) was done the first times; variables, the plan's checks and execution are done again.
+// Every answer that is not a plain success is yoga's own: a result with errors is handed to it
+// (`erredResult`, so no upstream call is made twice); refusals, traces, other Accepts, @defer/@stream,
+// @skip/@include, subscriptions and mutations go to yoga.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -27,14 +22,12 @@ export interface KnownOperationsOptions {
   schema: GraphQLSchema;
   endpoint: string;
   compiled: CompiledExecutionStep;
-  /** As the plan step runs them. */
   checks: readonly PlanCheck[];
   costLimit: number;
-  /** As yoga's context factory makes it. */
   context: (state: RequestState, run: GraphQLRun, res: ServerResponse) => GatewayContext;
   /** Bytes of forms kept. */
   maxBytes: number;
-  /** A fault of this path's own (yoga then answers). */
+  /** Yoga then answers. */
   onFault?: (error: unknown) => void;
 }
 
@@ -91,7 +84,6 @@ function bodyOf(req: IncomingMessage, state: RequestState, endpoint: string): Gr
 }
 
 export interface KnownOperations {
-  /** Learns the operations yoga runs compiled, and runs a handed-over result. */
   step: Plugin<GatewayContext, GatewayServerContext>;
   /** undefined when yoga is to answer (not known, or a result with errors, handed over in `run`). */
   answer(req: IncomingMessage, res: ServerResponse, state: RequestState, run: GraphQLRun): Promise<JsonAnswer | undefined> | undefined;
@@ -159,7 +151,7 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       const type = known === undefined ? null : answerTypeOf(req);
       if (known === undefined || type === null) return undefined;
       return answerKnown(res, state, run, known, body, type).catch((error: unknown) => {
-        // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
+        // Yoga answers it: a read-only query, run again.
         options.onFault?.(error);
         run.erredResult = undefined;
         run.context = undefined;

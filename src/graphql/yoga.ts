@@ -63,16 +63,14 @@ export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
 
 export interface GatewayYogaOptions {
   upstream: Upstream;
-  /** Where APQ registrations go when gateways share a store (Redis). */
   documentRegistry?: DocumentRegistry;
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
   /** Without it a subscription is refused. */
   live?: LiveHub;
-  /** A live poll's answer, counted and logged as every answer is (http/answer.ts's `settle`). */
+  /** A live poll's answer, counted and logged as every answer is. */
   polled?: (state: RequestState, answer: Answer) => void;
-  /** A fault of the known operations' path (yoga then answers). */
   onFault?: (error: unknown) => void;
-  /** Documents trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools'. */
+  /** Trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools'. */
   trustedDocuments?: ReadonlyMap<string, string>;
 }
 
@@ -119,7 +117,7 @@ export async function answerOf(response: Response, run: GraphQLRun): Promise<Ans
   };
 }
 
-/** Bytes of request forms (a document's text or hash, an operation name) the known-operations path keeps. */
+/** Bytes of request forms the known-operations path keeps. */
 const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
@@ -158,7 +156,7 @@ export function createGatewayYoga(
     landingPage: false,
     logging: false,
     batching: false,
-    // Validation results are use-validation-cache.ts's, which runs no plugin's onValidate each time.
+    // Validation results are use-validation-cache.ts's.
     parserAndValidationCache: { ...createDocumentCaches(config.documentCacheMaxBytes), validationCache: false },
     maskedErrors: { isDev: !config.production },
     graphiql: false,
@@ -182,10 +180,8 @@ export function createGatewayYoga(
       useBrowserPostGuard(),
       useGetParams(),
       ...usePersistedQueries({
-        maxEntries: pq.maxEntries,
-        maxBytes: pq.maxBytes,
+        ...pq,
         manifest,
-        trustedOnly: pq.trustedOnly,
         keyAccepted: (context) => (context as GatewayContext).source.keyAccepted(),
         registry: documentRegistry,
       }),
@@ -200,7 +196,7 @@ export function createGatewayYoga(
       useUsageExtensions({ costLimit: config.maxCost }),
       ...(traces ? [useRequestTrace()] : []),
       plan,
-      // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
+      // Wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
       compiled,
       // After the compiled execution: it learns the operations run compiled.

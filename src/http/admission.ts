@@ -210,25 +210,22 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   /** A slot for res: released once, by the returned function or, once watched, when res closes. */
   const take = (res: ServerResponse, lane: Lane, key: string): (() => void) & { watch(): void } => {
-    active++;
-    count(atWork, key, 1);
-    count(atWorkIn[lane], key, 1);
-    count(withWork[lane], key, 1);
-    if (lane === 'keyless') {
-      activeKeyless++;
-      keylessTokens--;
-    }
+    const hold = (by: 1 | -1): void => {
+      active += by;
+      count(atWork, key, by);
+      count(atWorkIn[lane], key, by);
+      count(withWork[lane], key, by);
+      if (lane === 'keyless') activeKeyless += by;
+    };
+    hold(1);
+    if (lane === 'keyless') keylessTokens--;
     let held = true;
     let watched = false;
     const release = (): void => {
       if (!held) return;
       held = false;
       if (watched) res.off('close', release);
-      active--;
-      count(atWork, key, -1);
-      count(atWorkIn[lane], key, -1);
-      count(withWork[lane], key, -1);
-      if (lane === 'keyless') activeKeyless--;
+      hold(-1);
       next();
     };
     return Object.assign(release, {

@@ -1,7 +1,6 @@
-// WORKERS > 1: the primary answers each scrape with the sum over the workers, asked over IPC. Counters
-// never fall (Prometheus would read a reset): a dead worker's last seen counts are kept (its gauges go),
-// and a worker silent past `timeoutMs` costs its own series, not the scrape. prom-client's
-// clusterMetrics fails the whole scrape on one timeout and forgets the dead; its `aggregate` is used.
+// WORKERS > 1: each scrape sums the workers' figures, asked over IPC. A dead or silent worker's last
+// counts are kept (Prometheus would read a fall as a reset), its gauges not. prom-client's clusterMetrics
+// fails the whole scrape on one timeout and forgets the dead; its `aggregate` is used.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Gauge, type Registry } from 'prom-client';
 
@@ -42,7 +41,6 @@ export function answerPrimary(registry: Registry): void {
 
 export class ClusterFigures {
   private readonly lastSeen = new Map<number, Figures>();
-  /** Compacted into one at the next scrape. */
   private departed: Figures[] = [];
   private readonly waiting = new Map<number, (figures: Figures) => void>();
   private asked = 0;

@@ -1,6 +1,5 @@
-// WORKERS: a primary and that many workers sharing the port (node:cluster). The primary serves nothing:
-// it replaces a worker that dies (with backoff, so one that crashes at start does not spin), and on a
-// signal tells every worker to drain and exits once they all have.
+// WORKERS: a primary that serves nothing and that many workers sharing the port (node:cluster). A dead
+// worker is replaced with backoff, so one that crashes at start does not spin.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
@@ -31,7 +30,7 @@ export function workerCount(value: number | 'auto'): number {
 
 export interface PrimaryOptions {
   workers: number;
-  /** Extra environment of every worker (the embedded sandbox's URL). */
+  /** The embedded sandbox's URL. */
   env?: Record<string, string>;
   onStopped?: () => Promise<void>;
 }

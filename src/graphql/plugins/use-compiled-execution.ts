@@ -145,14 +145,15 @@ export function useCompiledExecution(
       entry.executions = 0;
     },
   });
+  const compiledOf = (operation: OperationPlan): CompiledRun | undefined => {
+    const entry = entries.get(operation);
+    if (!entry?.compiled) return undefined;
+    kept.get(entry); // most recently run
+    entry.compiled.run ??= runOf(entry.compiled);
+    return entry.compiled.run;
+  };
   return {
-    compiledOf(operation) {
-      const entry = entries.get(operation);
-      if (!entry?.compiled) return undefined;
-      kept.get(entry); // most recently run
-      entry.compiled.run ??= runOf(entry.compiled);
-      return entry.compiled.run;
-    },
+    compiledOf,
     onExecute({ args, setExecuteFn }) {
       // No plan: an operation name the document does not hold; entries stay bounded by its operations.
       const planned = plan.of(args.contextValue);
@@ -166,14 +167,10 @@ export function useCompiledExecution(
           kept.set(entry, compiledBytes(operation));
           if (!kept.has(entry)) entry.compiled = null;
         }
-      } else if (entry.compiled) {
-        kept.get(entry); // most recently run
       }
-      const { compiled } = entry;
+      const run = compiledOf(operation);
       // Variables that do not coerce: the standard executor refuses them.
-      if (!compiled || planned.selection === null) return;
-      compiled.run ??= runOf(compiled);
-      const run = compiled.run;
+      if (!run || planned.selection === null) return;
       setExecuteFn((execution) => run(execution.contextValue as object, execution.variableValues));
     },
   };

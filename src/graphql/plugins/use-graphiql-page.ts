@@ -36,12 +36,11 @@ query Dashboard {
 
 interface RenderedPage {
   etag: string;
-  /** Its Content-Security-Policy. */
   policy: string;
   bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
 }
 
-/** JSON inside a script element: nothing in it can close the element. */
+/** Nothing in it can close the script element. */
 const inScript = (value: unknown): string => JSON.stringify(value).replaceAll('<', '\\u003c');
 
 /** @graphql-yoga/render-graphiql's parts (the workers made blob: URLs as its own page does), our options. */
@@ -56,7 +55,7 @@ async function pageHtml(options: GraphiQLPageOptions): Promise<{ html: string; p
     ...(options.traces ? { additionalHeaders: { [TRACE_HEADER]: '1' } } : {}),
   };
   const workers = { editorWorkerService: parts.editorWorkerService, json: parts.jsonWorker, graphql: parts.graphqlWorker };
-  // Line ends as the browser's parser reads them, so that the hash below is of what it reads.
+  // Line ends as the browser reads them, so that the hash is of what it reads.
   const script = `
 const workerUrls = Object.fromEntries(
   Object.entries(${inScript(workers)}).map(([label, code]) => [label, URL.createObjectURL(new Blob([code], { type: 'application/javascript' }))]),

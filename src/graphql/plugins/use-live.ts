@@ -1,7 +1,6 @@
-// Subscriptions as live queries: the same selection polled as a query, through the whole query pipeline,
-// once per topic for all its streams (live/hub.ts). A stream gets the first result, then each that
-// differs; an error polling would only repeat ends it. Event streams leave with `X-Accel-Buffering: no`
-// (http/answer.ts), so that nginx and the like pass each event on as it comes.
+// Subscriptions as live queries: the selection polled as a query through the whole query pipeline, once
+// per topic for all its streams (live/hub.ts). An error polling would only repeat ends a stream. Event
+// streams leave with `X-Accel-Buffering: no` (http/answer.ts): nginx then passes each event as it comes.
 import {
   GraphQLError,
   Kind,
@@ -13,17 +12,15 @@ import {
   type NamedTypeNode,
   type OperationDefinitionNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import { operationPlan } from '../../schema/plan.js';
 import { type ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
-import type { LiveStream } from '../../live/broadcast.js';
 import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
 import type { KeyReading } from '../../api-key.js';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import { STREAMS_FULL_MESSAGE } from './use-work.js';
 
-/** The subscription's document as a query, with its subscriber's key. */
 export interface LiveQuery {
   query: string;
   variables: Record<string, unknown>;
@@ -34,7 +31,6 @@ export interface LiveQuery {
 
 export interface LiveOptions {
   hub: LiveHub;
-  /** One more ends with OVERLOADED. */
   maxStreamsPerKey?: number;
   /** Runs a query as a client's request would be run. */
   runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<PlainResult>;
@@ -53,7 +49,7 @@ const FINAL_CODES = new Set<string>([
 /** A poll takes a cached read made at the same moment (another document polled together), not an earlier poll's. */
 export const liveFreshnessMs = (intervalMs: number): number => Math.min(1_000, intervalMs / 2);
 
-/** Below this share of the key's limit left, polls wait for the upstream's minute to refill. */
+/** Below this share of the key's limit left, polls wait a minute. */
 const LOW_REMAINING_SHARE = 0.25;
 
 /** Subscription.website and Query.website take the same selection. */
@@ -122,22 +118,6 @@ function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
   return { ...result, errors };
 }
 
-// Not an async generator: its return() would wait for a pending next(), the next change of the data.
-function revived(stream: LiveStream<PlainResult>, hub: LiveHub): AsyncIterableIterator<ExecutionResult> {
-  const iterator: AsyncIterableIterator<ExecutionResult> = {
-    next: async () => {
-      const step = await stream.next();
-      return step.done ? step : { done: false, value: revive(step.value, hub) };
-    },
-    return: async () => {
-      await stream.return();
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
-}
-
 const KEY_NOT_CHECKED = 'The analytics service could not check the API key: subscribe again in a moment.';
 
 /** While the key's budget keeps a new topic's first poll waiting, as on a 429. */
@@ -175,7 +155,6 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         }
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
-        // Never the key: topics are names in Redis.
         const key = await hub.keyId(authorization);
         const live: LiveQuery = {
           query,
@@ -188,9 +167,10 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
           return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' satisfies ErrorCode } })] };
         }
-        return revived(
+        // Leaving the stream leaves the hub's at once, even while a next() waits for a change.
+        return mapAsyncIterator(
           hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal)), budgetSpent),
-          hub,
+          (result: PlainResult) => revive(result, hub),
         );
       });
     },

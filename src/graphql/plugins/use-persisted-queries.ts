@@ -13,16 +13,16 @@ import { defaultsOf, flag, integer, text } from '../../settings.js';
 export interface PersistedQueryOptions {
   maxEntries?: number;
   maxBytes?: number;
-  /** Trusted documents by SHA-256 hex (loadPersistedDocuments). */
+  /** By SHA-256 hex. */
   manifest?: ReadonlyMap<string, string>;
   trustedOnly?: boolean;
-  /** Where registered documents go instead of this process's store (Redis, shared by gateways). */
+  /** Instead of this process's store (Redis, shared by gateways). */
   registry?: DocumentRegistry;
   /** Asked once the operation ran: a registration is kept only then. Default: never. */
   keyAccepted?: (context: object) => boolean;
 }
 
-/** A shared home for registered documents; failures make a document unknown, never a request fail. */
+/** Failures make a document unknown, never a request fail. */
 export interface DocumentRegistry {
   get(hash: string): Promise<string | undefined>;
   set(hash: string, document: string): Promise<void>;
@@ -80,7 +80,6 @@ export const PERSISTED_QUERY_SETTINGS = {
 };
 const PERSISTED_QUERY_DEFAULTS = defaultsOf(PERSISTED_QUERY_SETTINGS);
 
-/** APQ's `persistedQuery` extension (version 1), or null. */
 function persistedQueryOf(extensions: unknown): { sha256Hash: string } | null {
   const persisted = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
   if (persisted?.version !== 1 || typeof persisted.sha256Hash !== 'string') return null;
@@ -145,7 +144,7 @@ export function usePersistedQueries({
       };
     },
   };
-  // GraphQL over HTTP's persisted documents: `documentId: "sha256:<hex>"` in place of the query.
+  // GraphQL over HTTP's `documentId: "sha256:<hex>"` in place of the query.
   const documentIds: Plugin = {
     onParams({ params, setParams }) {
       const { documentId, ...rest } = params as typeof params & { documentId?: unknown };

@@ -28,7 +28,7 @@ type Fields = FieldsAndPatches['fields'];
 
 type ResultObject = Record<string, unknown>;
 
-/** An entry of a @defer/@stream part: an object's deferred fields, or a streamed list's next items. */
+/** A @defer/@stream part's entry: an object's deferred fields, or a list's next items. */
 interface IncrementalEntry {
   data?: ResultObject | null;
   items?: unknown[] | null;
@@ -44,7 +44,6 @@ interface ShapeEntry {
   shape: Shape | undefined;
 }
 
-/** Each selection's order (the plan's: kept with the operation when it declares no variables). */
 const orders = new WeakMap<Selection, SelectionOrder>();
 
 const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -74,7 +73,7 @@ class SelectionOrder {
     private readonly rootType: GraphQLObjectType,
   ) {}
 
-  /** null when the operation has no root type: its answer has no data to order. */
+  /** null when the operation has no root type. */
   static of(selection: Selection): SelectionOrder | null {
     let order = orders.get(selection);
     if (order !== undefined) return order;
@@ -85,11 +84,6 @@ class SelectionOrder {
     return order;
   }
 
-  private get schema(): GraphQLSchema {
-    return this.selection.schema;
-  }
-
-  /** The answer, or the first part of an incremental one. */
   result<T extends ExecutionResult>(result: T): T {
     if (!isResultObject(result.data)) return result;
     const data = this.object(result.data, this.rootShape());
@@ -125,7 +119,7 @@ class SelectionOrder {
 
   private shapeOf(type: GraphQLObjectType, fields: Fields): Shape {
     return Array.from(fields, ([key, nodes]) => {
-      const named = fieldType(this.schema, type, nodes);
+      const named = fieldType(this.selection.schema, type, nodes);
       return { key, nodes, type: named !== undefined && isObjectType(named) ? named : null, shape: undefined };
     });
   }
@@ -140,7 +134,6 @@ class SelectionOrder {
     return collectSubFields(schema, fragments, variables, type, nodes);
   }
 
-  /** The object at `path`: its type, fields and deferred fragments' fields. */
   private objectAt(path: readonly (string | number)[]): { type: GraphQLObjectType; fields: Fields; patches: Fields[] } | null {
     const field = path.length === 0 ? { type: this.rootType, nodes: null } : this.fieldAt(path);
     if (field === null || !isObjectType(field.type)) return null;
@@ -161,7 +154,7 @@ class SelectionOrder {
         collected = this.subFields(parent, found.nodes);
       }
       const nodes = collected.fields.get(key) ?? collected.patches.find((patch) => patch.fields.has(key))?.fields.get(key);
-      const type = nodes === undefined ? undefined : fieldType(this.schema, parent, nodes);
+      const type = nodes === undefined ? undefined : fieldType(this.selection.schema, parent, nodes);
       if (nodes === undefined || type === undefined) return null;
       found = { type, nodes };
     }
