@@ -1,6 +1,5 @@
 // What an answer is, whichever path made it: plain data that the ending (http/answer.ts) sends.
 
-/** The figures of `extensions`, the log line and Cache-Control. */
 export interface AnswerUsage {
   upstreamCalls: number;
   cost: number | null;

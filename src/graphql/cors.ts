@@ -70,7 +70,7 @@ export function corsOptionsFor(origin: string) {
   };
 }
 
-/** As yoga writes them, for an answer that is not a preflight's. */
+/** As yoga writes them, for an answer that is not a preflight. */
 export function corsAnswerHeaders(origin: string): string[] {
   const options = corsOptionsFor(origin);
   return Object.entries({

@@ -9,7 +9,6 @@ const BYTES_PER_TOKEN = 600;
 const BYTES_PER_COMMENT = 120;
 const BYTES_PER_ERROR = 2048;
 
-/** Estimated heap bytes of a parsed document and its source. */
 export function documentBytes(source: string, document: DocumentNode): number {
   let bytes = 2 * source.length;
   for (let token = document.loc?.startToken ?? null; token !== null; token = token.next) {

@@ -1,9 +1,7 @@
-// Known operations: a query run compiled before, sent again in the same form (text or hash, operation
-// name), is answered in front of yoga: what does not depend on the values (parsing, limits, validation,
-// compilation) was done the first times; variables, the plan's checks and execution are done again.
-// Every answer that is not a plain success is yoga's own: a result with errors is handed to it
-// (`erredResult`, so no upstream call is made twice); refusals, traces, other Accepts, @defer/@stream,
-// @skip/@include, subscriptions and mutations go to yoga.
+// Known operations: a query run compiled before, sent again in the same form, is answered in front of
+// yoga: parsing, limits, validation and compilation were done the first times. Every answer that is not
+// a plain success is yoga's own: a result with errors is handed to it (`erredResult`, so no upstream call
+// is made twice); refusals, traces, other Accepts, @defer/@stream, @skip/@include go to yoga.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';

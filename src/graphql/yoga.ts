@@ -76,11 +76,6 @@ export interface GatewayYogaOptions {
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
-export interface GatewayGraphQL {
-  yoga: GatewayYoga;
-  answer(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<Answer>;
-}
-
 const JSON_ANSWER = /^(application\/(?:graphql-response\+)?json)\b/;
 
 /** null when no GraphQL ran (a page, a preflight). */
@@ -123,7 +118,7 @@ const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 export function createGatewayYoga(
   config: GatewayYogaConfig,
   { upstream, graphiql = {}, documentRegistry, live, polled, onFault, trustedDocuments }: GatewayYogaOptions,
-): GatewayGraphQL {
+) {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
@@ -239,7 +234,7 @@ export function createGatewayYoga(
   });
   return {
     yoga,
-    async answer(req, res, state) {
+    async answer(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<Answer> {
       const run = newRun(state);
       const answered = known?.answer(req, res, state, run);
       if (answered !== undefined) {

@@ -1,8 +1,6 @@
-// Delivery: a produced answer's slot is released, so a reader who stalls holds only its connection,
-// bounded here. Answers are written in pieces (PacedResponse), so that what waits on a reader (node's
-// writableLength) shrinks as it reads. Once a second: a response whose waiting bytes its reader has not
-// made smaller within SEND_TIMEOUT_MS ends its connection, and past SEND_BUFFER_MAX_BYTES waiting on all
-// readers, the answers that waited longest end first. Event streams are held to the same rule.
+// Delivery: a reader who stalls holds only its connection (its slot is released), bounded here. A
+// response whose waiting bytes its reader has not made smaller within SEND_TIMEOUT_MS ends its
+// connection; past SEND_BUFFER_MAX_BYTES waiting in all, those that waited longest end first.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { integer } from '../settings.js';
 
@@ -32,10 +30,7 @@ export const PIECE_BYTES = 64 * 1024;
 
 type WriteCallback = (error?: Error | null) => void;
 
-/**
- * node's ServerResponse writing a large chunk as pieces (views, no copy): node counts a chunk as written
- * only once all of it is, so a large one would look unread until its last byte is.
- */
+/** Writes a large chunk as pieces: node counts a chunk as written only once all of it is. */
 export class PacedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     const bytes = largeChunk(chunk, encoding);

@@ -67,7 +67,6 @@ function closeAfter(res: ServerResponse): void {
   res.once('finish', () => setImmediate(() => res.socket?.destroySoon()));
 }
 
-/** Resolves once all is closed. */
 export async function drainServer(server: Server, inFlight: InFlight, options: DrainOptions): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, options.delayMs));
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));

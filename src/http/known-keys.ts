@@ -4,16 +4,11 @@ import { LRUCache } from 'lru-cache';
 
 export const MAX_KNOWN_KEYS = 10_000;
 
-export interface KnownKeys {
-  /** `authorization`: canonical (readAuthorization). */
-  knows(authorization: string): boolean;
-  remember(authorization: string): void;
-}
-
-export function createKnownKeys(forMs: number): KnownKeys {
+/** Keys in their canonical form (readAuthorization). */
+export function createKnownKeys(forMs: number) {
   const keys = new LRUCache<string, true>({ max: MAX_KNOWN_KEYS, ttl: forMs, ttlAutopurge: false });
   return {
-    knows: (authorization) => keys.has(authorization),
-    remember: (authorization) => void keys.set(authorization, true),
+    knows: (authorization: string): boolean => keys.has(authorization),
+    remember: (authorization: string): void => void keys.set(authorization, true),
   };
 }

@@ -6,14 +6,16 @@ import { closeNow, listenOn } from './listen.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { optionalInteger, text } from '../settings.js';
 import { VERSION } from '../version.js';
-import { ClusterFigures, answerPrimary } from './cluster-metrics.js';
+import { ClusterFigures } from './cluster-metrics.js';
+
+// In a worker: a listener of its own would share the port, and a scrape would see one worker at random.
+export { answerPrimary as reportToPrimary } from './cluster-metrics.js';
 
 export interface MetricsListenerConfig {
   port: number;
   host: string;
 }
 
-/** Where the Prometheus listener listens; none without METRICS_PORT. */
 export const METRICS_LISTENER_SETTINGS = {
   port: optionalInteger('METRICS_PORT', {
     min: 0,
@@ -30,20 +32,9 @@ export const DURATION_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 export type RefusalReason = 'queue_full' | 'queue_timeout';
 
 /** What the layers under the composition root report; gateway.ts passes these as their callbacks. */
-export interface GatewayMetrics {
-  registry: Registry;
-  /** `route` is a template (never an id); `error`: no answer. */
-  upstreamAttempt(method: string, route: string, status: number | 'error', seconds: number): void;
-  cacheRead(result: 'hit' | 'miss' | 'stale'): void;
-  storedAnswer(result: 'sent' | 'stored'): void;
-  breakerOpen(open: boolean): void;
-  refused(reason: RefusalReason): void;
-  /** `load` and `live` are read at each scrape. */
-  observeAdmission(load: () => { active: number; queued: number }): void;
-  observeLive(live: () => { streams: number; topics: number }): void;
-}
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 
-export function createGatewayMetrics(): GatewayMetrics {
+export function createGatewayMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // Which build runs: always 1, its labels say what (with WORKERS, one worker's, not a sum).
@@ -107,42 +98,31 @@ export function createGatewayMetrics(): GatewayMetrics {
   );
   return {
     registry,
-    upstreamAttempt: (method, route, status, seconds) => upstream.observe({ method, route, status: String(status) }, seconds),
-    cacheRead: (result) => cacheReads.inc({ result }),
-    storedAnswer: (result) => storedAnswers.inc({ result }),
-    breakerOpen: (open) => breaker.set(open ? 1 : 0),
-    refused: (reason) => refusedTotal.inc({ reason }),
-    observeAdmission: (read) => {
+    /** `route` is a template (never an id); `error`: no answer. */
+    upstreamAttempt: (method: string, route: string, status: number | 'error', seconds: number): void =>
+      upstream.observe({ method, route, status: String(status) }, seconds),
+    cacheRead: (result: 'hit' | 'miss' | 'stale'): void => cacheReads.inc({ result }),
+    storedAnswer: (result: 'sent' | 'stored'): void => storedAnswers.inc({ result }),
+    breakerOpen: (open: boolean): void => breaker.set(open ? 1 : 0),
+    refused: (reason: RefusalReason): void => refusedTotal.inc({ reason }),
+    /** `read` is read at each scrape. */
+    observeAdmission: (read: () => { active: number; queued: number }): void => {
       load = read;
     },
-    observeLive: (read) => {
+    observeLive: (read: () => { streams: number; topics: number }): void => {
       live = read;
     },
   };
 }
 
-export interface MetricsListener {
-  /** The text is at `${url}/metrics`. */
-  url: string;
-  close(): Promise<void>;
-}
-
-/** In a worker: a listener of its own would share the port, and a scrape would see one worker at random. */
-export function reportToPrimary(registry: Registry): void {
-  answerPrimary(registry);
-}
-
 /** In the primary: each scrape answers the sum over all workers (cluster-metrics.ts). */
-export function serveClusterMetrics(config: MetricsListenerConfig): Promise<MetricsListener> {
+export function serveClusterMetrics(config: MetricsListenerConfig) {
   const figures = new ClusterFigures();
   return serveMetrics({ read: () => figures.read(), contentType: figures.contentType }, config);
 }
 
 /** Serves `GET /metrics` (Prometheus text format) and nothing else. */
-export async function serveMetrics(
-  source: Registry | { read(): Promise<string>; contentType: string },
-  config: MetricsListenerConfig,
-): Promise<MetricsListener> {
+export async function serveMetrics(source: Registry | { read(): Promise<string>; contentType: string }, config: MetricsListenerConfig) {
   const read = 'read' in source ? source.read : () => source.metrics();
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -157,6 +137,7 @@ export async function serveMetrics(
   });
   const url = await listenOn(server, config.host, config.port);
   return {
+    /** The text is at `${url}/metrics`. */
     url,
     close: () => closeNow(server),
   };

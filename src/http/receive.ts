@@ -18,10 +18,7 @@ export const RECEIVE_SETTINGS = {
   }),
 };
 
-/**
- * Reads the whole body (`limit` bounds what refusals.ts's checks of a POST do not) into `req.body`, which
- * @whatwg-node/server uses instead of the stream. Nothing is called when the client leaves first.
- */
+/** Into `req.body`, which @whatwg-node/server uses instead of the stream; nothing is called if the client leaves. */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number, then: { read(): void; tooLarge(): void }): void {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -14,7 +14,6 @@ export interface Refusal {
   extensions?: Record<string, number>;
 }
 
-/** The origins a browser may read the answer from, and MAX_COST for the usage figures. */
 export type RefusalConfig = CorsConfig & { maxCost: number };
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
@@ -50,17 +49,14 @@ export const receivedTooSlowly = (timeoutMs: number): Refusal => ({
 export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null {
   if (req.method !== 'POST') return null;
   const length = req.headers['content-length'];
-  if (length === undefined) {
-    return req.headers['transfer-encoding']
-      ? {
-          status: 411,
-          message: `Send the request body with a Content-Length header: bodies are limited to ${limit} bytes (MAX_BODY_BYTES).`,
-          code: 'LENGTH_REQUIRED',
-          extensions: { bodyLimit: limit },
-        }
-      : null;
-  }
-  return Number(length) > limit ? bodyTooLarge(limit) : null;
+  if (length !== undefined) return Number(length) > limit ? bodyTooLarge(limit) : null;
+  if (!req.headers['transfer-encoding']) return null;
+  return {
+    status: 411,
+    message: `Send the request body with a Content-Length header: bodies are limited to ${limit} bytes (MAX_BODY_BYTES).`,
+    code: 'LENGTH_REQUIRED',
+    extensions: { bodyLimit: limit },
+  };
 }
 
 export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, config: RefusalConfig): void {

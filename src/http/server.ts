@@ -1,6 +1,6 @@
 // The node:http server in front of yoga: body limits, the receive timeout, admission control, `/`,
 // `/health` and `/ready`, and the drain (drain.ts). Every answer leaves through the ending (answer.ts).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type LISTEN_SETTINGS, closeNow, listenOn } from './listen.js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -61,17 +61,6 @@ export type HttpConfig = RefusalConfig &
 /** What /ready reports besides its verdict, without deciding it. */
 export type ReadinessReport = Record<string, string>;
 
-export interface HttpServer {
-  /** Base URL, e.g. http://127.0.0.1:4000. */
-  url: string;
-  server: Server;
-  readonly phase: ServingPhase;
-  /** Event streams close at once (their clients subscribe elsewhere), then drain.ts. */
-  drain(): Promise<void>;
-  close(): Promise<void>;
-  load(): { active: number; queued: number };
-}
-
 export type Answerer = (req: IncomingMessage, res: ServerResponse, state: RequestState) => Answer | Promise<Answer>;
 
 export async function serveHttp(
@@ -81,7 +70,7 @@ export async function serveHttp(
   logger: Logger,
   report: () => ReadinessReport = () => ({}),
   onRefused?: (reason: 'full' | 'waited') => void,
-): Promise<HttpServer> {
+) {
   let phase: ServingPhase = 'starting';
   /** A fault of the gateway's own is a 500 that names no detail. */
   const handle = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
@@ -271,7 +260,8 @@ export async function serveHttp(
       return phase;
     },
     load: () => ({ active: admission.active, queued: admission.queued }),
-    drain() {
+    /** Event streams close at once (their clients subscribe elsewhere), then drain.ts. */
+    drain(): Promise<void> {
       if (drained) return drained;
       phase = 'draining';
       const closed = openStreams.closeAll();
@@ -294,10 +284,7 @@ const CLIENT_ERRORS = new Map<string | undefined, string>([
   ['HPE_CHUNK_EXTENSIONS_OVERFLOW', '413 Payload Too Large'],
 ]);
 
-/**
- * Readiness: 200 while serving, else 503. It never asks the upstream (probes would eat its rate limit,
- * and a replica answers from its cache while the upstream is down): breaker and store are reported only.
- */
+/** Never asks the upstream: probes would eat its rate limit, and a replica answers from its cache meanwhile. */
 function answerReadiness(res: ServerResponse, phase: ServingPhase, report: () => ReadinessReport): void {
   answerJson(res, phase === 'serving' ? 200 : 503, { status: phase === 'serving' ? 'ready' : phase, ...report() });
 }

@@ -4,16 +4,10 @@
 // another replica. Closing the response aborts its request, and the live hub lets go of the stream.
 import type { ServerResponse } from 'node:http';
 
-export interface OpenStreams {
-  track(res: ServerResponse): void;
-  /** Says how many there were. */
-  closeAll(): number;
-}
-
-export function createOpenStreams(maxLifetimeMs: number): OpenStreams {
+export function createOpenStreams(maxLifetimeMs: number) {
   const open = new Map<ServerResponse, NodeJS.Timeout>();
   return {
-    track(res) {
+    track(res: ServerResponse): void {
       if (res.destroyed) return;
       // Spread: streams opened together (after a drain elsewhere) do not all reconnect at once.
       const lifetime = setTimeout(() => res.destroy(), lifetimeOf(maxLifetimeMs));
@@ -23,7 +17,8 @@ export function createOpenStreams(maxLifetimeMs: number): OpenStreams {
         open.delete(res);
       });
     },
-    closeAll() {
+    /** Says how many there were. */
+    closeAll(): number {
       const streams = [...open.keys()];
       for (const res of streams) res.destroy();
       return streams.length;

@@ -9,7 +9,9 @@ import type { PlanStep } from './use-plan.js';
 const MAX_NAME_LENGTH = 100;
 
 export function useAnswerFacts({ plan }: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext> {
-  const fromDocument = (context: GatewayContext & GatewayServerContext): void => {
+  // A document with one named operation names it, whether or not the client sent operationName.
+  const fromDocument = ({ args }: { args: { contextValue: unknown } }): void => {
+    const context = args.contextValue as GatewayContext & GatewayServerContext;
     const operation = plan.of(context)?.operation;
     if (operation === undefined) return;
     const { run } = context;
@@ -22,13 +24,8 @@ export function useAnswerFacts({ plan }: { plan: PlanStep }): Plugin<GatewayCont
       const { run } = context;
       if (typeof params.operationName === 'string') run.operation = params.operationName.slice(0, MAX_NAME_LENGTH);
     },
-    // A document with one named operation names it, whether or not the client sent operationName.
-    onExecute({ args }) {
-      fromDocument(args.contextValue as unknown as GatewayContext & GatewayServerContext);
-    },
-    onSubscribe({ args }) {
-      fromDocument(args.contextValue as unknown as GatewayContext & GatewayServerContext);
-    },
+    onExecute: fromDocument,
+    onSubscribe: fromDocument,
     onResultProcess({ request, result, resultProcessor, setResultProcessor, serverContext }) {
       const { run } = serverContext;
       const codes: string[] = [];

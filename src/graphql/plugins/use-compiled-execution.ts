@@ -1,12 +1,8 @@
-// Executes operations compiled by graphql-jit: once a function, an operation runs without graphql's
-// generic executor walking the document, building infos and paths, and coercing arguments every time.
-// - Compiled at its GRAPHQL_JIT_ON_RUN-th run (compiling costs more than a run, so a document sent once
-//   never pays it), per operation plan, held weakly with yoga's parse cache's document.
-// - Kept within COMPILED_CACHE_MAX_BYTES, least recently run out first (a stranger can send every new
-//   document twice); one evicted counts from zero again, one larger than the budget is never compiled.
-// - @defer/@stream (none in graphql-jit), subscriptions, what the compiler refuses and variables that do
-//   not coerce run on the standard executor, answered exactly as before.
-// - Field errors are located at their field nodes again: yoga rebuilds errors from them.
+// Executes operations compiled by graphql-jit, without graphql's generic executor walking the document
+// every time. Compiled at its GRAPHQL_JIT_ON_RUN-th run (compiling costs more than a run), kept within
+// COMPILED_CACHE_MAX_BYTES (a stranger can send every new document twice). @defer/@stream, subscriptions,
+// what the compiler refuses and bad variables run on the standard executor. Field errors are located at
+// their field nodes again: yoga rebuilds errors from them.
 import { Kind, locatedError, type ExecutionResult, type FieldNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
@@ -112,7 +108,6 @@ function relocated(result: ExecutionResult, compiled: Compiled): ExecutionResult
   return { errors, ...rest };
 }
 
-/** Run with its context and raw variables. */
 export type CompiledRun = (
   context: object,
   variables: Record<string, unknown> | null | undefined,

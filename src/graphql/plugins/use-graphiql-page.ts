@@ -11,7 +11,6 @@ const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
 export interface GraphiQLPageOptions {
-  /** Default /graphql. */
   endpoint?: string;
   /** Prefilled in the page's headers (sandbox mode only). */
   demoKey?: string;
@@ -114,9 +113,7 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
     accepted.set(name.trim(), q === undefined ? 1 : Number(q));
   }
   const weight = (name: string): number => accepted.get(name) ?? accepted.get('*') ?? 0;
-  if (weight('br') > 0) return 'br';
-  if (weight('gzip') > 0) return 'gzip';
-  return 'identity';
+  return weight('br') > 0 ? 'br' : weight('gzip') > 0 ? 'gzip' : 'identity';
 }
 
 export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {

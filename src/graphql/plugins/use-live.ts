@@ -104,10 +104,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   };
 }
 
-/**
- * Errors made GraphQLErrors again, which yoga passes on unmasked. A result without errors, the same for
- * every stream of the topic, gets the hub's JSON as `stringify`, which yoga's SSE processor uses.
- */
+/** Errors made GraphQLErrors (passed on unmasked); a result without errors gets the hub's JSON for yoga's SSE. */
 function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
   if (result.errors === undefined) {
     const text = hub.textOf(result);

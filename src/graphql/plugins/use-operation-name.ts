@@ -10,27 +10,22 @@ const nameOf = (name: string | undefined): string => name ?? '(anonymous)';
 function operationChoiceError(document: DocumentNode, operationName: string | null | undefined): GraphQLError {
   const names = documentPlan(document).operations.map((operation) => operation.name);
   const listed = names.map(nameOf);
-  const http = { status: 400 };
-  if (names.length === 0) {
-    return new GraphQLError('This document holds no operation (a query or a mutation) to run.', {
-      extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
-    });
-  }
+  const error = (message: string, code: ErrorCode): GraphQLError =>
+    new GraphQLError(message, { extensions: { code, operations: listed, http: { status: 400 } } });
+  if (names.length === 0) return error('This document holds no operation (a query or a mutation) to run.', 'OPERATION_NOT_FOUND');
   if (operationName === null || operationName === undefined) {
     const example = names.find((name) => name !== undefined);
-    return new GraphQLError(
+    return error(
       `This document holds ${names.length} operations (${listed.join(', ')}); send the name of the one to run as "operationName"` +
         (example === undefined ? '.' : ` (for example "operationName": "${example}").`),
-      { extensions: { code: 'OPERATION_NAME_REQUIRED' satisfies ErrorCode, operations: listed, http } },
+      'OPERATION_NAME_REQUIRED',
     );
   }
   const held =
     names.length === 1 && names[0] === undefined
       ? 'its one operation has no name: send no "operationName"'
       : `its operations are ${listed.join(', ')}`;
-  return new GraphQLError(`This document holds no operation named "${operationName}"; ${held}.`, {
-    extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
-  });
+  return error(`This document holds no operation named "${operationName}"; ${held}.`, 'OPERATION_NOT_FOUND');
 }
 
 export function useOperationName(): Plugin<YogaInitialContext> {

@@ -1,12 +1,8 @@
 // Puts every object of an answer in selection order, as the spec asks. yoga's executor adds a field
-// whose resolver returns a promise when it settles (graphql-yoga#3256, pothos#1511; no option changes
-// it, and graphql's executor has no @defer/@stream). graphql-jit keeps the order, but places a field
-// where the document first names it even when @skip/@include leave that place out.
-//
-// So this re-orders what the standard executor answered (wrapping it: an operation run compiled never
-// reaches the wrapper), and a compiled answer only when its document has @skip or @include. The order is
-// graphql-tools' collectFields'; a @defer part is ordered by its own fragment, a @stream part's items
-// as the list's. An object already in order is kept as it is: an answer in order costs one walk.
+// whose resolver returns a promise when it settles (graphql-yoga#3256, pothos#1511); graphql-jit misplaces
+// a field that @skip/@include leave out. So this re-orders the standard executor's answers, and a compiled
+// one only when its document has @skip or @include, by graphql-tools' collectFields. An object already
+// in order is kept as it is: an answer in order costs one walk.
 import { collectFields, collectSubFields, type FieldsAndPatches } from '@graphql-tools/utils';
 import {
   SchemaMetaFieldDef,
@@ -48,10 +44,7 @@ const orders = new WeakMap<Selection, SelectionOrder>();
 
 const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The named type of the field on `parent`, introspection's included. An abstract type with a single
- * object type is that type; with several, an answer does not say which it is, so it stays as it is.
- */
+/** An abstract type with one object type is that type; with several, an answer does not say which it is. */
 function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: FieldNode[]): GraphQLNamedType | undefined {
   const name = nodes[0]?.name.value;
   if (name === undefined) return undefined;

@@ -23,29 +23,25 @@ const headerGetter = {
 
 /** Ends `span` once `run`'s result is settled, marking it failed when it threw. */
 function endAfter<T>(span: Span, run: () => T): T {
+  const failed = (error: unknown): never => {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw error;
+  };
   let result: T;
   try {
     result = run();
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
+    return failed(error);
+  }
+  if (!(result instanceof Promise)) {
     span.end();
-    throw error;
+    return result;
   }
-  if (result instanceof Promise) {
-    return result.then(
-      (value: unknown) => {
-        span.end();
-        return value;
-      },
-      (error: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        throw error;
-      },
-    ) as T;
-  }
-  span.end();
-  return result;
+  return result.then((value: unknown) => {
+    span.end();
+    return value;
+  }, failed) as T;
 }
 
 export function useTracing({ plan }: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext> {

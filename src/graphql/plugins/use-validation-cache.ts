@@ -7,14 +7,11 @@ import type { Plugin } from 'graphql-yoga';
 
 type Result = readonly GraphQLError[];
 
-export interface ValidationCache {
-  /** Answers a document validated before with its result; yoga's validationCache must be off. */
-  plugin: Plugin;
-  /** With each onValidate (its added plugins' too) run only for a document not validated yet. */
-  onlyToValidate<P extends object>(plugin: P): P;
-}
-
-export function createValidationCache(): ValidationCache {
+/**
+ * `plugin` answers a document validated before (yoga's validationCache must be off); `onlyToValidate`
+ * makes each onValidate (its added plugins' too) run only for a document not validated yet.
+ */
+export function createValidationCache() {
   const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Result>>();
   const known = (schema: GraphQLSchema, document: DocumentNode): Result | undefined => results.get(schema)?.get(document);
 
