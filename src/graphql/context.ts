@@ -1,5 +1,5 @@
-// One context per GraphQL request: a fresh upstream source bound to the caller's key. Nothing here
-// outlives the request, which keeps one key's data away from another's. Beside it, the run's record.
+// One context per GraphQL request, with a fresh upstream source bound to the caller's key: nothing here
+// outlives the request, which keeps one key's data away from another's.
 import type { ServerResponse } from 'node:http';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { Freshness } from '../cache/read-cache.js';

@@ -1,6 +1,5 @@
-// Admission control: at most `maxActive` requests at work, `maxQueued` waiting, the rest answered 503.
-// Past a busy CPU or upstream pool, more at once only makes each slower and keeps more alive at once.
-//
+// Admission control: at most `maxActive` requests at work, `maxQueued` waiting, the rest answered 503:
+// past a busy CPU or upstream pool, more at once only makes each slower and keeps more alive at once.
 // Fairness: in a line each key has its own queue and the keys take turns. While other keys have work,
 // a key starts at most ceil(maxActive / keys with work): turns alone are not fair on one event loop,
 // where the flooding key's other requests would still run beside another tenant's; slots may stay idle,
@@ -41,7 +40,6 @@ export interface AdmissionOptions {
   maxQueued: number;
   /** Still waiting this long: turned away (its client has likely given up). */
   maxWaitMs: number;
-  /** Default KEYLESS_PER_SECOND. */
   keylessPerSecond?: number;
   reject(req: IncomingMessage, res: ServerResponse, reason: 'full' | 'waited'): void;
 }

@@ -1,7 +1,6 @@
-// A refusal while the client still sends its body: node closes the socket once the answer is written,
-// later bytes get a TCP reset, and a reset may reach the client before the answer (undici: "fetch
-// failed"). So the connection closes as RFC 9112's tear-down asks: half-closed, reading and dropping
-// what arrives until the client closes or the body is all here, within LINGER; then ended as before.
+// A refusal while the client still sends its body: later bytes would get a TCP reset, which may reach
+// the client before the answer (undici: "fetch failed"). So the connection closes as RFC 9112's
+// tear-down asks: half-closed, dropping what arrives until the body is all here, within LINGER.
 import type { IncomingMessage } from 'node:http';
 
 export const LINGER = { ms: 2_000, maxBytes: 8 * 1024 * 1024 } as const;

@@ -104,8 +104,7 @@ export async function serveHttp(
     },
   });
 
-  // An event stream waits on the live pollers, not on work: it takes no MAX_ACTIVE_REQUESTS slot but a
-  // place of its own (LIVE_MAX_STREAMS, none waits in line), closed after its lifetime and on drain.
+  // An event stream waits on the live pollers, not on work: a place of its own (LIVE_MAX_STREAMS), no slot.
   const openStreams = createOpenStreams(config.live?.maxLifetimeMs ?? LIVE_DEFAULTS.maxLifetimeMs);
   const streams = createAdmission({
     maxActive: config.live?.maxStreams ?? LIVE_DEFAULTS.maxStreams,
@@ -117,9 +116,8 @@ export async function serveHttp(
     },
   });
 
-  // A request gets in line only once its body is here: a slow sender holds its own socket, never a
-  // slot. node cuts one whose headers and body are late (408), checking every connectionsCheckingInterval;
-  // a complete request is out of its reach, so its wait in line is not counted against it.
+  // A request gets in line only once its body is here: a slow sender holds its own socket, never a slot.
+  // node cuts one whose headers and body are late (408); its wait in line is not counted against it.
   const receiveTimeoutMs = config.receiveTimeoutMs;
   const server = createServer({
     ServerResponse: PacedResponse,

@@ -1,7 +1,6 @@
-// The open event streams: each is closed LIVE_MAX_LIFETIME_S after it opened, and all on drain. By
-// closing its connection, never with `complete`: graphql-sse clients take `complete` as the end for
-// good, but retry a closed connection with backoff, here (which rebalances long-lived connections) or on
-// another replica. Closing the response aborts its request, and the live hub lets go of the stream.
+// The open event streams, closed LIVE_MAX_LIFETIME_S after they opened and all on drain, by closing the
+// connection: graphql-sse clients take `complete` as the end for good, but retry a closed connection,
+// here (which rebalances long-lived connections) or on another replica.
 import type { ServerResponse } from 'node:http';
 
 export function createOpenStreams(maxLifetimeMs: number) {

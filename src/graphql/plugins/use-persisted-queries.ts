@@ -1,8 +1,6 @@
-// Persisted queries. APQ (Apollo's persisted-query link, urql's persistedExchange): a document's SHA-256
-// alone, and on PersistedQueryNotFound the document with its hash, checked and kept in a bounded store,
-// only once its request ran and the upstream accepted its key: a made-up key cannot fill the store.
-// Trusted documents: the manifest a frontend was built with (GraphQL Code Generator's client-preset,
-// `{ "sha256:<hex>": "<document>" }`), run by hash; with TRUSTED_DOCUMENTS_ONLY, nothing else runs.
+// Persisted queries. APQ: a document sent with its hash is kept only once its request ran and the
+// upstream accepted its key, so a made-up key cannot fill the store. Trusted documents: the manifest a
+// frontend was built with (client-preset's `{ "sha256:<hex>": "<document>" }`), run by hash.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';

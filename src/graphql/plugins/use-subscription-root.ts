@@ -1,6 +1,5 @@
-// A subscription's top-level selection may not carry `@skip` or `@include` (the spec's "Single Root
-// Field", as graphql-js 17 has it): a stream whose only field is skipped would poll `{}` with no
-// upstream call, so nothing would tell its key is made up, and it would hold a stream's place.
+// No `@skip` or `@include` in a subscription's top-level selection (the spec's "Single Root Field"): a
+// stream whose only field is skipped would never call upstream, so nothing would tell its key is made up.
 import { type DocumentNode, type FragmentDefinitionNode, GraphQLError, Kind, OperationTypeNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';

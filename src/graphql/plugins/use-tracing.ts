@@ -1,7 +1,6 @@
-// OpenTelemetry spans of a GraphQL request: a SERVER span continuing the client's `traceparent`, the
-// operation's span (`query Dashboard`) with parse, validate and execute, whose context the upstream
-// client's spans are children of. The API only: without an SDK started (tracing.ts) every span is a
-// no-op. No attribute holds a header, a document or a variable value.
+// OpenTelemetry spans of a GraphQL request: a SERVER span continuing the client's `traceparent`, and the
+// operation's with parse, validate and execute (the upstream calls' parent). The API only: without an
+// SDK started every span is a no-op. No attribute holds a header, a document or a variable value.
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';

@@ -1,7 +1,6 @@
-// Validation once per parsed document. yoga's own cache keys a result by the names of every rule the
-// plugins add, so every plugin's onValidate ran on every request to make the key. Here a result is kept
-// weakly by schema and document, and onValidate runs only for a document not validated yet: the rules
-// do not depend on the request, so one result per document holds.
+// Validation once per parsed document, kept weakly by schema and document. yoga's own cache keys a result
+// by every rule the plugins add, so every onValidate ran on every request; the rules do not depend on
+// the request, so one result per document holds.
 import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
