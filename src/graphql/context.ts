@@ -1,7 +1,5 @@
-// One context per GraphQL request: the caller's key (read once, into the request's state) and a fresh
-// upstream data source bound to it (upstream/source.ts). Nothing here outlives the request, which is
-// what keeps one key's data away from another key. Beside it, the GraphQL layer's own record of the run
-// (GraphQLRun): what it ran and what came of it, which it turns into the answer the HTTP layer sends.
+// One context per GraphQL request, with a fresh upstream source bound to the caller's key: nothing here
+// outlives the request, which keeps one key's data away from another's.
 import type { ServerResponse } from 'node:http';
 import type { GatewayContext, Usage } from '../schema/context.js';
 import type { Freshness } from '../cache/read-cache.js';
@@ -10,10 +8,7 @@ import type { RequestState } from '../request-state.js';
 import type { ExecutionResult } from 'graphql';
 import { RequestTrace } from '../upstream/request-trace.js';
 
-/**
- * Aborted when the client leaves before its answer is sent, as @whatwg-node's `request.signal` is: that
- * one is a Proxy whose every property (each of addEventListener's internal symbols) passes its traps.
- */
+/** Aborted when the client leaves first; @whatwg-node's `request.signal` is a Proxy, slow on every property. */
 function callerLeft(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   if (res.destroyed && !res.writableFinished) controller.abort(res.errored ?? undefined);
@@ -21,10 +16,7 @@ function callerLeft(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-/**
- * The context of the request whose state is `state`; `caller`, its HTTP answer, or for a live poll (which
- * has none) its request's signal. A live poll reads today's figures fresh (`freshness`).
- */
+/** `caller`: its HTTP answer, or a live poll's signal. */
 export function createContext(
   upstream: Upstream,
   bounds: RequestBounds,
@@ -44,9 +36,7 @@ export function createContext(
     ...(state.store ? { store: state.store } : {}),
     trace,
   });
-  // One "today" for the whole request: periods resolved by the plan's cost count, the look-ahead and
-  // every resolver (a list of websites, a deferred part) use this instant, so a request running across
-  // midnight never mixes two days.
+  // One "today" for the whole request: one running across midnight never mixes two days.
   const now = upstream.clock.now();
   return {
     source,
@@ -57,36 +47,25 @@ export function createContext(
   };
 }
 
-/** What yoga's server context carries besides node's request and response: the request's state, and this run's record. */
 export interface GatewayServerContext {
   state: RequestState;
   run: GraphQLRun;
 }
 
-/** The GraphQL layer's record of one run of a request: what it ran and what came of it (answered.ts). */
+/** The GraphQL layer's record of one run of a request: what it ran and what came of it (AnswerFacts). */
 export interface GraphQLRun {
-  /** The GraphQL context, once yoga (or the known operations' path) made it. */
   context: GatewayContext | undefined;
-  /** Its own trace of its upstream calls, when the request asked for one. */
   trace: RequestTrace | undefined;
-  /** A result the known operations' path ran and hands to yoga to answer (it has errors, which yoga formats). */
+  /** A result of the known operations' path with errors, handed to yoga to format. */
   erredResult: { context: GatewayContext; result: ExecutionResult } | undefined;
-  /** Its form (text or hash, operation name), when the known operations' path may learn it from yoga's run. */
   form: string | undefined;
-  /** The operation as the log names it: the request's operationName, or the document's own name. */
   operation: string | null;
-  /** The document's own operation name and type, once it ran. */
   documentName: string | undefined;
   type: 'query' | 'mutation' | 'subscription' | 'unknown';
-  /** The code of each error of its result, once a result was made. */
   errorCodes: string[] | undefined;
-  /** The data's JSON, made once for the answer's text, for a query's result without errors. */
   data: string | null;
-  /** The request's OpenTelemetry trace id, once its span started (use-tracing.ts). */
   traceId: string | undefined;
 }
-
-/** A new run of `state`'s request: its trace made when it asked for one. */
 export function newRun(state: RequestState): GraphQLRun {
   return {
     context: undefined,

@@ -1,13 +1,12 @@
-// Which browser origins may call the gateway. The key travels in a header a browser never attaches
-// by itself, so CORS decides only which pages can read answers, not who can act as a user. Outside
-// production, pages served from this machine (http://localhost:*, http://127.0.0.1:*) are allowed
-// by default, as a frontend's dev server is; CORS_ORIGINS names others, and is the only way in production.
+// Which browser origins may read answers. The key is a header a browser never attaches by itself, so
+// CORS decides who reads, not who acts. Outside production, this machine's pages (a dev server) are
+// allowed too; CORS_ORIGINS names the others.
 import { z } from 'zod';
 import { custom, type SettingsOf, shown } from '../settings.js';
 
 const LOCAL_DEV_ORIGIN = /^http:\/\/(?:localhost|127\.0\.0\.1)(?::\d{1,5})?$/;
 
-/** Request headers the common clients send: Apollo Client, urql, graphql-request, GraphiQL. */
+/** What Apollo Client, urql, graphql-request and GraphiQL send. */
 export const CORS_ALLOWED_HEADERS = [
   'authorization',
   'content-type',
@@ -20,19 +19,17 @@ export const CORS_ALLOWED_HEADERS = [
   'x-gateway-trace',
 ];
 
-/** Response headers a page may read. */
 export const CORS_EXPOSED_HEADERS = ['retry-after', 'etag', 'cache-control'];
 
 // An origin is a scheme, a host and a port: never a user or a password.
 const ORIGIN = /^https?:\/\/[^/\s@]+$/;
 
-/** CORS_ORIGINS: the origins allowed besides this machine's outside production; `*`: any. */
 export const CORS_SETTINGS = {
   corsOrigins: custom(
     'CORS_ORIGINS',
     z
       .string()
-      // Checked whole before it is split: a password may hold a comma, and its halves would be quoted as entries.
+      // Before it is split: a password may hold a comma, and its halves would be quoted.
       .refine((value) => !value.includes('@'), {
         error: (issue) =>
           `CORS_ORIGINS entries must be origins such as https://app.example.com (or *), never with a user or password, got "${shown(issue.input)}"`,
@@ -62,7 +59,6 @@ export function isAllowedOrigin(origin: string, { corsOrigins, production }: Cor
   return !production && LOCAL_DEV_ORIGIN.test(origin);
 }
 
-/** What an allowed origin's answers say: yoga's CORS options, and the same as headers. */
 export function corsOptionsFor(origin: string) {
   return {
     origin,
@@ -74,24 +70,18 @@ export function corsOptionsFor(origin: string) {
   };
 }
 
-/** The CORS headers of an answer (not a preflight's) to an allowed origin, as yoga writes them from corsOptionsFor. */
+/** As yoga writes them, for an answer that is not a preflight. */
 export function corsAnswerHeaders(origin: string): string[] {
   const options = corsOptionsFor(origin);
-  return [
-    'access-control-allow-origin',
-    options.origin,
-    'access-control-allow-methods',
-    options.methods.join(', '),
-    'access-control-allow-headers',
-    options.allowedHeaders.join(', '),
-    'access-control-expose-headers',
-    options.exposedHeaders.join(', '),
-    'access-control-max-age',
-    String(options.maxAge),
-  ];
+  return Object.entries({
+    'access-control-allow-origin': options.origin,
+    'access-control-allow-methods': options.methods.join(', '),
+    'access-control-allow-headers': options.allowedHeaders.join(', '),
+    'access-control-expose-headers': options.exposedHeaders.join(', '),
+    'access-control-max-age': String(options.maxAge),
+  }).flat();
 }
 
-/** For the start-up output. */
 export function describeAllowedOrigins({ corsOrigins, production }: CorsConfig): string {
   const named = corsOrigins.includes('*') ? ['any origin (*)'] : corsOrigins;
   const local = production ? [] : ['http://localhost:* and http://127.0.0.1:* (not in production)'];

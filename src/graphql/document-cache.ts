@@ -1,23 +1,14 @@
-// yoga's cache of parsed documents (and, keyed by them, of their validation), bounded by what the
-// documents cost in memory rather than by their number. yoga's default keeps 1,024 documents whatever
-// their size, so a stranger sending large distinct documents could fill the heap
-// (docs/performance.md#memory).
-//
-// What a parsed document costs (graphql 16, with locations, which errors need): every token of the
-// source is an object kept in a linked list from the document's location, comments included, and every
-// field, name and argument is a node with its own location; the source string is kept twice (as the
-// cache's key and by the tokens). The estimate below errs on the high side: a cache bounded by it holds
-// no more than its bound.
+// yoga's cache of parsed documents, bounded by their memory, not their number: yoga's default keeps
+// 1,024 whatever their size, so large distinct documents could fill the heap. A parsed document keeps
+// every token (comments included) as an object, and its source twice; the estimate errs on the high side.
 import { TokenKind, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { integer } from '../settings.js';
 
 const BYTES_PER_TOKEN = 600;
 const BYTES_PER_COMMENT = 120;
-/** An error's object, message and stack-less location, beside its source. */
 const BYTES_PER_ERROR = 2048;
 
-/** Estimated heap bytes of a parsed document and its source (the key it is cached under). */
 export function documentBytes(source: string, document: DocumentNode): number {
   let bytes = 2 * source.length;
   for (let token = document.loc?.startToken ?? null; token !== null; token = token.next) {
@@ -31,16 +22,9 @@ export interface DocumentCaches {
   errorCache: LRUCache<string, object>;
 }
 
-/** How long yoga's own cache keeps a document unused; kept as it was. */
+/** As yoga's own cache. */
 const LIFETIME_MS = 3_600_000;
 
-/**
- * The two caches yoga's `parserAndValidationCache` takes: documents within `maxBytes` (validation
- * results hang off them weakly and go with them), parse errors within a quarter of it. A document
- * larger than its cache's bound is parsed every time it comes, and kept by nobody.
- */
-/** DOCUMENT_CACHE_MAX_BYTES's default. */
-/** DOCUMENT_CACHE_MAX_BYTES: parsed documents kept for reuse, by their estimated heap. */
 export const DOCUMENT_CACHE_SETTINGS = {
   documentCacheMaxBytes: integer('DOCUMENT_CACHE_MAX_BYTES', {
     fallback: 16 * 1024 * 1024,
@@ -51,6 +35,7 @@ export const DOCUMENT_CACHE_SETTINGS = {
   }),
 };
 
+/** Parse errors get a quarter of the bytes; a document larger than its bound is parsed each time. */
 export function createDocumentCaches(maxBytes: number): DocumentCaches {
   return {
     documentCache: new LRUCache<string, DocumentNode>({

@@ -1,8 +1,5 @@
-// What the GraphQL endpoint offers besides queries, declared apart from yoga.ts so that reading the
-// settings (config.ts) loads no schema.
+// What the GraphQL endpoint offers besides queries, apart from yoga.ts so that config.ts loads no schema.
 import { flag, onOff } from '../settings.js';
-
-/** What the GraphQL endpoint offers besides queries: GraphiQL, introspection, and serving as a subgraph. */
 export const YOGA_SETTINGS = {
   graphiql: flag('GRAPHIQL', {
     fallback: true,

@@ -1,15 +1,9 @@
-// The "Upstream calls" panel of the gateway's GraphiQL page (plugins/use-graphiql-page.ts): a GraphiQL
-// plugin (GraphiQL's `plugins` prop: a title, an icon and a content component) that draws the last
-// run's `extensions.trace` (upstream/request-trace.ts) as a waterfall: each call a bar, its start and
-// length to the scale of the request's wall time, a hit of the cache marked, its fields beside it, and
-// the totals above. It is browser code, sent as it is inside the page: plain JavaScript in a string.
-//
-// It takes what the page already has: React, which GraphiQL's bundle puts on `globalThis`, and the
-// answers, seen by wrapping `fetch` (GraphiQL's executor calls `globalThis.fetch` at each run). The page
-// asks for the trace with the header GraphiQL adds to every request (`additionalHeaders`). Without React
-// on the page (another GraphiQL bundle) the page renders without the panel.
+// The "Upstream calls" panel of the GraphiQL page: a GraphiQL plugin drawing the last run's
+// `extensions.trace` as a waterfall. Browser code, plain JavaScript in a string. It uses the page's own
+// React (GraphiQL's bundle puts it on `globalThis`; without it, no panel) and sees the answers by
+// wrapping `fetch`, which GraphiQL's executor calls at each run.
 
-/** Defines `gatewayTracePlugins(endpoint)`: the plugins to hand to GraphiQL (none without React). */
+/** Defines `gatewayTracePlugins(endpoint)`: the plugins to hand to GraphiQL. */
 export const TRACE_PANEL_SCRIPT = String.raw`
 function gatewayTracePlugins(endpoint) {
   const React = globalThis.React;

@@ -1,22 +1,7 @@
-// Known operations: a query this gateway has run before, sent again in the same form, is answered here,
-// in front of yoga, on the path a known operation needs and nothing else. The form is what the client
-// sends: the document's text (or its persisted hash) and operation name, by POST as JSON or by GET. What
-// does not depend on the values was done the first times, by yoga's full path: parsing, the document
-// limits (tokens, depth, aliases, directives, fields), validation, the operation's plan, graphql-jit's
-// compilation. What depends on the request is done again, as yoga's steps do it: the key (read by the
-// HTTP layer), the variables (coerced by the compiled operation), the argument checks and the cost (the
-// plan's checks, use-plan.ts), execution and the usage extensions. The answer it makes goes out through
-// the HTTP layer's ending (http/answer.ts) as yoga's does: headers, ETag, stored answer, log, metrics, slot.
-//
-// Anything else goes through yoga, untouched, so that every answer that is not a plain success is
-// yoga's own: a refused argument, a cost over the limit or variables that do not coerce (checked here
-// before any resolver runs, then left to yoga, which refuses them with its errors); an answer with
-// errors (handed to yoga with its result, `erredResult`, so that yoga formats and masks them and no
-// upstream call is made twice); a request with a trace; an Accept that is not plain JSON; @defer/@stream
-// and @skip/@include (yoga orders their fields); a subscription; a mutation. Nor anything at all where
-// OpenTelemetry traces are made (their spans are yoga's steps). An operation is known once yoga ran it
-// compiled (GRAPHQL_JIT_ON_RUN), and stays known while its compiled form is kept
-// (COMPILED_CACHE_MAX_BYTES); its forms are kept within a budget of bytes of their own.
+// Known operations: a query run compiled before, sent again in the same form, is answered in front of
+// yoga: parsing, limits, validation and compilation were done the first times. Every answer that is not
+// a plain success is yoga's own: a result with errors is handed to it (`erredResult`, so no upstream call
+// is made twice); refusals, traces, other Accepts, @defer/@stream, @skip/@include go to yoga.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -33,23 +18,17 @@ import { usageFigures } from './plugins/use-usage-extensions.js';
 
 export interface KnownOperationsOptions {
   schema: GraphQLSchema;
-  /** The path GraphQL is served at. */
   endpoint: string;
-  /** graphql-jit's compiled operations (use-compiled-execution.ts): an operation is known while compiled. */
   compiled: CompiledExecutionStep;
-  /** The plan's checks, as the plan step runs them (argument checks, then the cost). */
   checks: readonly PlanCheck[];
-  /** MAX_COST, reported in the usage extensions. */
   costLimit: number;
-  /** The request's GraphQL context, as yoga's context factory makes it (graphql/context.ts). */
   context: (state: RequestState, run: GraphQLRun, res: ServerResponse) => GatewayContext;
-  /** Bytes of forms kept (text or hash and operation name). */
+  /** Bytes of forms kept. */
   maxBytes: number;
-  /** A fault of this path's own (the request is then answered by yoga). */
+  /** Yoga then answers. */
   onFault?: (error: unknown) => void;
 }
 
-/** What a known operation's answer needs: its plan, and the name its request gave. */
 interface Known {
   operation: OperationPlan;
   operationName: string | null;
@@ -62,10 +41,7 @@ interface GraphQLBody {
   extensions?: unknown;
 }
 
-/**
- * The form of a request's body: `q<operationName>\n<text>`, or `h<operationName>\n<hash>` for a persisted
- * query sent by hash alone; undefined for anything else (no document, a hash with its text, odd types).
- */
+/** `q<operationName>\n<text>`, or `h<operationName>\n<hash>` for a hash alone; undefined for anything else. */
 export function formOf(body: object): string | undefined {
   const { query, operationName, variables, extensions } = body as GraphQLBody;
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
@@ -80,7 +56,7 @@ export function formOf(body: object): string | undefined {
   return persisted.version === 1 && typeof persisted.sha256Hash === 'string' ? `h${name}\n${persisted.sha256Hash}` : undefined;
 }
 
-/** A GET's parameters as yoga reads them (empty means absent; variables and extensions JSON); undefined when they do not parse. */
+/** A GET's parameters as yoga reads them; undefined when they do not parse. */
 function paramsOf(url: string): GraphQLBody | undefined {
   const search = new URLSearchParams(url.slice(url.indexOf('?') + 1));
   const json = (name: string): unknown => {
@@ -99,7 +75,6 @@ function paramsOf(url: string): GraphQLBody | undefined {
   }
 }
 
-/** The body of a POST as JSON, or a GET's parameters, at the endpoint; undefined for any other request. */
 function bodyOf(req: IncomingMessage, state: RequestState, endpoint: string): GraphQLBody | undefined {
   const url = req.url ?? '';
   if (req.method === 'POST') return url === endpoint ? state.body() : undefined;
@@ -107,12 +82,8 @@ function bodyOf(req: IncomingMessage, state: RequestState, endpoint: string): Gr
 }
 
 export interface KnownOperations {
-  /** Learns the operations yoga runs (after the plan and the compiled execution), and runs a handed-over result. */
   step: Plugin<GatewayContext, GatewayServerContext>;
-  /**
-   * The answer of a request whose operation is known in its form; undefined when yoga is to answer it
-   * (not known, or its result has errors: then handed over in `run`).
-   */
+  /** undefined when yoga is to answer (not known, or a result with errors, handed over in `run`). */
   answer(req: IncomingMessage, res: ServerResponse, state: RequestState, run: GraphQLRun): Promise<JsonAnswer | undefined> | undefined;
 }
 
@@ -123,16 +94,8 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
     sizeCalculation: (_known, form) => 2 * form.length + 200,
   });
   // Accept values are few; a client making up new ones fills a bounded map, and is answered by yoga.
-  const accepts = new LRUCache<string, { type: string | null }>({ max: 64 });
-  const answerTypeOf = (req: IncomingMessage): string | null => {
-    const accept = req.headers.accept ?? '';
-    let known = accepts.get(accept);
-    if (known === undefined) {
-      known = { type: jsonAnswerType(accept) };
-      accepts.set(accept, known);
-    }
-    return known.type;
-  };
+  const accepts = new LRUCache<string, { type: string | null }>({ max: 64, memoMethod: (accept) => ({ type: jsonAnswerType(accept) }) });
+  const answerTypeOf = (req: IncomingMessage): string | null => accepts.memo(req.headers.accept ?? '').type;
 
   const answerKnown = async (
     res: ServerResponse,
@@ -180,13 +143,13 @@ export function createKnownOperations(options: KnownOperationsOptions): KnownOpe
       const body = bodyOf(req, state, endpoint);
       const form = body === undefined ? undefined : formOf(body);
       if (body === undefined || form === undefined) return undefined;
-      // Whenever yoga runs it (here or later), the form is learned if it runs as a known operation can (`step`).
+      // Learned by `step` if yoga runs it as a known operation can.
       run.form = form;
       const known = forms.get(form);
       const type = known === undefined ? null : answerTypeOf(req);
       if (known === undefined || type === null) return undefined;
       return answerKnown(res, state, run, known, body, type).catch((error: unknown) => {
-        // A fault of this path, never of the request: yoga answers it (a read-only query, run again).
+        // Yoga answers it: a read-only query, run again.
         options.onFault?.(error);
         run.erredResult = undefined;
         run.context = undefined;

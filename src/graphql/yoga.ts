@@ -1,6 +1,5 @@
-// yoga with our schema and the plugin list (the order below is the order a request meets them), and the
-// GraphQL layer's one way in: `answer` makes a request's answer, by the known operations' path or by
-// yoga, as plain data for the HTTP layer's ending (http/answer.ts), which sends it.
+// yoga and its plugins (in the order a request meets them), and the GraphQL layer's one way in: `answer`,
+// by the known operations' path or by yoga, as plain data that the ending (http/answer.ts) sends.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -49,7 +48,6 @@ import { GRAPHQL_ENDPOINT } from '../http-headers.js';
 import { type RequestState, livePollState } from '../request-state.js';
 import { createKnownOperations } from './known-operations.js';
 
-/** The settings yoga and its plugins are built with: each module's own, as config.ts read them. */
 export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
   CorsConfig &
   RequestBounds &
@@ -60,39 +58,27 @@ export type GatewayYogaConfig = SettingsOf<typeof YOGA_SETTINGS> &
     limits: SettingsOf<typeof DOCUMENT_LIMIT_SETTINGS> & SettingsOf<typeof FIELD_LIMIT_SETTINGS>;
     persistedQueries: SettingsOf<typeof PERSISTED_QUERY_SETTINGS>;
     live: Pick<SettingsOf<typeof LIVE_SETTINGS>, 'intervalMs' | 'maxStreamsPerKey'>;
-    /** OpenTelemetry traces are made (tracing.ts). */
     tracing: boolean;
   };
 
 export interface GatewayYogaOptions {
   upstream: Upstream;
-  /** Where APQ registrations go when several gateways share a store (Redis); default this process. */
   documentRegistry?: DocumentRegistry;
-  /** GraphiQL's demo key (sandbox mode). */
   graphiql?: Omit<GraphiQLPageOptions, 'endpoint'>;
-  /** The shared pollers of subscriptions (live/hub.ts); without it a subscription is refused. */
+  /** Without it a subscription is refused. */
   live?: LiveHub;
-  /** A live poll's answer, counted and logged as every answer is (http/answer.ts's `settle`). */
+  /** A live poll's answer, counted and logged as every answer is. */
   polled?: (state: RequestState, answer: Answer) => void;
-  /** A fault of the known operations' path (the request is then answered by yoga). */
   onFault?: (error: unknown) => void;
-  /** Documents trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools' (mcp/service.ts). */
+  /** Trusted besides PERSISTED_DOCUMENTS', by SHA-256: the MCP tools'. */
   trustedDocuments?: ReadonlyMap<string, string>;
 }
 
 export type GatewayYoga = YogaServerInstance<GatewayServerContext, GatewayContext>;
 
-/** Yoga, and the GraphQL layer's one way in. */
-export interface GatewayGraphQL {
-  yoga: GatewayYoga;
-  /** The request's answer: by the known operations' path when its operation is known in its form, else by yoga. */
-  answer(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<Answer>;
-}
-
-/** A GraphQL answer's JSON media types, as yoga writes them. */
 const JSON_ANSWER = /^(application\/(?:graphql-response\+)?json)\b/;
 
-/** What the ending needs to know of a run's answer; null when no GraphQL ran (a page, a preflight). */
+/** null when no GraphQL ran (a page, a preflight). */
 function factsOf(run: GraphQLRun): AnswerFacts | null {
   if (run.errorCodes === undefined) return null;
   const { context } = run;
@@ -107,7 +93,7 @@ function factsOf(run: GraphQLRun): AnswerFacts | null {
   };
 }
 
-/** Yoga's response as an answer: a JSON one as text, with the headers of its own; any other whole. */
+/** Yoga's response as an answer: a JSON one as text with its own headers; any other whole. */
 export async function answerOf(response: Response, run: GraphQLRun): Promise<Answer> {
   const facts = factsOf(run);
   const json = JSON_ANSWER.exec(response.headers.get('content-type') ?? '');
@@ -126,28 +112,24 @@ export async function answerOf(response: Response, run: GraphQLRun): Promise<Ans
   };
 }
 
-/** Bytes of request forms (a document's text or hash, an operation name) the known-operations path keeps. */
+/** Bytes of request forms the known-operations path keeps. */
 const KNOWN_FORMS_MAX_BYTES = 4 * 1024 * 1024;
 
 export function createGatewayYoga(
   config: GatewayYogaConfig,
   { upstream, graphiql = {}, documentRegistry, live, polled, onFault, trustedDocuments }: GatewayYogaOptions,
-): GatewayGraphQL {
+) {
   const validation = createValidationCache();
   const { limits, persistedQueries: pq } = config;
   const manifest = pq.documentsPath === null ? new Map<string, string>() : loadPersistedDocuments(pq.documentsPath);
   for (const [hash, document] of trustedDocuments ?? []) manifest.set(hash, document);
   const servedSchema = config.federation ? subgraphSchema().schema : schema;
-  // The first step of execution: the operation's plan (schema/plan.ts), and the checks that refuse it
-  // before any resolver runs, in this order (a perPage of 1000 is a refused argument, not an expensive
-  // operation). The steps that read the plan are given it: none can run before it.
+  // The plan's checks, in this order: a perPage of 1000 is a refused argument, not an expensive operation.
   const checks = [useArgumentChecks(), useCostLimit({ limit: config.maxCost })];
   const plan = usePlan(checks);
   const compiled = useCompiledExecution(plan, { onRun: config.jitOnRun, maxBytes: config.compiledCacheMaxBytes });
-  // X-Gateway-Trace is heard: GraphiQL sends it, and answers carry their trace.
   const traces = tracesAllowed(config);
-  // A query run before, sent again in the same form, is answered without yoga (known-operations.ts);
-  // not where OpenTelemetry traces are made: their spans are yoga's steps.
+  // Not where OpenTelemetry traces are made: their spans are yoga's steps.
   const known = config.tracing
     ? undefined
     : createKnownOperations({
@@ -163,32 +145,25 @@ export function createGatewayYoga(
   const yoga: GatewayYoga = createYoga<GatewayServerContext, GatewayContext>({
     schema: servedSchema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
-    // /health is answered by http/server.ts, on that path only. Yoga's own check answers any URL that
-    // ends with its endpoint (/__sandbox/health, /foo/health): given one no URL can end with (a request
-    // line holds no space, and a URL is written with its spaces escaped), it answers none.
+    // /health is http/server.ts's. Yoga's check answers any URL ending with its endpoint (/foo/health):
+    // no URL ends with a space, so it answers none.
     healthCheckEndpoint: ' ',
     landingPage: false,
     logging: false,
     batching: false,
-    // Bounded by what the documents cost, not by their number (document-cache.ts); validation results
-    // are kept by use-validation-cache.ts instead, without running every plugin's onValidate each time.
+    // Validation results are use-validation-cache.ts's.
     parserAndValidationCache: { ...createDocumentCaches(config.documentCacheMaxBytes), validationCache: false },
     maskedErrors: { isDev: !config.production },
-    // Served by useGraphiQLPage: compressed, with an ETag.
     graphiql: false,
-    // Yoga answers a preflight for an allowed origin; every other answer's CORS headers are the ending's
-    // (http/answer.ts).
+    // Yoga answers a preflight for an allowed origin; every other answer's CORS headers are the ending's.
     cors: (request) => {
       const origin = request.headers.get('origin');
       if (request.method !== 'OPTIONS' || origin === null || !isAllowedOrigin(origin, config)) return false;
       return corsOptionsFor(origin);
     },
-    // The request's state (request-state.ts) came with it from the HTTP layer, or from a live poll
-    // (use-live.ts), which reads today's figures from the upstream, not from a cache entry of up to
-    // CACHE_TTL_RECENT_S. The context is kept in the state, for the steps after execution.
+    // A live poll reads today's figures fresh, not from a cache entry of up to CACHE_TTL_RECENT_S.
     context: (initial) => {
       const { request, state, run } = initial;
-      // A result the known-operations path ran, with its context: answered as it is.
       if (run.erredResult !== undefined) return (run.context = run.erredResult.context);
       const { res } = initial as { res?: ServerResponse };
       const freshness = state.livePoll ? { recentMaxAgeMs: liveFreshnessMs(config.live.intervalMs) } : undefined;
@@ -200,48 +175,37 @@ export function createGatewayYoga(
       useBrowserPostGuard(),
       useGetParams(),
       ...usePersistedQueries({
-        maxEntries: pq.maxEntries,
-        maxBytes: pq.maxBytes,
+        ...pq,
         manifest,
-        trustedOnly: pq.trustedOnly,
         keyAccepted: (context) => (context as GatewayContext).source.keyAccepted(),
         registry: documentRegistry,
       }),
-      // Tokens while parsing; depth, aliases and directives as validation rules.
-      useDocumentLimits({ tokens: limits.tokens, depth: limits.depth, aliases: limits.aliases, directives: limits.directives }),
-      // Once parsed: a document whose operation operationName does not pick is answered before validation.
+      useDocumentLimits(limits),
       useOperationName(),
-      // Before validation runs at all: the rules, the look-ahead and the compiler all expand fragments.
+      // Before validation: the rules, the look-ahead and the compiler all expand fragments.
       useFieldLimit({ limit: limits.fields }),
       useDeferStream(),
       useDateLiterals(),
-      // A subscription's one top-level field may not be skipped: a stream that selects nothing never asks the upstream.
       useSubscriptionRoot(),
-      // Without introspection, validation errors suggest no names either ("Did you mean …" goes), and a
-      // subgraph does not print its schema (`_service { sdl }`).
       ...(config.introspection ? [] : [useDisableIntrospection(), useNoSuggestions(), ...(config.federation ? [useNoServiceSdl()] : [])]),
       useUsageExtensions({ costLimit: config.maxCost }),
-      // Only where X-Gateway-Trace is heard: elsewhere no request has a trace to give.
       ...(traces ? [useRequestTrace()] : []),
       plan,
-      // Before the compiled execution: it wraps the standard executor, which a compiled operation skips.
+      // Wraps the standard executor, which a compiled operation skips.
       useSelectionOrder(plan),
       compiled,
-      // After the compiled execution: it learns the operations run compiled, and runs a handed-over result.
+      // After the compiled execution: it learns the operations run compiled.
       ...(known ? [known.step] : []),
       ...(config.tracing ? [useTracing({ plan })] : []),
-      // What the ending needs of the answer; the text of a query's result made once, from its data's JSON.
       useAnswerFacts({ plan }),
-      // A subscription found by hash moves to a stream's place.
       useWork(),
-      // A subscription's polls are queries run by this same yoga, in process: every rule above applies to them.
+      // A subscription's polls are queries run by this same yoga: every rule above applies to them.
       ...(live
         ? [
             useLive({
               hub: live,
               maxStreamsPerKey: config.live.maxStreamsPerKey,
               runQuery: async ({ subscriber, ...body }, signal) => {
-                // No HTTP request can carry a state: only the gateway's own polls run as one.
                 const state = livePollState(subscriber.credentials);
                 const run = newRun(state);
                 const response = await yoga.fetch(
@@ -265,23 +229,21 @@ export function createGatewayYoga(
             }),
           ]
         : []),
-      // Last, and itself kept as it is: a document validated before is answered with its result.
       validation.plugin,
     ].map(validation.onlyToValidate),
   });
   return {
     yoga,
-    async answer(req, res, state) {
+    async answer(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<Answer> {
       const run = newRun(state);
       const answered = known?.answer(req, res, state, run);
       if (answered !== undefined) {
         const answer = await answered;
         if (answer !== undefined) return answer;
       }
-      // Yoga takes the JSON body parsed (once: the state's), in place of its bytes.
+      // Yoga takes the JSON body parsed once (the state's), in place of its bytes.
       const body = state.body();
       if (body !== undefined) (req as { body?: unknown }).body = body;
-      // The request as yoga's own node adapter makes it: its signal aborted when the client leaves.
       const request = normalizeNodeRequest(req, yoga.fetchAPI, res);
       const response = await yoga.fetch(request, { req, res, state, run } as Partial<GatewayServerContext>);
       return answerOf(response, run);

@@ -1,13 +1,6 @@
-// WORKERS > 1: the primary answers each scrape with the sum over the workers, asked over IPC. Counters
-// stay counters (Prometheus reads a fall as a reset, and would count everything again):
-// - a worker that dies leaves the counts the primary last saw of it (its counters and histograms; its
-//   gauges describe a live process and go with it): a summed counter never falls for a death, though
-//   what the worker counted after the last scrape is lost with it;
-// - each worker is waited for at most `timeoutMs` (a second: well under Prometheus's 10 s scrape
-//   timeout); one that does not answer (frozen, busy) costs its own series, not the scrape: its counts
-//   are those last seen, its gauges missing, and `gateway_metrics_workers_silent` says how many.
-// prom-client's AggregatorRegistry.clusterMetrics has one timeout for the whole scrape (5 s, then the
-// scrape fails) and forgets a dead worker at once; its `aggregate` (the sums) is used as it is.
+// WORKERS > 1: each scrape sums the workers' figures, asked over IPC. A dead or silent worker's last
+// counts are kept (Prometheus would read a fall as a reset), its gauges not. prom-client's clusterMetrics
+// fails the whole scrape on one timeout and forgets the dead; its `aggregate` is used.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Gauge, type Registry } from 'prom-client';
 
@@ -16,7 +9,7 @@ type Figures = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 const ASK = 'gateway:metrics?';
 const ANSWER = 'gateway:metrics';
 
-/** How long a scrape waits for each worker's figures. */
+/** Well under Prometheus's scrape timeout. */
 export const WORKER_METRICS_TIMEOUT_MS = 1_000;
 
 interface Asked {
@@ -32,11 +25,10 @@ interface Answered {
 const isMessage = <T extends Asked | Answered>(message: unknown, type: T['type']): message is T =>
   typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
 
-/** What only grows: a dead or silent worker's counts are kept, never its gauges (prom-client names types as strings at run time). */
+/** What only grows (prom-client names types as strings at run time). */
 const MONOTONIC: ReadonlySet<string> = new Set(['counter', 'histogram']);
 const counts = (figures: Figures): Figures => figures.filter((metric) => MONOTONIC.has(String(metric.type)));
 
-/** In a worker: answers the primary's requests with this registry's figures. */
 export function answerPrimary(registry: Registry): void {
   process.on('message', (message: unknown) => {
     if (!isMessage<Asked>(message, ASK)) return;
@@ -47,11 +39,8 @@ export function answerPrimary(registry: Registry): void {
   });
 }
 
-/** In the primary: the figures of every worker, summed, read at each scrape. */
 export class ClusterFigures {
-  /** Each live worker's figures as last answered. */
   private readonly lastSeen = new Map<number, Figures>();
-  /** The counts of workers that died, as last seen (compacted into one at the next scrape). */
   private departed: Figures[] = [];
   private readonly waiting = new Map<number, (figures: Figures) => void>();
   private asked = 0;
@@ -69,7 +58,6 @@ export class ClusterFigures {
 
   readonly contentType = AggregatorRegistry.PROMETHEUS_CONTENT_TYPE;
 
-  /** The sum over the workers, in Prometheus's text format. */
   async read(): Promise<string> {
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker?.isConnected() === true);
     const answers = await Promise.all(workers.map((worker) => this.ask(worker)));
@@ -97,7 +85,6 @@ export class ClusterFigures {
     return registry.metrics();
   }
 
-  /** A worker's figures, or undefined when it does not answer within the timeout. */
   private ask(worker: Worker): Promise<Figures | undefined> {
     const id = this.asked++;
     return new Promise((resolve) => {

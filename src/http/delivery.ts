@@ -1,22 +1,14 @@
-// Delivery: an answer that is produced is its client's to read. Its request's slot is released then
-// (server.ts), so a reader who stalls holds its own connection, never a MAX_ACTIVE_REQUESTS slot; what
-// bounds that connection is here. Answers go to the socket in pieces of PIECE_BYTES (PacedResponse), so
-// that what waits on a reader (node's writableLength: what the socket has not taken) shrinks as it reads.
-// Once a second the open responses are looked at: one with bytes waiting that its reader has not made
-// smaller within SEND_TIMEOUT_MS (64 KiB per timeout is the slowest reading allowed) ends its connection;
-// and the bytes waiting on all readers together stay within SEND_BUFFER_MAX_BYTES: past it, the answers
-// that have waited longest end first. An event stream's reader is held to the same rule.
+// Delivery: a reader who stalls holds only its connection (its slot is released), bounded here. A
+// response whose waiting bytes its reader has not made smaller within SEND_TIMEOUT_MS ends its
+// connection; past SEND_BUFFER_MAX_BYTES waiting in all, those that waited longest end first.
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { integer } from '../settings.js';
 
 export interface DeliveryOptions {
-  /** SEND_TIMEOUT_MS: how long an answer may wait on a reader who takes none of it. */
   sendTimeoutMs: number;
-  /** SEND_BUFFER_MAX_BYTES: bytes waiting on their readers, all connections together. */
   bufferMaxBytes: number;
 }
 
-/** How long an answer may wait on its reader, and how many bytes of answers may wait in all. */
 export const DELIVERY_SETTINGS = {
   sendTimeoutMs: integer('SEND_TIMEOUT_MS', {
     fallback: 10_000,
@@ -34,16 +26,11 @@ export const DELIVERY_SETTINGS = {
   }),
 };
 
-/** The pieces a large answer is written in: a reader that takes one within the send timeout is reading. */
 export const PIECE_BYTES = 64 * 1024;
 
 type WriteCallback = (error?: Error | null) => void;
 
-/**
- * node's ServerResponse (createServer's `ServerResponse` option), writing a chunk larger than
- * PIECE_BYTES as pieces of it (views of one buffer, no copy): node counts a chunk as written only once
- * all of it is, so a single large one would look unread until its last byte is.
- */
+/** Writes a large chunk as pieces: node counts a chunk as written only once all of it is. */
 export class PacedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     const bytes = largeChunk(chunk, encoding);
@@ -67,7 +54,6 @@ export class PacedResponse<Request extends IncomingMessage = IncomingMessage> ex
   }
 }
 
-/** The chunk as bytes when it is larger than a piece; null for anything else (written as it is). */
 function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
   // A string's bytes are at most four times its length: one shorter than a quarter piece is a piece.
   if (typeof chunk === 'string' && chunk.length > PIECE_BYTES / 4) {
@@ -77,27 +63,19 @@ function largeChunk(chunk: unknown, encoding: unknown): Uint8Array | null {
   return chunk instanceof Uint8Array && chunk.byteLength > PIECE_BYTES ? chunk : null;
 }
 
-export interface Deliveries {
-  /** Stops looking (the server closed). */
-  stop(): void;
-}
-
-/** What an answer had waiting when its reader last took some of it. */
+/** When its reader last took some. */
 interface Waiting {
   since: number;
   bytes: number;
 }
 
-/**
- * Looks at `responses` (those open now) every second, or every half send timeout if shorter; `onEnded`
- * hears of each look that ended connections (for the log).
- */
+/** Looks at the open responses every second (or half send timeout); `onEnded` hears of connections ended. */
 export function watchDeliveries(
   responses: () => Iterable<ServerResponse>,
   options: DeliveryOptions,
   onEnded: (ended: { unread: number; overBuffer: number; waitingBytes: number }) => void,
   now: () => number = () => performance.now(),
-): Deliveries {
+): { stop(): void } {
   const waiting = new Map<ServerResponse, Waiting>();
 
   const sweep = (): void => {
@@ -109,7 +87,7 @@ export function watchDeliveries(
       const bytes = res.destroyed ? 0 : res.writableLength;
       if (bytes === 0) continue;
       const last = waiting.get(res);
-      // New, or its reader took some: its clock starts again. More written (a stream's next event) is no reading.
+      // Its reader took some: its clock starts again. More written (a stream's next event) is no reading.
       if (last === undefined || bytes < last.bytes) waiting.set(res, { since: at, bytes });
       else last.bytes = bytes;
       if (at - (waiting.get(res) as Waiting).since > options.sendTimeoutMs) {
@@ -124,7 +102,6 @@ export function watchDeliveries(
     const waitingBytes = total;
     let overBuffer = 0;
     if (total > options.bufferMaxBytes) {
-      // The longest waiting first: they have had the most time.
       const longest = [...waiting.entries()].sort(([, a], [, b]) => a.since - b.since);
       for (const [res, entry] of longest) {
         if (total <= options.bufferMaxBytes) break;

@@ -1,19 +1,11 @@
-// Drain: how the gateway stops without losing a request. Readiness fails first (/ready answers 503)
-// while the listener keeps serving for `delayMs`, the time a load balancer or Kubernetes needs to see
-// the 503 and stop sending; only then does the server stop accepting, and idle keep-alive sockets are
-// closed (a client would otherwise send its next request on a socket about to go away). Requests in
-// flight finish, up to `timeoutMs`, after which what is left is ended.
+// Drain: /ready answers 503 while the listener serves on for `delayMs`, for a load balancer to stop
+// sending; then it stops accepting and closes idle keep-alive sockets (a client would send its next
+// request on them); requests in flight finish within `timeoutMs`, and what is left is ended.
 import type { Server, ServerResponse } from 'node:http';
-import { integer } from '../settings.js';
+import { type SettingsOf, integer } from '../settings.js';
 
-export interface DrainOptions {
-  /** Time between /ready turning 503 and the listener closing (DRAIN_DELAY_MS; default 5 s in production, else 0). */
-  delayMs: number;
-  /** Longest wait for the requests in flight once the listener is closed (DRAIN_TIMEOUT_MS; default 30 s). */
-  timeoutMs: number;
-}
+export type DrainOptions = SettingsOf<typeof DRAIN_SETTINGS>;
 
-/** How a signal stops the gateway. */
 export const DRAIN_SETTINGS = {
   // Only a load balancer needs the delay: outside production nothing watches /ready, and Ctrl-C with
   // nothing in flight should stop the gateway at once.
@@ -34,18 +26,13 @@ export const DRAIN_SETTINGS = {
   }),
 };
 
-/** What readiness says: `starting` until the listener is up, `draining` from the first signal on. */
 export type ServingPhase = 'starting' | 'serving' | 'draining';
 
-/**
- * The responses not yet finished, so that drain knows when nothing is left in flight and can tell a
- * keep-alive connection that it closes after its answer.
- */
+/** The responses not yet finished: drain waits for them, and closes their connections after them. */
 export class InFlight {
   private readonly open = new Set<ServerResponse>();
   private emptied: (() => void) | undefined;
-  /** Set once the listener stopped accepting: every answer from then on closes its connection. */
-  closing = false;
+  private closing = false;
 
   track(res: ServerResponse): void {
     if (this.closing) closeAfter(res);
@@ -56,16 +43,10 @@ export class InFlight {
     });
   }
 
-  get size(): number {
-    return this.open.size;
-  }
-
-  /** The responses not yet closed. */
   responses(): Iterable<ServerResponse> {
     return this.open;
   }
 
-  /** Resolves once nothing is in flight. */
   whenEmpty(): Promise<void> {
     if (this.open.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
@@ -73,21 +54,19 @@ export class InFlight {
     });
   }
 
-  /** From now on, every answer (those in flight included) closes its connection once sent. */
   closeConnectionsAfterAnswers(): void {
     this.closing = true;
     for (const res of this.open) closeAfter(res);
   }
 }
 
-/** Asks node to close the connection after this answer: a `Connection: close` header when still possible. */
+/** `Connection: close` when still possible. */
 function closeAfter(res: ServerResponse): void {
   if (!res.headersSent) res.setHeader('connection', 'close');
   // An answer whose headers are out keeps its keep-alive socket; it is closed once idle (below).
   res.once('finish', () => setImmediate(() => res.socket?.destroySoon()));
 }
 
-/** Runs the drain of `server` after `onDraining` (readiness turns 503 there); resolves once all is closed. */
 export async function drainServer(server: Server, inFlight: InFlight, options: DrainOptions): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, options.delayMs));
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -99,7 +78,6 @@ export async function drainServer(server: Server, inFlight: InFlight, options: D
   });
   await Promise.race([inFlight.whenEmpty(), timedOut]);
   clearTimeout(timer);
-  // What is left after the timeout is ended; then no socket keeps the server open.
   server.closeAllConnections();
   await closed;
 }

@@ -1,19 +1,10 @@
-// Closing a connection while its client is still sending the request's body (a refusal before the body
-// was read: 413, 411, 503). node closes a `Connection: close` answer's socket as soon as the answer is
-// written; bytes that arrive after that are answered with a TCP reset, and a reset can reach the client
-// before it read the answer: undici's fetch then fails ("fetch failed", EPIPE) instead of giving the
-// 413. So the gateway closes as HTTP/1.1 asks (RFC 9112, "tear-down"): it stops writing once the answer
-// is out, then reads and drops what still arrives until the client closes or the body is all here,
-// within LINGER bounds (time and bytes); past them the connection is ended as before.
+// A refusal while the client still sends its body: later bytes would get a TCP reset, which may reach
+// the client before the answer (undici: "fetch failed"). So the connection closes as RFC 9112's
+// tear-down asks: half-closed, dropping what arrives until the body is all here, within LINGER.
 import type { IncomingMessage } from 'node:http';
 
-/** What a refused client may still send after its answer: for at most `ms`, at most `maxBytes`. */
 export const LINGER = { ms: 2_000, maxBytes: 8 * 1024 * 1024 } as const;
 
-/**
- * Reads and drops the rest of `req`'s body; if the answer closes the connection before the body is all
- * here, the connection lingers (half-closed, still reading) within `bounds`.
- */
 export function lingerWhileSending(req: IncomingMessage, bounds: { ms: number; maxBytes: number } = LINGER): void {
   req.resume();
   if (req.complete) return;
@@ -30,7 +21,6 @@ export function lingerWhileSending(req: IncomingMessage, bounds: { ms: number; m
     if (req.complete) return destroySoon();
     socket.end();
     const timer = setTimeout(() => socket.destroy(), bounds.ms);
-    // The body all read: nothing unread is left to make a reset.
     req.once('end', () => socket.destroy());
     socket.once('close', () => {
       clearTimeout(timer);

@@ -1,11 +1,9 @@
-// A GraphQL request sent by the gateway to itself, over its own port: what an MCP tool call runs, so that
-// it meets every step a client's request meets (admission and fairness, the stored answers, the known
-// operations, yoga and its plugins, the log line) with no second way of executing. Loopback costs a
-// local connection, kept alive between calls.
+// A GraphQL request the gateway sends itself, over its own port: an MCP tool call meets every step a
+// client's request meets, with no second way of executing, for a local kept-alive connection.
 import { Pool } from 'undici';
 import { GRAPHQL_ENDPOINT } from '../http-headers.js';
 
-/** What the gateway answered: its status, its JSON body (null when it sent none), its Retry-After. */
+/** `body`: null when it sent no JSON. */
 export interface LoopbackAnswer {
   status: number;
   body: unknown;
@@ -13,12 +11,11 @@ export interface LoopbackAnswer {
 }
 
 export interface Loopback {
-  /** POSTs `body` to /graphql with `headers`. */
   post(body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<LoopbackAnswer>;
   close(): Promise<void>;
 }
 
-/** Where a server listening on `url` is reached from its own machine: a wildcard address on loopback. */
+/** A wildcard address is reached on loopback. */
 export function reachedAt(url: string): string {
   const parsed = new URL(url);
   if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
@@ -26,7 +23,6 @@ export function reachedAt(url: string): string {
   return parsed.origin;
 }
 
-/** A client of the gateway at `url()` (known once it listens). */
 export function createLoopback(url: () => string): Loopback {
   let pool: Pool | undefined;
   return {

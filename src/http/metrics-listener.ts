@@ -1,21 +1,21 @@
-// Prometheus: one registry per gateway with the figures the upstream side and admission control
-// report (the GraphQL ones are answer-metrics.ts's), and the listener that serves it.
-// The listener is its own (METRICS_PORT, METRICS_HOST), never the public port: the figures name
+// Prometheus: the registry of the upstream side's and admission's figures (the GraphQL ones are
+// answer-metrics.ts's), served on a listener of its own, never the public port: the figures name
 // operations and error rates, which are for operators, not for the internet.
 import { createServer } from 'node:http';
-import { listenOn } from './listen.js';
+import { closeNow, listenOn } from './listen.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { optionalInteger, text } from '../settings.js';
 import { VERSION } from '../version.js';
-import { ClusterFigures, answerPrimary } from './cluster-metrics.js';
+import { ClusterFigures } from './cluster-metrics.js';
 
-/** Where the metrics listener listens (config.ts reads METRICS_PORT and METRICS_HOST). */
+// In a worker: a listener of its own would share the port, and a scrape would see one worker at random.
+export { answerPrimary as reportToPrimary } from './cluster-metrics.js';
+
 export interface MetricsListenerConfig {
   port: number;
   host: string;
 }
 
-/** Where the Prometheus listener listens; none without METRICS_PORT. */
 export const METRICS_LISTENER_SETTINGS = {
   port: optionalInteger('METRICS_PORT', {
     min: 0,
@@ -26,31 +26,15 @@ export const METRICS_LISTENER_SETTINGS = {
   host: text('METRICS_HOST', { fallback: '127.0.0.1', unit: 'address', doc: 'address of the metrics listener' }),
 };
 
-/**
- * Seconds, from a cached answer (about a millisecond) to a request that spends the whole default
- * deadline on retries (tens of seconds).
- */
+/** Seconds, from a cached answer to a request that spends the whole default deadline on retries. */
 export const DURATION_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
 
 export type RefusalReason = 'queue_full' | 'queue_timeout';
 
 /** What the layers under the composition root report; gateway.ts passes these as their callbacks. */
-export interface GatewayMetrics {
-  registry: Registry;
-  /** One upstream attempt: its method, route template (never an id), and status or `error` (no answer). */
-  upstreamAttempt(method: string, route: string, status: number | 'error', seconds: number): void;
-  cacheRead(result: 'hit' | 'miss' | 'stale'): void;
-  /** A stored answer sent before GraphQL ran, or an answer stored (cache/stored-answers.ts). */
-  storedAnswer(result: 'sent' | 'stored'): void;
-  breakerOpen(open: boolean): void;
-  refused(reason: RefusalReason): void;
-  /** Read at each scrape: the requests being worked on and waiting in line. */
-  observeAdmission(load: () => { active: number; queued: number }): void;
-  /** Read at each scrape: the subscriptions' open streams and the topics polled for them. */
-  observeLive(live: () => { streams: number; topics: number }): void;
-}
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 
-export function createGatewayMetrics(): GatewayMetrics {
+export function createGatewayMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // Which build runs: always 1, its labels say what (with WORKERS, one worker's, not a sum).
@@ -92,85 +76,53 @@ export function createGatewayMetrics(): GatewayMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const readAtScrape = (name: string, help: string, read: () => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  };
   let load = (): { active: number; queued: number } => ({ active: 0, queued: 0 });
-  new Gauge({
-    name: 'gateway_requests_active',
-    help: 'HTTP requests being worked on (MAX_ACTIVE_REQUESTS at most)',
-    registers: [registry],
-    collect() {
-      this.set(load().active);
-    },
-  });
-  new Gauge({
-    name: 'gateway_requests_queued',
-    help: 'HTTP requests waiting in line for a slot (MAX_QUEUED_REQUESTS at most)',
-    registers: [registry],
-    collect() {
-      this.set(load().queued);
-    },
-  });
+  readAtScrape('gateway_requests_active', 'HTTP requests being worked on (MAX_ACTIVE_REQUESTS at most)', () => load().active);
+  readAtScrape('gateway_requests_queued', 'HTTP requests waiting in line for a slot (MAX_QUEUED_REQUESTS at most)', () => load().queued);
   let live = (): { streams: number; topics: number } => ({ streams: 0, topics: 0 });
-  new Gauge({
-    name: 'gateway_live_streams',
-    help: 'Subscriptions open now (their event streams; LIVE_MAX_STREAMS at most)',
-    registers: [registry],
-    collect() {
-      this.set(live().streams);
-    },
-  });
-  new Gauge({
-    name: 'gateway_live_topics',
-    help: 'Topics (key, document, variables) the open subscriptions watch: one poller each, polling here or (with Redis) following another gateway',
-    registers: [registry],
-    collect() {
-      this.set(live().topics);
-    },
-  });
+  readAtScrape('gateway_live_streams', 'Subscriptions open now (their event streams; LIVE_MAX_STREAMS at most)', () => live().streams);
+  readAtScrape(
+    'gateway_live_topics',
+    'Topics (key, document, variables) the open subscriptions watch: one poller each, polling here or (with Redis) following another gateway',
+    () => live().topics,
+  );
   return {
     registry,
-    upstreamAttempt: (method, route, status, seconds) => upstream.observe({ method, route, status: String(status) }, seconds),
-    cacheRead: (result) => cacheReads.inc({ result }),
-    storedAnswer: (result) => storedAnswers.inc({ result }),
-    breakerOpen: (open) => breaker.set(open ? 1 : 0),
-    refused: (reason) => refusedTotal.inc({ reason }),
-    observeAdmission: (read) => {
+    /** `route` is a template (never an id); `error`: no answer. */
+    upstreamAttempt: (method: string, route: string, status: number | 'error', seconds: number): void =>
+      upstream.observe({ method, route, status: String(status) }, seconds),
+    cacheRead: (result: 'hit' | 'miss' | 'stale'): void => cacheReads.inc({ result }),
+    storedAnswer: (result: 'sent' | 'stored'): void => storedAnswers.inc({ result }),
+    breakerOpen: (open: boolean): void => breaker.set(open ? 1 : 0),
+    refused: (reason: RefusalReason): void => refusedTotal.inc({ reason }),
+    /** `read` is read at each scrape. */
+    observeAdmission: (read: () => { active: number; queued: number }): void => {
       load = read;
     },
-    observeLive: (read) => {
+    observeLive: (read: () => { streams: number; topics: number }): void => {
       live = read;
     },
   };
 }
 
-export interface MetricsListener {
-  /** e.g. http://127.0.0.1:9464; the text is at `${url}/metrics`. */
-  url: string;
-  close(): Promise<void>;
-}
-
-/**
- * In a worker (WORKERS > 1): this registry answers the primary's scrapes (http/cluster-metrics.ts)
- * instead of a listener of its own, since workers listening on one port share it and a scrape would
- * see one worker at random.
- */
-export function reportToPrimary(registry: Registry): void {
-  answerPrimary(registry);
-}
-
-/**
- * In the primary: METRICS_PORT answers the sum over all workers (asked over IPC) on every scrape, a
- * dead worker's counts kept and each worker waited for at most WORKER_METRICS_TIMEOUT_MS.
- */
-export function serveClusterMetrics(config: MetricsListenerConfig): Promise<MetricsListener> {
+/** In the primary: each scrape answers the sum over all workers (cluster-metrics.ts). */
+export function serveClusterMetrics(config: MetricsListenerConfig) {
   const figures = new ClusterFigures();
   return serveMetrics({ read: () => figures.read(), contentType: figures.contentType }, config);
 }
 
 /** Serves `GET /metrics` (Prometheus text format) and nothing else. */
-export async function serveMetrics(
-  source: Registry | { read(): Promise<string>; contentType: string },
-  config: MetricsListenerConfig,
-): Promise<MetricsListener> {
+export async function serveMetrics(source: Registry | { read(): Promise<string>; contentType: string }, config: MetricsListenerConfig) {
   const read = 'read' in source ? source.read : () => source.metrics();
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
@@ -185,11 +137,8 @@ export async function serveMetrics(
   });
   const url = await listenOn(server, config.host, config.port);
   return {
+    /** The text is at `${url}/metrics`. */
     url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeNow(server),
   };
 }

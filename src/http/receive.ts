@@ -1,10 +1,6 @@
-// Receiving a request: its body, read whole before the request gets in line (server.ts), and the time
-// its headers and body may take. MAX_BODY_BYTES and REQUEST_RECEIVE_TIMEOUT_MS (config.ts reads them).
+// Receiving a request: its body, read whole before it gets in line, and the time it may take.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { integer } from '../settings.js';
-
-/** REQUEST_RECEIVE_TIMEOUT_MS and MAX_BODY_BYTES when unset. */
-/** How long a request may take to arrive, and how large its body may be. */
 export const RECEIVE_SETTINGS = {
   receiveTimeoutMs: integer('REQUEST_RECEIVE_TIMEOUT_MS', {
     fallback: 10_000,
@@ -22,11 +18,7 @@ export const RECEIVE_SETTINGS = {
   }),
 };
 
-/**
- * Reads the whole body (the 411/413 checks of server.ts bound what a POST declares; `limit` bounds any
- * other method's) and hands it to yoga in `req.body`, which @whatwg-node/server uses instead of the
- * stream when it is a non-empty Uint8Array. Nothing is called when the client leaves first.
- */
+/** Into `req.body`, which @whatwg-node/server uses instead of the stream; nothing is called if the client leaves. */
 export function readBody(req: IncomingMessage, res: ServerResponse, limit: number, then: { read(): void; tooLarge(): void }): void {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,37 +1,31 @@
-// Answers the HTTP layer gives before GraphQL runs (408, 411, 413, 503 OVERLOADED), with the headers
-// yoga's answers carry: the security headers, and CORS for an allowed origin, so that a browser app
-// can read the error (and Retry-After) instead of seeing a network failure.
+// Answers given before GraphQL runs (406, 408, 411, 413, 503), with the security headers and CORS, so
+// that a browser app can read the error (and Retry-After) instead of seeing a network failure.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { SECURITY_HEADERS } from '../http-headers.js';
+import { NOT_STREAMABLE_MESSAGE, SECURITY_HEADERS } from '../http-headers.js';
 import { CORS_EXPOSED_HEADERS, isAllowedOrigin, type CorsConfig } from '../graphql/cors.js';
 import type { ErrorCode } from '../errors.js';
-import { NOT_STREAMABLE_MESSAGE } from '../http-headers.js';
 import { lingerWhileSending } from './linger.js';
 
 export interface Refusal {
   status: number;
   message: string;
   code: Extract<ErrorCode, 'REQUEST_TIMEOUT' | 'OVERLOADED' | 'BODY_LIMIT_EXCEEDED' | 'LENGTH_REQUIRED' | 'NOT_ACCEPTABLE'>;
-  /** Beside the code in the error's extensions: the limit that refused it. */
+  /** The limit that refused it, beside the code. */
   extensions?: Record<string, number>;
 }
 
-/** What `refuse` needs: the origins a browser may read the answer from, and MAX_COST for the usage figures. */
-export type RefusalConfig = CorsConfig & {
-  /** The cost limit, reported with zero cost in a refusal's extensions (MAX_COST). */
-  maxCost: number;
-};
+export type RefusalConfig = CorsConfig & { maxCost: number };
 
 export const OVERLOADED: Refusal = { status: 503, message: 'The gateway is busy; retry in a moment.', code: 'OVERLOADED' };
 
-/** A subscription's stream asked of a gateway that is stopping: its client subscribes again (another replica). */
+/** A stream asked of a stopping gateway: its client subscribes again, on another replica. */
 export const DRAINING: Refusal = {
   status: 503,
   message: 'This gateway is stopping and opens no new stream; subscribe again in a moment.',
   code: 'OVERLOADED',
 };
 
-/** A subscription whose Accept rules out an event stream: it is never run as a request (operation-type.ts). */
+/** A subscription whose Accept rules out an event stream: never run as a request. */
 export const NOT_STREAMABLE: Refusal = {
   status: 406,
   message: NOT_STREAMABLE_MESSAGE,
@@ -45,7 +39,6 @@ export const bodyTooLarge = (limit: number): Refusal => ({
   extensions: { bodyLimit: limit },
 });
 
-/** Headers and body did not all arrive within REQUEST_RECEIVE_TIMEOUT_MS. */
 export const receivedTooSlowly = (timeoutMs: number): Refusal => ({
   status: 408,
   message: `The request did not arrive within ${timeoutMs} ms.`,
@@ -56,28 +49,20 @@ export const receivedTooSlowly = (timeoutMs: number): Refusal => ({
 export function bodyRefusal(req: IncomingMessage, limit: number): Refusal | null {
   if (req.method !== 'POST') return null;
   const length = req.headers['content-length'];
-  if (length === undefined) {
-    return req.headers['transfer-encoding']
-      ? {
-          status: 411,
-          message: `Send the request body with a Content-Length header: bodies are limited to ${limit} bytes (MAX_BODY_BYTES).`,
-          code: 'LENGTH_REQUIRED',
-          extensions: { bodyLimit: limit },
-        }
-      : null;
-  }
-  return Number(length) > limit ? bodyTooLarge(limit) : null;
+  if (length !== undefined) return Number(length) > limit ? bodyTooLarge(limit) : null;
+  if (!req.headers['transfer-encoding']) return null;
+  return {
+    status: 411,
+    message: `Send the request body with a Content-Length header: bodies are limited to ${limit} bytes (MAX_BODY_BYTES).`,
+    code: 'LENGTH_REQUIRED',
+    extensions: { bodyLimit: limit },
+  };
 }
 
 export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal, config: RefusalConfig): void {
   if (res.destroyed) return;
   const body = refusalBody(refusal, nothingRan(config.maxCost));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    connection: 'close',
-    ...SECURITY_HEADERS,
-  };
+  const headers = headersOf(body);
   if (refusal.code === 'OVERLOADED') headers['retry-after'] = '1';
   const origin = req.headers.origin;
   headers.vary = 'Origin';
@@ -91,21 +76,19 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
   res.end(body);
 }
 
-/**
- * The whole HTTP/1.1 answer, for a connection that has no response object yet (its request's headers
- * have not all arrived): no origin is known, so no CORS; and no request, so no usage figures.
- */
+/** The whole HTTP/1.1 answer, for a connection with no response object yet: no CORS, no usage figures. */
 export function rawRefusal(refusal: Refusal): string {
   const body = refusalBody(refusal);
-  const headers = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    connection: 'close',
-    ...SECURITY_HEADERS,
-  };
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const lines = Object.entries(headersOf(body)).map(([name, value]) => `${name}: ${value}\r\n`);
   return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
 }
+
+const headersOf = (body: string): Record<string, string> => ({
+  'content-type': 'application/json; charset=utf-8',
+  'content-length': String(Buffer.byteLength(body)),
+  connection: 'close',
+  ...SECURITY_HEADERS,
+});
 
 /** The figures every GraphQL answer's extensions carry, for a request refused before anything ran. */
 const nothingRan = (costLimit: number) => ({

@@ -1,11 +1,9 @@
-// The start-up probe: one request without a key to the upstream's websites list, so that a wrong
-// UPSTREAM_URL shows in the first lines of the log instead of at the first query. An install answers
-// it with JSON (a 401 without a key); a refused connection, a DNS or TLS failure, a 404 or an HTML page
-// says the address is not the analytics API. It only warns: the upstream may be down for a while and the
-// gateway still answers from its cache, so it never keeps the gateway from starting.
+// One keyless request to the upstream's websites list, so that a wrong UPSTREAM_URL shows in the first
+// lines of the log. An install answers JSON (a 401); anything else is not the analytics API. It only
+// warns: the gateway answers from its cache while the upstream is down.
 import { request } from 'undici';
 
-/** Why `baseUrl` (UPSTREAM_URL, without `/api/v1`) does not answer like the analytics API, or null when it does. */
+/** Why `baseUrl` (without `/api/v1`) does not answer like the analytics API, or null. */
 export async function probeUpstream(baseUrl: string, timeoutMs = 5_000): Promise<string | null> {
   const base = new URL(baseUrl);
   const address = `${base.hostname}:${base.port || (base.protocol === 'https:' ? '443' : '80')}`;

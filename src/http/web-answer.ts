@@ -1,13 +1,10 @@
-// Answers a request with a handler of web Requests and Responses (the MCP endpoint's): the request's
-// body as read by receive.ts, its headers and URL made into a Request; its Response is sent by the
-// ending (answer.ts), with the security headers and no-store, as every answer of the gateway.
+// Answers a request with a handler of web Requests (the MCP endpoint's); the ending sends its Response.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 
-/** What answers a web Request. */
 export type WebHandler = (request: Request) => Promise<Response>;
 
-/** The request as a web Request: its body is the one readBody kept in `req.body`. */
+/** Its body is the one readBody kept in `req.body`. */
 function webRequestOf(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
@@ -18,15 +15,11 @@ function webRequestOf(req: IncomingMessage, signal: AbortSignal): Request {
     method: req.method ?? 'GET',
     headers,
     signal,
-    // A Buffer is a Uint8Array, which fetch's Request takes as it is.
     ...(hasBody ? { body: (body ?? new Uint8Array()) as Uint8Array<ArrayBuffer> } : {}),
   });
 }
 
-/**
- * The handler's Response to the request, which the ending sends (answer.ts); a handler that throws is
- * answered 500 and logged. The client leaving aborts the handler's work.
- */
+/** A handler that throws is answered 500 and logged; the client leaving aborts the handler's work. */
 export async function webAnswerOf(req: IncomingMessage, res: ServerResponse, handler: WebHandler, logger: Logger): Promise<Response> {
   const left = new AbortController();
   res.once('close', () => {

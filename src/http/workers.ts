@@ -1,7 +1,5 @@
-// WORKERS: a primary process and that many workers sharing the port (node:cluster: the primary
-// accepts and hands connections to the workers). The primary serves nothing itself: it starts the
-// workers, replaces one that dies (with backoff, so a worker that crashes at start does not spin),
-// and on a signal tells every worker to drain and exits once they all have.
+// WORKERS: a primary that serves nothing and that many workers sharing the port (node:cluster). A dead
+// worker is replaced with backoff, so one that crashes at start does not spin.
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
@@ -12,7 +10,6 @@ export const DRAIN_MESSAGE = 'gateway:drain';
 
 const WORKERS_PROBLEM = 'WORKERS must be auto (one per core) or an integer from 1 to 256';
 
-/** WORKERS: processes sharing the port, or `auto` for one per core. */
 export const WORKER_SETTINGS = {
   workers: custom<number | 'auto'>(
     'WORKERS',
@@ -27,16 +24,14 @@ export const WORKER_SETTINGS = {
   ),
 };
 
-/** WORKERS: a count, or `auto` for the machine's available parallelism. */
 export function workerCount(value: number | 'auto'): number {
   return value === 'auto' ? availableParallelism() : value;
 }
 
 export interface PrimaryOptions {
   workers: number;
-  /** Extra environment of every worker (the embedded sandbox's URL). */
+  /** The embedded sandbox's URL. */
   env?: Record<string, string>;
-  /** Called once every worker has exited after a signal, before the primary exits. */
   onStopped?: () => Promise<void>;
 }
 
@@ -44,7 +39,7 @@ export interface PrimaryOptions {
 const STABLE_MS = 10_000;
 const MAX_BACKOFF_MS = 10_000;
 
-/** Runs the primary: forks `workers`, replaces the dead, drains all on SIGTERM or SIGINT (a second one: exit at once). */
+/** A second SIGTERM or SIGINT exits at once. */
 export function runPrimary(options: PrimaryOptions): void {
   let stopping = false;
   let crashes = 0;

@@ -1,19 +1,17 @@
-// What the ending (http/answer.ts) needs to know of yoga's answer, recorded in the request's run
-// (graphql/context.ts): the operation's name (the request's operationName, else the document's own) and
-// type, the code of each error, and, for a query's result without errors answered as JSON, the data's
-// JSON: the answer's text is made here from it, once, and its ETag and its stored form are made of it
-// too, without reading the text back.
+// What the ending needs to know of yoga's answer, in the request's run; for a query's result without
+// errors, the data's JSON, of which the text, the ETag and the stored form are made, once.
 import type { Plugin } from 'graphql-yoga';
 import { jsonAnswerType } from '../../http-headers.js';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import type { PlanStep } from './use-plan.js';
 
-/** The longest operation name the log and the metrics keep. */
 const MAX_NAME_LENGTH = 100;
 
 export function useAnswerFacts({ plan }: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext> {
-  const fromDocument = (context: GatewayContext & GatewayServerContext): void => {
+  // A document with one named operation names it, whether or not the client sent operationName.
+  const fromDocument = ({ args }: { args: { contextValue: unknown } }): void => {
+    const context = args.contextValue as GatewayContext & GatewayServerContext;
     const operation = plan.of(context)?.operation;
     if (operation === undefined) return;
     const { run } = context;
@@ -26,13 +24,8 @@ export function useAnswerFacts({ plan }: { plan: PlanStep }): Plugin<GatewayCont
       const { run } = context;
       if (typeof params.operationName === 'string') run.operation = params.operationName.slice(0, MAX_NAME_LENGTH);
     },
-    // A document with one named operation names it, whether or not the client sent operationName.
-    onExecute({ args }) {
-      fromDocument(args.contextValue as unknown as GatewayContext & GatewayServerContext);
-    },
-    onSubscribe({ args }) {
-      fromDocument(args.contextValue as unknown as GatewayContext & GatewayServerContext);
-    },
+    onExecute: fromDocument,
+    onSubscribe: fromDocument,
     onResultProcess({ request, result, resultProcessor, setResultProcessor, serverContext }) {
       const { run } = serverContext;
       const codes: string[] = [];

@@ -1,10 +1,6 @@
-// Refuses an operation with a refused argument before any resolver runs, literals and variables alike:
-// one refused argument refuses the whole operation, with no upstream call and no partial data (otherwise a
-// dashboard with one bad `perPage` would lose its website and every other statistic, after reading
-// them). Each field declares its checks where it is defined (`argumentProblems` in its extensions,
-// schema/validate.ts); the request's plan ran them with the arguments the resolvers will get. A
-// mutation's own arguments are the exception: they are answered in its payload's userErrors, where a
-// form looks for them, and no write of the operation is sent (schema/website.ts).
+// One refused argument refuses the whole operation before any resolver runs: no upstream call, no partial
+// data read for nothing. The plan ran each field's declared checks. A mutation's own arguments are
+// answered in its payload's userErrors instead, where a form looks for them (schema/website.ts).
 import { GraphQLError } from 'graphql';
 import type { Refusal } from '../../schema/plan.js';
 import type { PlanCheck } from './use-plan.js';
@@ -20,7 +16,7 @@ function refusalError({ problem, fieldPath, field, argument }: Refusal): GraphQL
 
 export function useArgumentChecks(): PlanCheck {
   return (plan, context) => {
-    // Variables that do not coerce (no selection): execution refuses them itself, before any resolver runs.
+    // Variables that do not coerce (no selection): execution refuses them itself.
     const refusals = plan.selection?.refusals() ?? [];
     if (refusals.length === 0) return undefined;
     if (plan.operation.type === 'mutation' && refusals.every((refusal) => refusal.write)) return undefined;

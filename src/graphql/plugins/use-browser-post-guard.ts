@@ -1,9 +1,6 @@
-// A web page on another site can make a browser POST to the gateway without asking first (no CORS
-// preflight) only with the content types an HTML form may send: urlencoded, multipart, text/plain, or
-// none. The key is a header such a request cannot carry, so it could not act as a user anyway; still,
-// nothing it sends is run: it is refused with 415 before GraphQL reads it. Every GraphQL client sends
-// JSON (application/json or application/graphql-response+json), which needs a preflight cross-site.
-// (This replaces yoga's CSRF prevention, which also refused plain GETs and broke urql's defaults.)
+// A page on another site can make a browser POST without a CORS preflight only with a form's content
+// types. It could not carry the key anyway; still, it is refused with 415 before GraphQL reads it. GraphQL
+// clients send JSON. (Yoga's CSRF prevention also refused plain GETs, which broke urql's defaults.)
 import type { Plugin } from 'graphql-yoga';
 
 const SIMPLE_FORM_TYPES = new Set(['', 'application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);

@@ -1,18 +1,10 @@
-// Refuses, before any resolver runs, an operation that could make more upstream calls than the limit.
-// Each field declares its cost where it is defined (schema/, Pothos's complexity plugin); the request's
-// plan adds them up for the operation that is about to run, with its variables. It is counted at
-// execution rather than validation because page sizes may come from variables.
+// Refuses, before any resolver runs, an operation that could make more upstream calls than the limit:
+// the plan adds up the fields' declared costs at execution, since page sizes may come from variables.
 import { GraphQLError } from 'graphql';
 import type { PlanCheck } from './use-plan.js';
 import type { ErrorCode } from '../../errors.js';
 import { integer } from '../../settings.js';
 
-export interface CostLimitOptions {
-  /** Most upstream calls one operation may be able to make (MAX_COST; default DEFAULT_COST_LIMIT). */
-  limit?: number;
-}
-
-/** MAX_COST: the most upstream calls an operation may be able to make. */
 export const COST_LIMIT_SETTINGS = {
   maxCost: integer('MAX_COST', {
     fallback: 100,
@@ -24,10 +16,10 @@ export const COST_LIMIT_SETTINGS = {
 };
 export const DEFAULT_COST_LIMIT = COST_LIMIT_SETTINGS.maxCost.fallback;
 
-export function useCostLimit({ limit = DEFAULT_COST_LIMIT }: CostLimitOptions = {}): PlanCheck {
+export function useCostLimit({ limit = DEFAULT_COST_LIMIT }: { limit?: number } = {}): PlanCheck {
   return (plan, context) => {
     const cost = plan.cost();
-    // Bad variables: execution refuses them itself, with no resolver run and no upstream call.
+    // Bad variables: execution refuses them itself.
     if (cost === null) return undefined;
     context.usage.cost = cost;
     if (cost <= limit) return undefined;

@@ -1,4 +1,4 @@
-// Adds the validation rule that refuses an impossible Date literal naming its argument (schema/scalars.ts).
+// The rule that refuses an impossible Date literal, naming its argument (schema/scalars.ts).
 import type { Plugin } from 'graphql-yoga';
 import { dateLiteralsRule } from '../../schema/scalars.js';
 

@@ -1,20 +1,12 @@
-// Refuses, before validation, a document that selects too many fields once every fragment spread is
-// expanded. A short document can stand for an enormous one: thirty fragments that each spread the next
-// one twice are under 2 KB and expand to 2^30 fields. Every pass that expands spreads (graphql-jit's
-// compiler, look-aheads, any walk that follows fragments) would pay for all of them, so the expanded
-// size is what gets bounded. The document's plan counts it (schema/plan.ts: each fragment once).
+// Refuses, before validation, a document that selects too many fields with its fragments expanded:
+// thirty fragments that each spread the next twice are under 2 KB and expand to 2^30 fields, which
+// every pass that follows fragments would pay for. The plan counts it (each fragment once).
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { documentPlan } from '../../schema/plan.js';
 import type { ErrorCode } from '../../errors.js';
 import { integer } from '../../settings.js';
 
-export interface FieldLimitOptions {
-  /** Most fields a document may select, every fragment spread expanded (MAX_FIELDS; default DEFAULT_FIELD_LIMIT). */
-  limit?: number;
-}
-
-/** MAX_FIELDS: the fields a document may select, every fragment spread expanded. */
 export const FIELD_LIMIT_SETTINGS = {
   fields: integer('MAX_FIELDS', {
     fallback: 1000,
@@ -26,12 +18,12 @@ export const FIELD_LIMIT_SETTINGS = {
 };
 const DEFAULT_FIELD_LIMIT = FIELD_LIMIT_SETTINGS.fields.fallback;
 
-export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: FieldLimitOptions = {}): Plugin {
+export function useFieldLimit({ limit = DEFAULT_FIELD_LIMIT }: { limit?: number } = {}): Plugin {
   return {
     onValidate({ params, setResult }) {
       const count = documentPlan(params.documentAST).fieldCount;
       if (count <= limit) return;
-      // Past 2^53 the figure is no longer exact: say "more than" instead of a made-up number.
+      // Past 2^53 the figure is no longer exact.
       const found = Number.isSafeInteger(count)
         ? count.toLocaleString('en-US')
         : `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}`;

@@ -1,6 +1,5 @@
-// A GET carries `variables` and `extensions` as JSON in its query string. yoga's parser lets a JSON.parse
-// error through, answered 500 as an unexpected error: here it is refused with 400 and a message that
-// says which parameter, as yoga refuses a POST body that is not JSON.
+// yoga answers a GET whose `variables` or `extensions` is not JSON with a 500; here it is a 400 that
+// names the parameter.
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';
 

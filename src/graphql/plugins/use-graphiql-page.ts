@@ -1,7 +1,5 @@
-// The GraphiQL page: served from our own dependencies (no CDN), opened on the dashboard example,
-// compressed as the browser accepts (brotli or gzip), with an ETag so a second visit is a 304. The
-// bundle is megabytes of inlined JavaScript: it is loaded, rendered and compressed on the first view,
-// not at start-up, and kept (sizes in docs/performance.md#workers-tracing-graphiql).
+// The GraphiQL page, from our own dependencies (no CDN), compressed, with an ETag. The bundle is
+// megabytes: it is loaded, rendered and compressed on the first view, not at start-up, and kept.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
@@ -13,18 +11,13 @@ const brotli = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 
 export interface GraphiQLPageOptions {
-  /** Where GraphQL is served, and so the page (default /graphql). */
   endpoint?: string;
-  /** Key prefilled in the page's headers (sandbox mode only; default none). */
+  /** Prefilled in the page's headers (sandbox mode only). */
   demoKey?: string;
-  /**
-   * X-Gateway-Trace is heard (use-request-trace.ts): the page sends it with every run and shows the last
-   * run's calls in its "Upstream calls" panel (graphiql-trace-panel.ts). Default off.
-   */
+  /** X-Gateway-Trace is heard: the page sends it and shows the calls (graphiql-trace-panel.ts). */
   traces?: boolean;
 }
 
-/** The query GraphiQL opens on: one website with several statistics of the last 30 days, in one request. */
 export const EXAMPLE_QUERY = `# The dashboard: a website and five statistics of the last 30 days, in one request.
 query Dashboard {
   website(id: "1") {
@@ -42,19 +35,14 @@ query Dashboard {
 
 interface RenderedPage {
   etag: string;
-  /** Its Content-Security-Policy, which names its script by its hash. */
   policy: string;
   bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
 }
 
-/** JSON inside a script element: nothing in it can close the element. */
+/** Nothing in it can close the script element. */
 const inScript = (value: unknown): string => JSON.stringify(value).replaceAll('<', '\\u003c');
 
-/**
- * The page: yoga's GraphiQL bundle (@graphql-yoga/render-graphiql's parts: its styles, its script and
- * the editor's workers, made blob: URLs as its own page makes them), started with our options and, when
- * traces are heard, the "Upstream calls" plugin.
- */
+/** @graphql-yoga/render-graphiql's parts (the workers made blob: URLs as its own page does), our options. */
 async function pageHtml(options: GraphiQLPageOptions): Promise<{ html: string; policy: string }> {
   const parts = await import('@graphql-yoga/render-graphiql/graphiql');
   const endpoint = options.endpoint ?? '/graphql';
@@ -66,7 +54,7 @@ async function pageHtml(options: GraphiQLPageOptions): Promise<{ html: string; p
     ...(options.traces ? { additionalHeaders: { [TRACE_HEADER]: '1' } } : {}),
   };
   const workers = { editorWorkerService: parts.editorWorkerService, json: parts.jsonWorker, graphql: parts.graphqlWorker };
-  // Line ends as the browser's parser reads them, so that the hash below is of what it reads.
+  // Line ends as the browser reads them, so that the hash is of what it reads.
   const script = `
 const workerUrls = Object.fromEntries(
   Object.entries(${inScript(workers)}).map(([label, code]) => [label, URL.createObjectURL(new Blob([code], { type: 'application/javascript' }))]),
@@ -98,7 +86,7 @@ YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), settings);
 </body>
 </html>
 `;
-  // The page's one script, named in its policy: the browser runs it and nothing else (http-headers.ts).
+  // The page's one script, named in its policy: the browser runs it and nothing else.
   return { html, policy: htmlPolicy([`sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}`]) };
 }
 
@@ -106,18 +94,17 @@ async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
   const { html, policy } = await pageHtml(options);
   const identity = Buffer.from(html, 'utf8');
   const [br, gzipped] = await Promise.all([
-    // Quality 9 of 11: near the best ratio at a fraction of its time.
+    // Near the best ratio at a fraction of its time.
     brotli(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
     gzipAsync(identity, { level: 9 }),
   ]);
   const etag = `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
-  // Views, not copies: the Fetch API's Response takes a Uint8Array over an ArrayBuffer.
   const view = (buffer: Buffer): Uint8Array<ArrayBuffer> =>
     new Uint8Array(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.byteLength);
   return { etag, policy, bodies: { identity: view(identity), br: view(br), gzip: view(gzipped) } };
 }
 
-/** The encoding to send: brotli, then gzip, when the browser accepts it (a q of 0 refuses it). */
+/** Brotli, then gzip, when the browser accepts it (a q of 0 refuses it). */
 export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | 'identity' {
   const accepted = new Map<string, number>();
   for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
@@ -126,12 +113,9 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
     accepted.set(name.trim(), q === undefined ? 1 : Number(q));
   }
   const weight = (name: string): number => accepted.get(name) ?? accepted.get('*') ?? 0;
-  if (weight('br') > 0) return 'br';
-  if (weight('gzip') > 0) return 'gzip';
-  return 'identity';
+  return weight('br') > 0 ? 'br' : weight('gzip') > 0 ? 'gzip' : 'identity';
 }
 
-/** Serves GraphiQL to a browser's GET of the GraphQL endpoint (yoga's own GraphiQL stays off). */
 export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
   const endpoint = options.endpoint ?? '/graphql';
   let page: Promise<RenderedPage> | undefined;
@@ -139,11 +123,11 @@ export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (!wantsGraphiQLPage(request.method, request.headers.get('accept'), url.pathname, endpoint)) return;
       page ??= render(options).catch((error: unknown) => {
-        page = undefined; // try again on the next view
+        page = undefined;
         throw error;
       });
       const { etag, policy, bodies } = await page;
-      // The page may carry the demo key: private. Revalidated on each visit, answered 304 when unchanged.
+      // The page may carry the demo key: private, revalidated on each visit.
       const headers: Record<string, string> = {
         etag,
         'cache-control': 'private, no-cache',

@@ -1,11 +1,6 @@
-// Subscriptions as live queries: `subscription { website(id:) { … } }` is served by polling the same
-// selection as a query, through the whole query pipeline (the key's ownership, argument checks, the cost
-// limit, the upstream data source and its cache), once per topic for all the streams that watch it
-// (live/hub.ts). A stream gets the first result at once and then each result that differs. An error that
-// will not change by polling again (NOT_FOUND, UNAUTHENTICATED, a refused document) ends the stream with
-// that error and no data. Event streams leave with `X-Accel-Buffering: no`, so that nginx and the like
-// pass each event on as it comes instead of buffering them; yoga sends the heartbeats (a comment every
-// 12 s) and never compresses them.
+// Subscriptions as live queries: the selection polled as a query through the whole query pipeline, once
+// per topic for all its streams (live/hub.ts). An error polling would only repeat ends a stream. Event
+// streams leave with `X-Accel-Buffering: no` (http/answer.ts): nginx then passes each event as it comes.
 import {
   GraphQLError,
   Kind,
@@ -17,34 +12,30 @@ import {
   type NamedTypeNode,
   type OperationDefinitionNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import { operationPlan } from '../../schema/plan.js';
 import { type ErrorCode, GatewayError, isGatewayError } from '../../errors.js';
-import type { LiveStream } from '../../live/broadcast.js';
 import { LIVE_DEFAULTS, type LiveHub, type PollOutcome } from '../../live/hub.js';
 import type { KeyReading } from '../../api-key.js';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import { STREAMS_FULL_MESSAGE } from './use-work.js';
 
-/** What a poll sends: the subscription's document, as a query, with its subscriber's key. */
 export interface LiveQuery {
   query: string;
   variables: Record<string, unknown>;
   operationName?: string;
-  /** The key as the subscription's request read it (its state): canonical, and already checked for form. */
+  /** As the subscription's request state read it: canonical, checked for form. */
   subscriber: { authorization: string; credentials: KeyReading };
 }
 
 export interface LiveOptions {
   hub: LiveHub;
-  /** Streams one key may have open at once (LIVE_MAX_STREAMS_PER_KEY; default in LIVE_DEFAULTS); one more ends with OVERLOADED. */
   maxStreamsPerKey?: number;
-  /** Runs a query as a client's request would be run (the gateway's own yoga, in process). */
+  /** Runs a query as a client's request would be run. */
   runQuery: (query: LiveQuery, signal: AbortSignal) => Promise<PlainResult>;
 }
 
-/** Codes that polling again would only repeat: the stream ends with them. */
 const FINAL_CODES = new Set<string>([
   'NOT_FOUND',
   'UNAUTHENTICATED',
@@ -55,16 +46,13 @@ const FINAL_CODES = new Set<string>([
   'GRAPHQL_VALIDATION_FAILED',
 ] satisfies ErrorCode[]);
 
-/**
- * How recent a cached read of today (or of a website) a poll takes: one made at the same moment (another
- * document of the key, polled together), never one from an earlier poll: a second, or half the interval.
- */
+/** A poll takes a cached read made at the same moment (another document polled together), not an earlier poll's. */
 export const liveFreshnessMs = (intervalMs: number): number => Math.min(1_000, intervalMs / 2);
 
-/** Below this share of the key's limit left, polls wait for the upstream's minute to refill. */
+/** Below this share of the key's limit left, polls wait a minute. */
 const LOW_REMAINING_SHARE = 0.25;
 
-/** The subscription's operation as a query: Subscription.website and Query.website take the same selection. */
+/** Subscription.website and Query.website take the same selection. */
 export function asQuery(document: DocumentNode, operationName: string | null | undefined): string {
   const operation = operationPlan(document, operationName)?.definition;
   // The other operations go: a poll runs this one alone. A fragment on Subscription is one on Query.
@@ -76,7 +64,6 @@ export function asQuery(document: DocumentNode, operationName: string | null | u
   return print(rewritten);
 }
 
-/** A result as JSON carries it: errors are plain objects (GraphQLError's JSON). */
 type PlainResult = Omit<ExecutionResult, 'errors'> & { errors?: readonly PlainError[] };
 interface PlainError {
   message: string;
@@ -84,9 +71,8 @@ interface PlainError {
   extensions?: Record<string, unknown>;
 }
 
-/** What a poll's answer means for the stream: what to push, whether it ends it, how long to wait. */
 export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
-  // Only message, path and code-bearing extensions travel: the result is compared, and shared between gateways, as JSON.
+  // The result is compared, and shared between gateways, as JSON.
   const errors: PlainError[] = (answer.errors ?? []).map((error) => ({
     message: error.message,
     path: error.path,
@@ -108,8 +94,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   const { rateLimit } = extensions;
   const low = rateLimit !== undefined && rateLimit.remaining < rateLimit.limit * LOW_REMAINING_SHARE;
   const backoffMs = Math.max(retryAfterS * 1000, low ? 60_000 : 0);
-  // Only data and errors are compared and pushed: the figures of each poll (cache hits, calls) differ
-  // every time. `stale` says the data is not the upstream's latest (a 429, an outage).
+  // Each poll's figures differ every time: only data and errors are pushed, and whether it is stale.
   const stale = extensions.stale === true || rateLimited !== undefined;
   return {
     result: { data: answer.data, ...(errors.length > 0 ? { errors } : {}), ...(stale ? { extensions: { stale: true } } : {}) },
@@ -119,12 +104,7 @@ export function pollOutcome(answer: PlainResult): PollOutcome<PlainResult> {
   };
 }
 
-/**
- * A pushed result as yoga sends it: its errors GraphQLErrors again, which yoga passes on unmasked. A
- * result without errors is the hub's own object, the same for every stream of the topic: it gets its
- * JSON text (made once by the hub) as `stringify`, which yoga's SSE processor uses instead of
- * serializing the result again for each of the streams.
- */
+/** Errors made GraphQLErrors (passed on unmasked); a result without errors gets the hub's JSON for yoga's SSE. */
 function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
   if (result.errors === undefined) {
     const text = hub.textOf(result);
@@ -135,26 +115,9 @@ function revive(result: PlainResult, hub: LiveHub): ExecutionResult {
   return { ...result, errors };
 }
 
-/** The stream's results revived; leaving it leaves the hub's stream. */
-function revived(stream: LiveStream<PlainResult>, hub: LiveHub): AsyncIterableIterator<ExecutionResult> {
-  const iterator: AsyncIterableIterator<ExecutionResult> = {
-    next: async () => {
-      const step = await stream.next();
-      return step.done ? step : { done: false, value: revive(step.value, hub) };
-    },
-    return: async () => {
-      await stream.return();
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
-}
-
-/** Why a stream ends when its key could not be checked for a reason the gateway does not name. */
 const KEY_NOT_CHECKED = 'The analytics service could not check the API key: subscribe again in a moment.';
 
-/** What a new topic's streams are told while the key's budget keeps its first poll waiting, as on a 429. */
+/** While the key's budget keeps a new topic's first poll waiting, as on a 429. */
 const budgetSpent = (retryAfterS: number): PlainResult => ({
   data: null,
   errors: [
@@ -171,14 +134,12 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
     onSubscribe({ args, setSubscribeFn }) {
       setSubscribeFn(async (subscribeArgs) => {
         const { state } = subscribeArgs.contextValue as GatewayServerContext;
-        // The key in its canonical form (the request's state): every spelling of one key shares its topics, cap and budget.
+        // Canonical: every spelling of one key shares its topics, cap and budget.
         const { credentials } = state;
         if ('problem' in credentials) return { errors: [new GatewayError('UNAUTHENTICATED', credentials.problem)] };
         const { authorization } = credentials;
-        // A stream proves its key as a request does. One whose key the upstream has not accepted lately
-        // still holds a request's slot (http/server.ts): its key is checked with the upstream first, for
-        // its polls may never ask the upstream (a new topic past the key's budget waits without a poll),
-        // and a key nobody issued must not hold a stream's place for LIVE_MAX_LIFETIME_S.
+        // A key not accepted lately is checked while it holds a request's slot: its polls may never ask
+        // the upstream, and a key nobody issued must not hold a stream's place for its lifetime.
         const context = subscribeArgs.contextValue as GatewayContext;
         const slot = state.slot;
         if (slot !== undefined && !slot.stream) {
@@ -191,7 +152,6 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
         }
         const query = asQuery(subscribeArgs.document, subscribeArgs.operationName);
         const variables = (subscribeArgs.variableValues ?? {}) as Record<string, unknown>;
-        // A keyed hash, never the key: topics are names in Redis with REDIS_URL.
         const key = await hub.keyId(authorization);
         const live: LiveQuery = {
           query,
@@ -204,9 +164,10 @@ export function useLive({ hub, runQuery, maxStreamsPerKey = LIVE_DEFAULTS.maxStr
           const message = `This key has ${maxStreamsPerKey} live streams open already: close one first.`;
           return { errors: [new GraphQLError(message, { extensions: { code: 'OVERLOADED' satisfies ErrorCode } })] };
         }
-        return revived(
+        // Leaving the stream leaves the hub's at once, even while a next() waits for a change.
+        return mapAsyncIterator(
           hub.subscribe(topic, async (signal) => pollOutcome(await runQuery(live, signal)), budgetSpent),
-          hub,
+          (result: PlainResult) => revive(result, hub),
         );
       });
     },

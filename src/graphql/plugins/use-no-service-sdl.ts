@@ -1,7 +1,5 @@
-// With introspection off (NODE_ENV=production unless INTROSPECTION=on), a federation subgraph's
-// `_service { sdl }` is refused as `__schema` is: it is the whole schema, printed (docs/security.md,
-// docs/federation.md). A router composes from the checked-in schema.subgraph.graphql (rover, hive and
-// cosmo publish a subgraph from its file); INTROSPECTION=on turns both back on.
+// With introspection off, a subgraph's `_service { sdl }` is refused as `__schema` is: it is the whole
+// schema. A router composes from the checked-in schema.subgraph.graphql (docs/federation.md).
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 

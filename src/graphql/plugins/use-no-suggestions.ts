@@ -1,7 +1,5 @@
-// Without introspection, an error says no more of the schema than introspection would: graphql's
-// "Did you mean …?" (a field, an argument, a type, an enum value) goes from every message. graphql-armor's
-// block-field-suggestions does it for validation errors only, and misses enum values ("Did you mean the
-// enum value …?") and the variables' coercion errors of execution; this takes them from any answer.
+// Without introspection, "Did you mean …?" goes from every message of any answer. graphql-armor's
+// block-field-suggestions misses enum values and the variables' coercion errors.
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 const SUGGESTION = / ?Did you mean [^?]*\?/g;

@@ -1,48 +1,38 @@
-// Which operation of a document runs: the one `operationName` names, or the document's only one. When
-// that does not pick one, the answer names the document's operations and says how to pick, instead of
-// yoga's "Could not determine what operation to execute." (a document of several mutations sent with
-// curl and no operationName got only that). It runs right after parsing, before yoga's own check.
+// When `operationName` picks no operation of a document, the answer names its operations and says how to
+// pick, instead of yoga's "Could not determine what operation to execute.". Right after parsing.
 import { GraphQLError, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { documentPlan, operationPlan } from '../../schema/plan.js';
 import type { ErrorCode } from '../../errors.js';
 
-/** How an operation is called in a message: by its name, or `(anonymous)`. */
 const nameOf = (name: string | undefined): string => name ?? '(anonymous)';
 
-/** The error for a document and operationName that pick no operation. */
 function operationChoiceError(document: DocumentNode, operationName: string | null | undefined): GraphQLError {
   const names = documentPlan(document).operations.map((operation) => operation.name);
   const listed = names.map(nameOf);
-  // Nothing runs either way; 400 as for any request that cannot be executed as sent.
-  const http = { status: 400 };
-  if (names.length === 0) {
-    return new GraphQLError('This document holds no operation (a query or a mutation) to run.', {
-      extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
-    });
-  }
+  const error = (message: string, code: ErrorCode): GraphQLError =>
+    new GraphQLError(message, { extensions: { code, operations: listed, http: { status: 400 } } });
+  if (names.length === 0) return error('This document holds no operation (a query or a mutation) to run.', 'OPERATION_NOT_FOUND');
   if (operationName === null || operationName === undefined) {
     const example = names.find((name) => name !== undefined);
-    return new GraphQLError(
+    return error(
       `This document holds ${names.length} operations (${listed.join(', ')}); send the name of the one to run as "operationName"` +
         (example === undefined ? '.' : ` (for example "operationName": "${example}").`),
-      { extensions: { code: 'OPERATION_NAME_REQUIRED' satisfies ErrorCode, operations: listed, http } },
+      'OPERATION_NAME_REQUIRED',
     );
   }
   const held =
     names.length === 1 && names[0] === undefined
       ? 'its one operation has no name: send no "operationName"'
       : `its operations are ${listed.join(', ')}`;
-  return new GraphQLError(`This document holds no operation named "${operationName}"; ${held}.`, {
-    extensions: { code: 'OPERATION_NOT_FOUND' satisfies ErrorCode, operations: listed, http },
-  });
+  return error(`This document holds no operation named "${operationName}"; ${held}.`, 'OPERATION_NOT_FOUND');
 }
 
 export function useOperationName(): Plugin<YogaInitialContext> {
   return {
     onParse({ context }) {
       return ({ result }) => {
-        // A document that did not parse is answered as such; `params` is missing outside HTTP requests.
+        // `params` is missing outside HTTP requests.
         if (result instanceof Error || result === null || context.params === undefined) return;
         const { operationName } = context.params;
         if (operationPlan(result, operationName) === null) throw operationChoiceError(result, operationName);

@@ -1,6 +1,5 @@
-// The first step of execution: the request's plan (schema/plan.ts), made once, then the checks that may
-// refuse the operation before any resolver runs, in the order given. Every later step that reads the
-// plan is given this step (`plan.of`), so none can run without it.
+// The first step of execution: the request's plan (schema/plan.ts), then the checks that may refuse it
+// before any resolver runs. The steps that read the plan are given this one, so none can run before it.
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
@@ -10,7 +9,7 @@ import { type Planned, planOf, planRequest, type RequestPlan } from '../../schem
 export type PlanCheck = (plan: RequestPlan, context: GatewayContext) => ExecutionResult | undefined;
 
 export interface PlanStep extends Plugin<GatewayContext> {
-  /** The plan of this execution (null: its document holds no such operation). Throws when the step has not run. */
+  /** null: its document holds no such operation. Throws when the step has not run. */
   of(context: Planned): RequestPlan | null;
 }
 

@@ -1,21 +1,8 @@
-// Puts every object of an answer in selection order, as the spec asks (results are ordered maps).
-//
-// yoga's executor (@graphql-tools/executor 2.0.0, the newest; the bug is open as graphql-yoga#3256 and
-// pothos#1511) keeps a field answered at once where the selection has it, but adds a field whose
-// resolver returns a promise when that promise settles: a website read upstream came after the list
-// that was faster, `domain` before the `stats` above it. No option changes that, and graphql's own
-// executor cannot stand in for it (no @defer/@stream, bad variables answered otherwise). graphql-jit's
-// compiled functions build objects in selection order, but place a field where the document first
-// names it even when @skip/@include leave that place out (`domain @skip(if: $s) id domain` answers
-// `domain` first; graphql collects it after `id`).
-//
-// So this re-orders what the standard executor answered (it wraps the executor yoga gives it: an
-// operation that useCompiledExecution, after it in the plugin list, runs compiled never reaches the
-// wrapper) and a compiled answer only when its document has @skip or @include: every other compiled
-// answer pays nothing. The order is the one the executor itself collects (graphql-tools'
-// collectFields: fragments, inline fragments, @skip/@include with the variables, aliases, a merged
-// field at its first place); a @defer part is ordered by its own fragment, a @stream part's items as
-// the list's. An object already in order is kept as it is, so an answer in order costs one walk.
+// Puts every object of an answer in selection order, as the spec asks. yoga's executor adds a field
+// whose resolver returns a promise when it settles (graphql-yoga#3256, pothos#1511); graphql-jit misplaces
+// a field that @skip/@include leave out. So this re-orders the standard executor's answers, and a compiled
+// one only when its document has @skip or @include, by graphql-tools' collectFields. An object already
+// in order is kept as it is: an answer in order costs one walk.
 import { collectFields, collectSubFields, type FieldsAndPatches } from '@graphql-tools/utils';
 import {
   SchemaMetaFieldDef,
@@ -30,26 +17,21 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Selection } from '../../schema/plan.js';
-import type { Planned } from '../../schema/plan.js';
+import type { Planned, Selection } from '../../schema/plan.js';
 import type { PlanStep } from './use-plan.js';
 
 type Fields = FieldsAndPatches['fields'];
 
-/** One object of an answer as JSON will write it: its keys, in the order they were added. */
 type ResultObject = Record<string, unknown>;
 
-/** An entry of a @defer/@stream part: an object's deferred fields, or a streamed list's next items. */
+/** A @defer/@stream part's entry: an object's deferred fields, or a list's next items. */
 interface IncrementalEntry {
   data?: ResultObject | null;
   items?: unknown[] | null;
   path?: readonly (string | number)[];
 }
 
-/**
- * The fields of an object in selection order: each response key with its field nodes and, when the
- * field's type is an object type, the shape of its value (made the first time an answer needs it).
- */
+/** An object's fields in selection order; an object type's value has its shape, made when first needed. */
 type Shape = ShapeEntry[];
 interface ShapeEntry {
   key: string;
@@ -58,20 +40,11 @@ interface ShapeEntry {
   shape: Shape | undefined;
 }
 
-/**
- * The order of each selection (the plan's: one per request, kept with the operation when it declares no
- * variables, and so is everything below it, filled in as answers need it).
- */
 const orders = new WeakMap<Selection, SelectionOrder>();
 
 const isResultObject = (value: unknown): value is ResultObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The named type of the field `nodes` select on `parent`, introspection's root fields included. An
- * interface or union with a single object type (`Node`: only `Website`) is that type: every answer
- * there is one. With several, an answer does not say which it is (unless it selects `__typename`),
- * so its fields stay as the executor put them.
- */
+/** An abstract type with one object type is that type; with several, an answer does not say which it is. */
 function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: FieldNode[]): GraphQLNamedType | undefined {
   const name = nodes[0]?.name.value;
   if (name === undefined) return undefined;
@@ -85,7 +58,6 @@ function fieldType(schema: GraphQLSchema, parent: GraphQLObjectType, nodes: Fiel
   return possible.length === 1 ? possible[0] : named;
 }
 
-/** Orders the answers of one selection: an operation, its fragments and its coerced variables. */
 class SelectionOrder {
   private root: Shape | undefined;
 
@@ -94,7 +66,7 @@ class SelectionOrder {
     private readonly rootType: GraphQLObjectType,
   ) {}
 
-  /** null when the operation has no root type: its answer has no data to order. */
+  /** null when the operation has no root type. */
   static of(selection: Selection): SelectionOrder | null {
     let order = orders.get(selection);
     if (order !== undefined) return order;
@@ -105,25 +77,19 @@ class SelectionOrder {
     return order;
   }
 
-  private get schema(): GraphQLSchema {
-    return this.selection.schema;
-  }
-
-  /** The answer (or the first part of an incremental one) with every object in selection order. */
   result<T extends ExecutionResult>(result: T): T {
     if (!isResultObject(result.data)) return result;
     const data = this.object(result.data, this.rootShape());
     return data === result.data ? result : { ...result, data };
   }
 
-  /** A later part of a @defer/@stream answer: each entry's data or items in the order of its own selection. */
   incrementalEntry<T extends IncrementalEntry>(entry: T): T {
     const { path } = entry;
     if (path === undefined) return entry;
     if (isResultObject(entry.data)) {
       const at = this.objectAt(path);
       if (at === null) return entry;
-      // The part holds the fields of one deferred fragment there: the fragment that has them all.
+      // The fields of one deferred fragment there: the one that has them all.
       const keys = Object.keys(entry.data);
       const own = at.patches.find((patch) => keys.every((key) => patch.has(key))) ?? at.fields;
       const data = this.object(entry.data, this.shapeOf(at.type, own));
@@ -146,8 +112,7 @@ class SelectionOrder {
 
   private shapeOf(type: GraphQLObjectType, fields: Fields): Shape {
     return Array.from(fields, ([key, nodes]) => {
-      const named = fieldType(this.schema, type, nodes);
-      // Only object types have fields to order (fieldType: an abstract type with one object type is it).
+      const named = fieldType(this.selection.schema, type, nodes);
       return { key, nodes, type: named !== undefined && isObjectType(named) ? named : null, shape: undefined };
     });
   }
@@ -162,7 +127,6 @@ class SelectionOrder {
     return collectSubFields(schema, fragments, variables, type, nodes);
   }
 
-  /** The object type, fields and deferred fragments' fields of the object at `path`; null if there is none. */
   private objectAt(path: readonly (string | number)[]): { type: GraphQLObjectType; fields: Fields; patches: Fields[] } | null {
     const field = path.length === 0 ? { type: this.rootType, nodes: null } : this.fieldAt(path);
     if (field === null || !isObjectType(field.type)) return null;
@@ -170,7 +134,7 @@ class SelectionOrder {
     return { type: field.type, fields, patches: patches.map((patch) => patch.fields) };
   }
 
-  /** The named type and field nodes of the field at `path` (list indexes skipped), deferred or not. */
+  /** The field at `path` (list indexes skipped), deferred or not. */
   private fieldAt(path: readonly (string | number)[]): { type: GraphQLNamedType; nodes: FieldNode[] } | null {
     let collected = this.rootFields();
     let parent: GraphQLObjectType = this.rootType;
@@ -183,14 +147,14 @@ class SelectionOrder {
         collected = this.subFields(parent, found.nodes);
       }
       const nodes = collected.fields.get(key) ?? collected.patches.find((patch) => patch.fields.has(key))?.fields.get(key);
-      const type = nodes === undefined ? undefined : fieldType(this.schema, parent, nodes);
+      const type = nodes === undefined ? undefined : fieldType(this.selection.schema, parent, nodes);
       if (nodes === undefined || type === undefined) return null;
       found = { type, nodes };
     }
     return found;
   }
 
-  /** `value` with its keys in the order of `shape`, its objects likewise; `value` itself when nothing moved. */
+  /** `value` itself when nothing moved. */
   private object(value: ResultObject, shape: Shape): ResultObject {
     const keys = Object.keys(value);
     let inOrder = true;
@@ -209,12 +173,10 @@ class SelectionOrder {
     // Prototype-free, as the executor makes them: an alias may be `__proto__`.
     const ordered = Object.create(null) as ResultObject;
     for (const { key } of shape) if (Object.hasOwn(value, key)) ordered[key] = replaced?.has(key) ? replaced.get(key) : value[key];
-    // Anything the selection does not name (nothing the executor makes) keeps its place after it.
     for (const key of keys) if (!Object.hasOwn(ordered, key)) ordered[key] = value[key];
     return ordered;
   }
 
-  /** A list (of lists) of objects of one shape, each in order. */
   private list(items: unknown[], shape: Shape): unknown[] {
     let ordered: unknown[] | undefined;
     for (const [index, item] of items.entries()) {
@@ -237,7 +199,6 @@ export function useSelectionOrder(plan: PlanStep): Plugin {
       return {
         onExecuteDone({ result, setResult }) {
           const { selection } = plan.of(args.contextValue as Planned) ?? {};
-          // No selection: no such operation, or bad variables; either way no data to order.
           if (!selection || (!standard && !selection.operation.document.conditional)) return undefined;
           const order = SelectionOrder.of(selection);
           if (order === null) return undefined;
@@ -253,7 +214,7 @@ export function useSelectionOrder(plan: PlanStep): Plugin {
                 setPart(order.result(part));
                 return;
               }
-              // envelop types every part as an ExecutionResult; the later ones are `{ incremental, hasNext }`.
+              // envelop types every part as an ExecutionResult; later ones are `{ incremental, hasNext }`.
               const { incremental } = part as { incremental?: unknown };
               if (!Array.isArray(incremental)) return;
               const ordered = incremental.map((entry: IncrementalEntry) => order.incrementalEntry(entry));

@@ -1,17 +1,12 @@
-// A subscription selects exactly one top-level field, always: its top-level selection may not carry
-// `@skip` or `@include`, on a field, an inline fragment or a fragment spread (the GraphQL specification's
-// "Single Root Field" rule, as its current edition and graphql-js 17 state it; graphql-js 16 refuses more
-// than one field, not none). A subscription whose only field is skipped would be a stream whose polls
-// answer `{}` with no upstream call: nothing would ever tell the gateway its key is made up, and it would
-// hold a stream's place for its whole lifetime. Queries and mutations keep `@skip` and `@include`
-// everywhere: one that selects nothing is answered `{}` at once and holds nothing afterwards.
+// No `@skip` or `@include` in a subscription's top-level selection (the spec's "Single Root Field"): a
+// stream whose only field is skipped would never call upstream, so nothing would tell its key is made up.
 import { type DocumentNode, type FragmentDefinitionNode, GraphQLError, Kind, OperationTypeNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../../errors.js';
 
 const CONDITIONS = new Set(['skip', 'include']);
 
-/** Each `@skip` or `@include` in a subscription's top-level selection, its fragments' included (each once). */
+/** Each `@skip` or `@include` in a top-level selection, its fragments' included (each once). */
 function conditionsIn(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, seen: Set<string>): GraphQLError[] {
   return selectionSet.selections.flatMap((selection) => {
     const condition = selection.directives?.find((directive) => CONDITIONS.has(directive.name.value));
@@ -31,7 +26,6 @@ function conditionsIn(selectionSet: SelectionSetNode, fragments: Map<string, Fra
   });
 }
 
-/** What is wrong with the document's subscriptions' top-level selections: nothing for other operations. */
 export function subscriptionRootProblems(document: DocumentNode): GraphQLError[] {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions)
@@ -43,10 +37,7 @@ export function subscriptionRootProblems(document: DocumentNode): GraphQLError[]
   );
 }
 
-/**
- * Before the standard rules: graphql-js's own single-field rule reads `@include(if: $variable)` with no
- * variables, and throws (a message with no code) when the variable is required.
- */
+/** Before graphql-js's own rule, which throws on `@include(if: $required)`. */
 export function useSubscriptionRoot(): Plugin {
   return {
     onValidate({ params, setResult }) {

@@ -1,18 +1,11 @@
-// OpenTelemetry spans of a GraphQL request: a SERVER span that continues the client's W3C
-// `traceparent`, under it the operation's span (`query Dashboard`: name and type) with parse, validate
-// and execute. Execution runs inside the execute span's context, so the upstream client's CLIENT spans
-// (gateway.ts) are its children. Only the OpenTelemetry API is used here: without an SDK started
-// (tracing.ts) every span is a no-op. No attribute holds a header, a document or a variable value.
+// OpenTelemetry spans of a GraphQL request: a SERVER span continuing the client's `traceparent`, and the
+// operation's with parse, validate and execute (the upstream calls' parent). The API only: without an
+// SDK started every span is a no-op. No attribute holds a header, a document or a variable value.
 import { type Context, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import type { PlanStep } from './use-plan.js';
-
-export interface TracingOptions {
-  /** The request's plan, for the operation's name and type. Required. */
-  plan: PlanStep;
-}
 
 interface RequestSpans {
   server: Span;
@@ -22,40 +15,35 @@ interface RequestSpans {
 
 const tracer = trace.getTracer('analytics-graphql-gateway');
 
-/** Headers as the propagator reads them: the W3C `traceparent` and `tracestate` of the client. */
 const headerGetter = {
   keys: (carrier: Headers) => [...carrier.keys()],
   get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
 };
 
-/** Ends `span` once `result` (a value or a promise) is settled, marking it failed when it threw. */
+/** Ends `span` once `run`'s result is settled, marking it failed when it threw. */
 function endAfter<T>(span: Span, run: () => T): T {
+  const failed = (error: unknown): never => {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw error;
+  };
   let result: T;
   try {
     result = run();
   } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR });
+    return failed(error);
+  }
+  if (!(result instanceof Promise)) {
     span.end();
-    throw error;
+    return result;
   }
-  if (result instanceof Promise) {
-    return result.then(
-      (value: unknown) => {
-        span.end();
-        return value;
-      },
-      (error: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-        throw error;
-      },
-    ) as T;
-  }
-  span.end();
-  return result;
+  return result.then((value: unknown) => {
+    span.end();
+    return value;
+  }, failed) as T;
 }
 
-export function useTracing({ plan }: TracingOptions): Plugin<GatewayContext, GatewayServerContext> {
+export function useTracing({ plan }: { plan: PlanStep }): Plugin<GatewayContext, GatewayServerContext> {
   const spans = new WeakMap<Request, RequestSpans>();
   const phase = (request: Request, name: string, wrapped: () => void): void => {
     const entry = spans.get(request);
@@ -79,14 +67,9 @@ export function useTracing({ plan }: TracingOptions): Plugin<GatewayContext, Gat
       },
       parse: ({ context: { request } }, wrapped) => phase(request, 'graphql.parse', wrapped),
       validate: ({ context: { request } }, wrapped) => phase(request, 'graphql.validate', wrapped),
-      execute({ context: { request } }, wrapped) {
-        const entry = spans.get(request);
-        if (!entry) return wrapped();
-        const span = tracer.startSpan('graphql.execute', {}, entry.operationContext);
-        return endAfter(span, () => context.with(trace.setSpan(entry.operationContext, span), wrapped));
-      },
+      execute: ({ context: { request } }, wrapped) => phase(request, 'graphql.execute', wrapped),
     },
-    // The request's trace id, for its log line (http/answer.ts).
+    // For the log line.
     onRequest({ request, serverContext }) {
       const entry = spans.get(request);
       if (entry) serverContext.run.traceId = entry.server.spanContext().traceId;

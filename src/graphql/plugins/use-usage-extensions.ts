@@ -1,19 +1,11 @@
-// Puts in every response's `extensions` what the request cost and what the upstream said:
-// `cost: { requested, limit }`, `upstreamCalls`, `cache`, and `rateLimit: { limit, remaining }` when
-// the upstream reported it, so a frontend can slow down before a 429. With @defer/@stream they come with
-// the final part. An answer given before anything ran (a document that does not parse, a limit or a
-// validation rule refusing it, a missing operation name) says so with zeros.
-import type { Plugin } from 'graphql-yoga';
+// Puts in every response's `extensions` what the request cost and what the upstream said (`rateLimit`,
+// so a frontend can slow down before a 429). An answer given before anything ran says so with zeros.
+import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import type { GatewayContext, Usage } from '../../schema/context.js';
 import type { GatewayServerContext } from '../context.js';
 import { DEFAULT_COST_LIMIT } from './use-cost-limit.js';
 
-export interface UsageExtensionsOptions {
-  /** The cost limit reported beside the cost (MAX_COST; default DEFAULT_COST_LIMIT). */
-  costLimit?: number;
-}
-
-/** The figures of a request's usage (none: nothing ran), as `extensions` carries them. */
+/** `usage`: none when nothing ran. */
 export function usageFigures(usage: Usage | undefined, costLimit: number): Record<string, unknown> {
   return {
     cost: { requested: usage?.cost ?? 0, limit: costLimit },
@@ -26,26 +18,20 @@ export function usageFigures(usage: Usage | undefined, costLimit: number): Recor
 
 export function useUsageExtensions({
   costLimit = DEFAULT_COST_LIMIT,
-}: UsageExtensionsOptions = {}): Plugin<GatewayContext, GatewayServerContext> {
+}: {
+  costLimit?: number;
+} = {}): Plugin<GatewayContext, GatewayServerContext> {
   const figures = (usage: Usage | undefined): Record<string, unknown> => usageFigures(usage, costLimit);
   return {
     onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (!(Symbol.asyncIterator in result)) {
+      onExecuteDone: (payload) =>
+        handleStreamOrSingleExecutionResult(payload, ({ result, setResult }) => {
+          // @defer/@stream: the figures are known once everything ran, so they go with the last part.
+          if ('hasNext' in result && result.hasNext !== false) return;
           setResult({ ...result, extensions: { ...result.extensions, ...figures(args.contextValue.usage) } });
-          return undefined;
-        }
-        // @defer/@stream: the figures are known once everything ran, so they go with the last part.
-        return {
-          onNext: ({ result: part, setResult: setPart }) => {
-            if ('hasNext' in part && part.hasNext === false)
-              setPart({ ...part, extensions: { ...part.extensions, ...figures(args.contextValue.usage) } });
-          },
-        };
-      },
+        }),
     }),
     // Answers that execution did not give: refused while parsing or validating, or before.
-    // The request's context, if it got one (none when nothing ran), from its state.
     onResultProcess({ result, setResult, serverContext }) {
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       if (result.extensions !== undefined && 'upstreamCalls' in result.extensions) return;

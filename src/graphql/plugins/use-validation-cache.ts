@@ -1,24 +1,16 @@
-// Validation once per parsed document. yoga's own cache (parserAndValidationCache's validationCache)
-// keys a result by the names of every rule the plugins add, so every plugin's onValidate had to run on
-// every request to make the key: the limits' rules (a new rule object each time), @defer/@stream's
-// four, the date literals', introspection's, and the key itself, joined from some thirty names. Here a
-// result is kept by schema and document (weakly: it goes with the document, which yoga's bounded
-// document cache holds), and the plugins' onValidate run only for a document not validated yet; the
-// rules they add are needed only then. The rules the gateway's plugins add do not depend on the
-// request (introspection is off for every request or for none), so one result per document holds.
+// Validation once per parsed document, kept weakly by schema and document. yoga's own cache keys a result
+// by every rule the plugins add, so every onValidate ran on every request; the rules do not depend on
+// the request, so one result per document holds.
 import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 type Result = readonly GraphQLError[];
 
-export interface ValidationCache {
-  /** Answers a document validated before with its result; yoga's validationCache must be off. */
-  plugin: Plugin;
-  /** `plugin` (and the plugins it adds) with each onValidate run only for a document not validated yet; `plugin` as it is. */
-  onlyToValidate<P extends object>(plugin: P): P;
-}
-
-export function createValidationCache(): ValidationCache {
+/**
+ * `plugin` answers a document validated before (yoga's validationCache must be off); `onlyToValidate`
+ * makes each onValidate (its added plugins' too) run only for a document not validated yet.
+ */
+export function createValidationCache() {
   const results = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Result>>();
   const known = (schema: GraphQLSchema, document: DocumentNode): Result | undefined => results.get(schema)?.get(document);
 
@@ -51,7 +43,6 @@ export function createValidationCache(): ValidationCache {
           bySchema = new WeakMap();
           results.set(schema, bySchema);
         }
-        // As yoga's own cache keeps it: what the hooks after validation were given.
         bySchema.set(documentAST, validated as Result);
       };
     },

@@ -1,13 +1,10 @@
-// A subscription found only now, by its hash or id, leaves its request's slot (the request state's) for
-// a stream's place, or is refused: every stream is a stream, never a request.
-// A subscription whose key the upstream has not accepted lately keeps its slot, in the strangers' line,
-// until the live plugin has checked its key (use-live.ts): only a proven key takes a stream's place.
+// A subscription found only now (by hash or id) leaves its slot for a stream's place, or is refused. One
+// whose key is not known keeps its slot until use-live.ts has checked the key.
 import type { Plugin } from 'graphql-yoga';
 import { GatewayError } from '../../errors.js';
 import { NOT_STREAMABLE_MESSAGE, streamsSubscription } from '../../http-headers.js';
 import type { GatewayServerContext } from '../context.js';
 
-/** Why a subscription gets no stream's place. */
 export const STREAMS_FULL_MESSAGE =
   'This gateway has all the event streams open it may (LIVE_MAX_STREAMS), or is stopping: subscribe again in a moment.';
 
