@@ -57,7 +57,7 @@ async function run(): Promise<void> {
     return;
   }
   if (args[0] === 'mcp' && args.length === 1) {
-    const { runStdio } = await import('./mcp/stdio.js');
+    const { runStdio } = await import('./mcp-stdio.js');
     await runStdio();
     return;
   }

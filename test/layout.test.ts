@@ -100,13 +100,15 @@ describe('src/ layout', () => {
 
   it('depends one way: http -> graphql -> schema -> upstream, with analytics, domain, errors, settings and the key below them all', () => {
     // config.ts gathers every module's settings: nothing below the composition root imports it.
-    const top = ['src/main.ts', 'src/gateway.ts', 'src/config.ts'];
+    const top = ['src/main.ts', 'src/mcp-stdio.ts', 'src/gateway.ts', 'src/config.ts'];
     expect(crossings('src/http/', under(...top))).toEqual([]);
     expect(crossings('src/graphql/', under('src/http', ...top))).toEqual([]);
     expect(crossings('src/schema/', under('src/graphql', 'src/http', ...top))).toEqual([]);
     expect(crossings('src/upstream/', under('src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
-    // The cache's room is beside the upstream side: it reads the upstream's errors, nothing above.
+    // The cache is below the upstream side (what it reads of an error is src/errors.ts's), nothing above.
     expect(crossings('src/cache/', under('src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
+    // The MCP server is handed its way to run an operation: it never reaches the composition root.
+    expect(crossings('src/mcp/', under(...top))).toEqual([]);
     for (const below of ['src/analytics/', 'src/domain.ts', 'src/errors.ts', 'src/settings.ts', 'src/api-key.ts', 'src/http-headers.ts']) {
       expect(crossings(below, under('src/upstream', 'src/cache', 'src/schema', 'src/graphql', 'src/http', ...top))).toEqual([]);
     }

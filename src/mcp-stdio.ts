@@ -3,12 +3,12 @@
 // requests to itself); the key is ANALYTICS_API_KEY (the sandbox's first demo key with the sandbox).
 // stdout carries MCP messages only: the log and every notice go to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { readAuthorization } from '../api-key.js';
-import { loadConfigOrExit } from '../config.js';
-import { createGateway } from '../gateway.js';
-import { stdoutLogger } from '../log.js';
-import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import { createMcpServer } from './server.js';
+import { readAuthorization } from './api-key.js';
+import { loadConfigOrExit } from './config.js';
+import { createGateway } from './gateway.js';
+import { stdoutLogger } from './log.js';
+import { startSandbox, type Sandbox } from './sandbox/index.js';
+import { createMcpServer } from './mcp/server.js';
 
 const STDERR = 2;
 
