@@ -3,7 +3,7 @@
 // load a read may be tried again (a connection that broke, a 502/503/504), so its count per request is at
 // least the reads; the answers count one call per read (extensions.upstreamCalls), and the difference is
 // the report's retriedCalls.
-import { afterEach, expect } from 'vitest';
+import { afterAll, afterEach, expect } from 'vitest';
 import type { Measurement } from '../../bench/index.js';
 import { childProcesses } from './children.js';
 
@@ -20,9 +20,14 @@ export function twoRounds<T extends { rounds: number }>(options: T | null | unde
   return { ...options, rounds: 2 };
 }
 
-/** After each test of the file: every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended. */
-export function expectEveryProcessEnded(): void {
-  afterEach(() => {
+/**
+ * After each test of the file: every process the harness started (sandbox, gateways, floor, static server,
+ * redis-server) has ended. After the last one instead where the file's tests run at once (each waits on its
+ * own processes, not on the machine: together they take the time of the longest), as one test's processes
+ * may still run when another ends.
+ */
+export function expectEveryProcessEnded(after: 'each test' | 'the file' = 'each test'): void {
+  (after === 'each test' ? afterEach : afterAll)(() => {
     expect(childProcesses()).toEqual([]);
   });
 }

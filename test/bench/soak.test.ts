@@ -3,8 +3,9 @@ import { ATTACK_KINDS, type RequestAttackReport } from '../../bench/attacks.js';
 import { soak } from '../../bench/soak.js';
 import { expectEveryProcessEnded } from './short.js';
 
-describe('load with faults', () => {
-  expectEveryProcessEnded();
+// Its two soaks at once, each on a sandbox and a gateway of its own.
+describe.concurrent('load with faults', () => {
+  expectEveryProcessEnded('the file');
 
   // The long soak is `npm run soak` (200,000 requests at 50 at once); this one checks the harness and the same things.
   it('200 requests at 30 at once, 10% upstream faults, two keys: healthy, well-formed, no leak, the heap read', async () => {
