@@ -5,61 +5,37 @@
 // harness, not timed ones).
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type BenchReport, cachingPasses, defaultPasses, formatReport, runBench } from '../../bench/index.js';
-import { RUN, expectCalls, expectEveryProcessEnded } from './short.js';
-
-/** Started once; a failure is its test's, never an unhandled rejection while another test runs. */
-const started = (run: Promise<BenchReport>): Promise<BenchReport> => {
-  run.catch(() => undefined);
-  return run;
-};
+import { type BenchReport, cachingPasses, defaultPasses, formatReport } from '../../bench/index.js';
+import { expectCalls, expectEveryProcessEnded, startShortRun } from './short.js';
 
 /**
  * One scenario pass, read by the first two tests: the dashboard through the gateway, the previous build
  * right after it (this build itself, dist/main.js: the same calls, ratios near 1) and both REST baselines.
  */
-let scenarioRun: Promise<BenchReport> | undefined;
-const runScenarioPass = (): Promise<BenchReport> => {
-  scenarioRun ??= started(
-    runBench({
-      ...RUN,
-      repeat: 1,
-      passes: [{ name: 'tiny', latencyMs: 5, connections: 2, scenarios: ['dashboard'] }],
-      previousScript: 'dist/main.js',
-    }),
-  );
-  return scenarioRun;
-};
-
+let scenarioRun: Promise<BenchReport>;
+/** The read cache's passes alone, read by the third test. */
+let cacheRun: Promise<BenchReport>;
 /** The session pass's defaults, run short below. */
 const { session: sessionDefaults } = cachingPasses(['cache', 'session'], { connections: 2 });
-
-/** The read cache's passes alone, read by the third test. */
-let cacheRun: Promise<BenchReport> | undefined;
-const runCachePasses = (): Promise<BenchReport> => {
-  cacheRun ??= started(
-    runBench({
-      ...RUN,
-      repeat: 1,
-      passes: [],
-      cachePass: { latencyMs: 20, connections: [2] },
-      // 5 users, one request every 0.125 s each for 0.5 s: 20 dashboards of 7 reads against 60 a minute.
-      session: { ...(sessionDefaults ?? { users: 5, rateLimit: 60, latencyMs: 20 }), durationSeconds: 0.5, intervalSeconds: 0.125 },
-    }),
-  );
-  return cacheRun;
-};
 
 describe('benchmark harness', () => {
   // Both runs at once, each on a sandbox and gateways of its own: most of a run is waiting on its processes.
   beforeAll(() => {
-    runScenarioPass();
-    runCachePasses();
+    scenarioRun = startShortRun({
+      passes: [{ name: 'tiny', latencyMs: 5, connections: 2, scenarios: ['dashboard'] }],
+      previousScript: 'dist/main.js',
+    });
+    cacheRun = startShortRun({
+      passes: [],
+      cachePass: { latencyMs: 20, connections: [2] },
+      // 5 users, one request every 0.125 s each for 0.5 s: 20 dashboards of 7 reads against 60 a minute.
+      session: { ...(sessionDefaults ?? { users: 5, rateLimit: 60, latencyMs: 20 }), durationSeconds: 0.5, intervalSeconds: 0.125 },
+    });
   });
   expectEveryProcessEnded('the file');
 
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
-    const report = await runScenarioPass();
+    const report = await scenarioRun;
 
     expect(report.passes).toHaveLength(1);
     const result = report.passes[0]?.results[0];
@@ -105,7 +81,7 @@ describe('benchmark harness', () => {
     expect(defaultPasses({ passes: ['overhead'], scenarios: ['dashboard'] })).toEqual([
       { name: 'overhead', latencyMs: 0, connections: 1, scenarios: ['dashboard'] },
     ]);
-    const report = await runScenarioPass();
+    const report = await scenarioRun;
 
     expect(report.previousScript).toBe('dist/main.js');
     const pass = report.passes[0];
@@ -170,7 +146,7 @@ describe('benchmark harness', () => {
     const { cachePass } = cachingPasses(['cache', 'session'], { connections: 2 });
     expect(cachePass?.connections).toEqual([1, 2]);
 
-    const report = await runCachePasses();
+    const report = await cacheRun;
 
     const cache = report.cache;
     expect(cache?.notes).toEqual([]);

@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type BenchReport, floorPass, formatReport, runBench } from '../../bench/index.js';
+import { type BenchReport, floorPass, formatReport } from '../../bench/index.js';
 import { countWaves } from '../../bench/waves.js';
-import { RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js';
+import { expectCalls, expectEveryProcessEnded, startShortRun, twoRounds } from './short.js';
 
 /** What the previous build's node (a wrapper of this one) was run with, read once the run is over. */
 interface FloorRun {
@@ -22,51 +22,39 @@ interface FloorRun {
  * The floor pass, read by the first two tests (the aggregator is one of its yardsticks): a previous build
  * under another node binary, the floor, the aggregator and Hive Gateway.
  */
-let floorRun: Promise<FloorRun> | undefined;
-const runFloorPass = (): Promise<FloorRun> => {
-  floorRun ??= (async () => {
-    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
-    // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
-    const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
-    const wrapper = join(wrapperDir, 'node');
-    writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
-    try {
-      const report = await runBench({
-        ...RUN,
-        repeat: 1,
-        passes: [],
-        // Two rounds: the runs alternate and their medians are taken all the same.
-        floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
-        previousNode: wrapper,
-      });
-      return { report, previousNodeCalls: readFileSync(join(wrapperDir, 'calls'), 'utf8') };
-    } finally {
-      rmSync(wrapperDir, { recursive: true, force: true });
-    }
-  })();
-  // A failure is its test's, never an unhandled rejection while another test runs.
-  floorRun.catch(() => undefined);
-  return floorRun;
-};
+async function runFloorPass(): Promise<FloorRun> {
+  // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
+  // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
+  const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
+  const wrapper = join(wrapperDir, 'node');
+  writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
+  try {
+    const report = await startShortRun({
+      passes: [],
+      // Two rounds: the runs alternate and their medians are taken all the same.
+      floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
+      previousNode: wrapper,
+    });
+    return { report, previousNodeCalls: readFileSync(join(wrapperDir, 'calls'), 'utf8') };
+  } finally {
+    rmSync(wrapperDir, { recursive: true, force: true });
+  }
+}
+let floorRun: Promise<FloorRun>;
 
 /** The rich dashboard's scenario pass, on a sandbox and a gateway of its own, during the floor pass. */
-let richRun: Promise<BenchReport> | undefined;
-const runRichDashboard = (): Promise<BenchReport> => {
-  richRun ??= runBench({
-    ...RUN,
-    repeat: 1,
-    baselines: false,
-    passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
-  });
-  richRun.catch(() => undefined);
-  return richRun;
-};
+let richRun: Promise<BenchReport>;
 
 describe('benchmark harness: the floor pass', () => {
   // Both runs at once: most of a run is waiting on its processes (Hive Gateway's start most of all).
   beforeAll(() => {
-    runFloorPass();
-    runRichDashboard();
+    floorRun = runFloorPass();
+    // A failure is its test's, never an unhandled rejection while another test runs.
+    floorRun.catch(() => undefined);
+    richRun = startShortRun({
+      baselines: false,
+      passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
+    });
   });
   expectEveryProcessEnded('the file');
 
@@ -78,7 +66,7 @@ describe('benchmark harness: the floor pass', () => {
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
-    const { report, previousNodeCalls: calls } = await runFloorPass();
+    const { report, previousNodeCalls: calls } = await floorRun;
     expect(calls).toContain('--version');
     expect(calls).toMatch(/dist\/main\.js/);
     expect(report.previousNode).toBe(process.version);
@@ -194,7 +182,7 @@ describe('benchmark harness: the floor pass', () => {
   }, 60_000);
 
   it('measures the aggregator beside the gateway, and the waves of the rich dashboard', async () => {
-    const scenarios = await runRichDashboard();
+    const scenarios = await richRun;
     const rich = scenarios.passes[0]?.results[0];
     expect(rich?.scenario).toBe('dashboard-rich');
     expect(rich?.gateway.errors).toBe(0);
@@ -204,7 +192,7 @@ describe('benchmark harness: the floor pass', () => {
       `${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
     );
 
-    const { report } = await runFloorPass();
+    const { report } = await floorRun;
     const aggregator = report.floor?.aggregator;
     expect(report.floor?.notes).toEqual([]);
     expect(aggregator?.sameData).toBe(true);

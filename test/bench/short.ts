@@ -4,7 +4,7 @@
 // least the reads; the answers count one call per read (extensions.upstreamCalls), and the difference is
 // the report's retriedCalls.
 import { afterAll, afterEach, expect } from 'vitest';
-import type { Measurement } from '../../bench/index.js';
+import { type BenchOptions, type BenchReport, type Measurement, runBench } from '../../bench/index.js';
 import { childProcesses } from './children.js';
 
 /**
@@ -13,6 +13,16 @@ import { childProcesses } from './children.js';
  * request cut off at a run's end that came later still would be counted as a retried call of the next.
  */
 export const RUN = { durationSeconds: 0.2, warmupSeconds: 0.1, quietMs: 50 } as const;
+
+/**
+ * A short run of the harness (RUN, one repeat), started now to be read by a test later: a failure is that
+ * test's, never an unhandled rejection while another test runs.
+ */
+export function startShortRun(options: Partial<BenchOptions>): Promise<BenchReport> {
+  const run = runBench({ ...RUN, repeat: 1, ...options });
+  run.catch(() => undefined);
+  return run;
+}
 
 /** A pass's options with two rounds (floor and stored: the pass's own minimum, 3, is checked apart). */
 export function twoRounds<T extends { rounds: number }>(options: T | null | undefined): T {
