@@ -1,16 +1,16 @@
 // A short run of the floor pass, so that it never rots: the gateway (its request log on), a previous build,
 // the minimal floor gateway (bench/floor-gateway.ts) on the same stack, the hand-written aggregator
-// (bench/aggregator.ts) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts), alternately; and,
-// at the same time, the wave count of a scenario pass (bench/waves.ts). It spawns dist/sandbox/main.js,
-// dist/main.js, dist-bench/bench/aggregator.js and dist-bench/bench/hive-compose.js: `npm test` builds them
-// first.
+// (bench/aggregator.ts) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts), alternately; and
+// the wave count of a scenario pass (bench/waves.ts), in the same run: one sandbox and one set of processes
+// for both, as starting them is most of a smoke run's time. It spawns dist/sandbox/main.js, dist/main.js,
+// dist-bench/bench/aggregator.js and dist-bench/bench/hive-compose.js: `npm test` builds them first.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { type BenchReport, floorPass, formatReport } from '../../bench/index.js';
+import { describe, expect, it } from 'vitest';
+import { type BenchReport, floorPass, formatReport, runBench } from '../../bench/index.js';
 import { countWaves } from '../../bench/waves.js';
-import { expectCalls, expectEveryProcessEnded, startShortRun, twoRounds } from './short.js';
+import { RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js';
 
 /** What the previous build's node (a wrapper of this one) was run with, read once the run is over. */
 interface FloorRun {
@@ -19,44 +19,40 @@ interface FloorRun {
 }
 
 /**
- * The floor pass, read by the first two tests (the aggregator is one of its yardsticks): a previous build
- * under another node binary, the floor, the aggregator and Hive Gateway.
+ * One run for both tests: a scenario pass of the rich dashboard (its waves), then the floor pass with a
+ * previous build under another node binary, its aggregator and Hive Gateway.
  */
-async function runFloorPass(): Promise<FloorRun> {
-  // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
-  // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
-  const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
-  const wrapper = join(wrapperDir, 'node');
-  writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
-  try {
-    const report = await startShortRun({
-      passes: [],
-      // Two rounds: the runs alternate and their medians are taken all the same.
-      floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
-      previousNode: wrapper,
-    });
-    return { report, previousNodeCalls: readFileSync(join(wrapperDir, 'calls'), 'utf8') };
-  } finally {
-    rmSync(wrapperDir, { recursive: true, force: true });
-  }
-}
-let floorRun: Promise<FloorRun>;
+let floorRun: Promise<FloorRun> | undefined;
+const runFloorPass = (): Promise<FloorRun> => {
+  floorRun ??= (async () => {
+    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
+    // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
+    const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
+    const wrapper = join(wrapperDir, 'node');
+    writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
+    try {
+      const report = await runBench({
+        ...RUN,
+        repeat: 1,
+        baselines: false,
+        passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
+        // Two rounds: the runs alternate and their medians are taken all the same.
+        floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
+        previousNode: wrapper,
+      });
+      return { report, previousNodeCalls: readFileSync(join(wrapperDir, 'calls'), 'utf8') };
+    } finally {
+      rmSync(wrapperDir, { recursive: true, force: true });
+    }
+  })();
+  return floorRun;
+};
 
-/** The rich dashboard's scenario pass, on a sandbox and a gateway of its own, during the floor pass. */
-let richRun: Promise<BenchReport>;
+/** The report as a run of the floor pass alone would have it: without the scenario pass run beside it. */
+const floorAlone = (report: BenchReport): BenchReport => ({ ...report, passes: [] });
 
 describe('benchmark harness: the floor pass', () => {
-  // Both runs at once: most of a run is waiting on its processes (Hive Gateway's start most of all).
-  beforeAll(() => {
-    floorRun = runFloorPass();
-    // A failure is its test's, never an unhandled rejection while another test runs.
-    floorRun.catch(() => undefined);
-    richRun = startShortRun({
-      baselines: false,
-      passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
-    });
-  });
-  expectEveryProcessEnded('the file');
+  expectEveryProcessEnded();
 
   it('runs the floor pass short: the gateway, a previous build, the floor gateway and Hive Gateway alternately, with their ratios', async () => {
     // Off by default; named, it runs at 0 ms and 20 connections, at least 3 runs each, Hive Gateway too; no previous build unless given.
@@ -66,7 +62,8 @@ describe('benchmark harness: the floor pass', () => {
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
-    const { report, previousNodeCalls: calls } = await floorRun;
+    const { report: run, previousNodeCalls: calls } = await runFloorPass();
+    const report = floorAlone(run);
     expect(calls).toContain('--version');
     expect(calls).toMatch(/dist\/main\.js/);
     expect(report.previousNode).toBe(process.version);
@@ -182,17 +179,13 @@ describe('benchmark harness: the floor pass', () => {
   }, 60_000);
 
   it('measures the aggregator beside the gateway, and the waves of the rich dashboard', async () => {
-    const scenarios = await richRun;
-    const rich = scenarios.passes[0]?.results[0];
+    const { report } = await runFloorPass();
+    const rich = report.passes[0]?.results[0];
     expect(rich?.scenario).toBe('dashboard-rich');
     expect(rich?.gateway.errors).toBe(0);
     // Counted, never its number here: a busy machine may stagger the calls' arrivals (test/schema/prefetch.waves.test.ts counts it).
     expect(rich?.waves).toBeGreaterThanOrEqual(1);
-    expect(formatReport(scenarios)).toContain(
-      `${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
-    );
 
-    const { report } = await floorRun;
     const aggregator = report.floor?.aggregator;
     expect(report.floor?.notes).toEqual([]);
     expect(aggregator?.sameData).toBe(true);
@@ -208,11 +201,15 @@ describe('benchmark harness: the floor pass', () => {
       expect(Number.isFinite(figure)).toBe(true);
       expect(figure).toBeGreaterThan(0);
     }
+
     const markdown = formatReport(report);
     expect(markdown).toMatch(/\| aggregator \(by hand, no GraphQL\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \|/);
     expect(markdown).toMatch(/Gateway ÷ aggregator: CPU ms\/req \d+\.\d\d \(target ≤ 1\.3: (met|not met)\); req\/s \d+\.\d\d\./);
     expect(markdown).toMatch(
       /\| gateway CPU ms\/req ÷ hand-written aggregator CPU ms\/req ≤ 1\.3 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/,
+    );
+    expect(markdown).toContain(
+      `${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
     );
   }, 60_000);
 

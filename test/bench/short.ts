@@ -3,8 +3,8 @@
 // load a read may be tried again (a connection that broke, a 502/503/504), so its count per request is at
 // least the reads; the answers count one call per read (extensions.upstreamCalls), and the difference is
 // the report's retriedCalls.
-import { afterAll, afterEach, expect } from 'vitest';
-import { type BenchOptions, type BenchReport, type Measurement, runBench } from '../../bench/index.js';
+import { afterEach, expect } from 'vitest';
+import type { Measurement } from '../../bench/index.js';
 import { childProcesses } from './children.js';
 
 /**
@@ -14,30 +14,15 @@ import { childProcesses } from './children.js';
  */
 export const RUN = { durationSeconds: 0.2, warmupSeconds: 0.1, quietMs: 50 } as const;
 
-/**
- * A short run of the harness (RUN, one repeat), started now to be read by a test later: a failure is that
- * test's, never an unhandled rejection while another test runs.
- */
-export function startShortRun(options: Partial<BenchOptions>): Promise<BenchReport> {
-  const run = runBench({ ...RUN, repeat: 1, ...options });
-  run.catch(() => undefined);
-  return run;
-}
-
 /** A pass's options with two rounds (floor and stored: the pass's own minimum, 3, is checked apart). */
 export function twoRounds<T extends { rounds: number }>(options: T | null | undefined): T {
   if (!options) throw new Error('the pass was not made');
   return { ...options, rounds: 2 };
 }
 
-/**
- * After each test of the file: every process the harness started (sandbox, gateways, floor, static server,
- * redis-server) has ended. After the last one instead where the file's tests run at once (each waits on its
- * own processes, not on the machine: together they take the time of the longest), as one test's processes
- * may still run when another ends.
- */
-export function expectEveryProcessEnded(after: 'each test' | 'the file' = 'each test'): void {
-  (after === 'each test' ? afterEach : afterAll)(() => {
+/** After each test of the file: every process the harness started (sandbox, gateways, floor, static server, redis-server) has ended. */
+export function expectEveryProcessEnded(): void {
+  afterEach(() => {
     expect(childProcesses()).toEqual([]);
   });
 }

@@ -6,9 +6,8 @@ import { formatReport, runBench, storedPass } from '../../bench/index.js';
 import { pathIfPresent } from '../needs.js';
 import { RUN, expectEveryProcessEnded, twoRounds } from './short.js';
 
-// Its two runs at once, each on a sandbox and gateways of its own.
-describe.concurrent('benchmark harness: the stored pass', () => {
-  expectEveryProcessEnded('the file');
+describe('benchmark harness: the stored pass', () => {
+  expectEveryProcessEnded();
 
   it('runs the stored pass short: the repeated dashboard sent stored, a static server of its bytes, gateway B on Redis', async () => {
     expect(storedPass([])).toEqual({ stored: null });
