@@ -76,6 +76,11 @@ let tarball = '';
 let files: string[] = [];
 /** What `npm install` of the tarball printed on stderr. */
 let installed = '';
+/**
+ * `npm publish --dry-run`, run beside the install: it packs in the project's folder, the install works in
+ * its own, and each takes seconds of waiting on npm.
+ */
+let published: Promise<{ stdout: string; stderr: string }> | undefined;
 /** The installed command, run as a user runs it: through its shebang, with this Node first on PATH. */
 const command = join(app, 'node_modules', '.bin', manifest.name);
 const env = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
@@ -92,6 +97,10 @@ beforeAll(async () => {
   files = report.files.map((file) => file.path);
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, 'package.json'), '{ "private": true }\n');
+  const publishing = run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd: ROOT });
+  // Awaited by its test; the install going wrong must not leave it unhandled.
+  publishing.catch(() => undefined);
+  published = publishing;
   // As a user installs it: no flag but the cache's (npm runs no install script by itself).
   installed = (await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app })).stderr;
 }, 240_000);
@@ -123,16 +132,13 @@ describe('the npm package', () => {
   it('passes `npm publish --dry-run`, MIT licensed with its LICENSE, with nothing for npm to correct', async () => {
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
-    const published = await run('npm', ['publish', '--dry-run', '--ignore-scripts', '--json'], { cwd: ROOT });
-    const report = (JSON.parse(published.stdout) as Record<string, { name: string; version: string; files: { path: string }[] }>)[
-      manifest.name
-    ];
+    if (published === undefined) throw new Error('the package was not packed');
+    const { stdout, stderr } = await published;
+    const report = (JSON.parse(stdout) as Record<string, { name: string; version: string; files: { path: string }[] }>)[manifest.name];
     expect(report).toMatchObject({ name: manifest.name, version: manifest.version });
     expect(report?.files.map((file) => file.path)).toEqual(files);
     // A real publish needs a login, which the dry run says; any other warning is a field npm would fix or drop.
-    const warnings = published.stderr
-      .split('\n')
-      .filter((line) => line.startsWith('npm warn') && !line.includes('requires you to be logged in'));
+    const warnings = stderr.split('\n').filter((line) => line.startsWith('npm warn') && !line.includes('requires you to be logged in'));
     expect(warnings).toEqual([]);
   });
 

@@ -8,26 +8,44 @@ import { describe, expect, it } from 'vitest';
 import { type BenchReport, cachingPasses, defaultPasses, formatReport, runBench } from '../../bench/index.js';
 import { RUN, expectCalls, expectEveryProcessEnded } from './short.js';
 
+/** The session pass's defaults, run short below. */
+const { session: sessionDefaults } = cachingPasses(['cache', 'session'], { connections: 2 });
+
 /**
- * One scenario pass, read by the first two tests: the dashboard through the gateway, the previous build
- * right after it (this build itself, dist/main.js: the same calls, ratios near 1) and both REST baselines.
+ * One run for the first three tests, on one sandbox and one gateway (starting processes is most of a smoke
+ * run's time): a scenario pass, the dashboard through the gateway, the previous build right after it (this
+ * build itself, dist/main.js: the same calls, ratios near 1) and both REST baselines; then the read cache's
+ * passes.
  */
-let scenarioRun: Promise<BenchReport> | undefined;
-const runScenarioPass = (): Promise<BenchReport> => {
-  scenarioRun ??= runBench({
+let benchRun: Promise<BenchReport> | undefined;
+const runScenarioAndCachePasses = (): Promise<BenchReport> => {
+  benchRun ??= runBench({
     ...RUN,
     repeat: 1,
     passes: [{ name: 'tiny', latencyMs: 5, connections: 2, scenarios: ['dashboard'] }],
     previousScript: 'dist/main.js',
+    cachePass: { latencyMs: 20, connections: [2] },
+    // 5 users, one request every 0.125 s each for 0.5 s: 20 dashboards of 7 reads against 60 a minute.
+    session: {
+      ...(sessionDefaults ?? { users: 5, rateLimit: 60, latencyMs: 20 }),
+      durationSeconds: 0.5,
+      intervalSeconds: 0.125,
+    },
   });
-  return scenarioRun;
+  return benchRun;
 };
+
+/** The report as a run of the scenario pass alone would have it: without the read cache's passes beside it. */
+const scenarioAlone = ({ cache: _cache, session: _session, ...report }: BenchReport): BenchReport => report;
+
+/** The report as a run of the read cache's passes alone would have it: without the scenario pass before them. */
+const cachingAlone = ({ previousScript: _script, ...report }: BenchReport): BenchReport => ({ ...report, passes: [] });
 
 describe('benchmark harness', () => {
   expectEveryProcessEnded();
 
   it('measures the dashboard through the gateway and both REST baselines, and prints its table', async () => {
-    const report = await runScenarioPass();
+    const report = scenarioAlone(await runScenarioAndCachePasses());
 
     expect(report.passes).toHaveLength(1);
     const result = report.passes[0]?.results[0];
@@ -73,7 +91,7 @@ describe('benchmark harness', () => {
     expect(defaultPasses({ passes: ['overhead'], scenarios: ['dashboard'] })).toEqual([
       { name: 'overhead', latencyMs: 0, connections: 1, scenarios: ['dashboard'] },
     ]);
-    const report = await runScenarioPass();
+    const report = scenarioAlone(await runScenarioAndCachePasses());
 
     expect(report.previousScript).toBe('dist/main.js');
     const pass = report.passes[0];
@@ -135,17 +153,10 @@ describe('benchmark harness', () => {
     // The default run keeps its four passes; the cache passes run only when named.
     expect(defaultPasses().map((pass) => pass.name)).toEqual(['main', 'light', 'overhead', 'load']);
     expect(cachingPasses([])).toEqual({ cachePass: null, session: null, shared: null });
-    const { cachePass, session } = cachingPasses(['cache', 'session'], { connections: 2 });
+    const { cachePass } = cachingPasses(['cache', 'session'], { connections: 2 });
     expect(cachePass?.connections).toEqual([1, 2]);
 
-    const report = await runBench({
-      ...RUN,
-      repeat: 1,
-      passes: [],
-      cachePass: { latencyMs: 20, connections: [2] },
-      // 5 users, one request every 0.125 s each for 0.5 s: 20 dashboards of 7 reads against 60 a minute.
-      session: { ...(session ?? { users: 5, rateLimit: 60, latencyMs: 20 }), durationSeconds: 0.5, intervalSeconds: 0.125 },
-    });
+    const report = cachingAlone(await runScenarioAndCachePasses());
 
     const cache = report.cache;
     expect(cache?.notes).toEqual([]);

@@ -1,13 +1,55 @@
 // A short run of the floor pass, so that it never rots: the gateway (its request log on), a previous build,
-// the minimal floor gateway (bench/floor-gateway.ts) on the same stack and Hive Gateway over an OpenAPI
-// source (bench/hive-gateway.ts), alternately. It spawns dist/sandbox/main.js, dist/main.js and
-// dist-bench/bench/hive-compose.js: `npm test` builds them first.
+// the minimal floor gateway (bench/floor-gateway.ts) on the same stack, the hand-written aggregator
+// (bench/aggregator.ts) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts), alternately; and
+// the wave count of a scenario pass (bench/waves.ts), in the same run: one sandbox and one set of processes
+// for both, as starting them is most of a smoke run's time. It spawns dist/sandbox/main.js, dist/main.js,
+// dist-bench/bench/aggregator.js and dist-bench/bench/hive-compose.js: `npm test` builds them first.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { floorPass, formatReport, runBench } from '../../bench/index.js';
+import { type BenchReport, floorPass, formatReport, runBench } from '../../bench/index.js';
+import { countWaves } from '../../bench/waves.js';
 import { RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js';
+
+/** What the previous build's node (a wrapper of this one) was run with, read once the run is over. */
+interface FloorRun {
+  report: BenchReport;
+  previousNodeCalls: string;
+}
+
+/**
+ * One run for both tests: a scenario pass of the rich dashboard (its waves), then the floor pass with a
+ * previous build under another node binary, its aggregator and Hive Gateway.
+ */
+let floorRun: Promise<FloorRun> | undefined;
+const runFloorPass = (): Promise<FloorRun> => {
+  floorRun ??= (async () => {
+    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
+    // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
+    const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
+    const wrapper = join(wrapperDir, 'node');
+    writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
+    try {
+      const report = await runBench({
+        ...RUN,
+        repeat: 1,
+        baselines: false,
+        passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
+        // Two rounds: the runs alternate and their medians are taken all the same.
+        floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
+        previousNode: wrapper,
+      });
+      return { report, previousNodeCalls: readFileSync(join(wrapperDir, 'calls'), 'utf8') };
+    } finally {
+      rmSync(wrapperDir, { recursive: true, force: true });
+    }
+  })();
+  return floorRun;
+};
+
+/** The report as a run of the floor pass alone would have it: without the scenario pass run beside it. */
+const floorAlone = (report: BenchReport): BenchReport => ({ ...report, passes: [] });
 
 describe('benchmark harness: the floor pass', () => {
   expectEveryProcessEnded();
@@ -20,21 +62,8 @@ describe('benchmark harness: the floor pass', () => {
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
-    // The "previous build" is this build itself (dist/main.js): same data, same calls, ratios near 1. It
-    // runs under another node binary (--previous-node): here a wrapper of this one that logs its arguments.
-    const wrapperDir = mkdtempSync(join(tmpdir(), 'previous-node-'));
-    const wrapper = join(wrapperDir, 'node');
-    writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
-    const report = await runBench({
-      ...RUN,
-      repeat: 1,
-      passes: [],
-      // Two rounds: the runs alternate and their medians are taken all the same.
-      floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
-      previousNode: wrapper,
-    });
-    const calls = readFileSync(join(wrapperDir, 'calls'), 'utf8');
-    rmSync(wrapperDir, { recursive: true, force: true });
+    const { report: run, previousNodeCalls: calls } = await runFloorPass();
+    const report = floorAlone(run);
     expect(calls).toContain('--version');
     expect(calls).toMatch(/dist\/main\.js/);
     expect(report.previousNode).toBe(process.version);
@@ -148,4 +177,60 @@ describe('benchmark harness: the floor pass', () => {
     expect(plain).not.toContain('Hive Gateway ÷');
     expect(plain).toMatch(/\| gateway req\/s ÷ Hive Gateway req\/s ≥ 4 .* \| not measured \| – \|/);
   }, 60_000);
+
+  it('measures the aggregator beside the gateway, and the waves of the rich dashboard', async () => {
+    const { report } = await runFloorPass();
+    const rich = report.passes[0]?.results[0];
+    expect(rich?.scenario).toBe('dashboard-rich');
+    expect(rich?.gateway.errors).toBe(0);
+    // Counted, never its number here: a busy machine may stagger the calls' arrivals (test/schema/prefetch.waves.test.ts counts it).
+    expect(rich?.waves).toBeGreaterThanOrEqual(1);
+
+    const aggregator = report.floor?.aggregator;
+    expect(report.floor?.notes).toEqual([]);
+    expect(aggregator?.sameData).toBe(true);
+    expect(aggregator?.checkCalls).toBe(7);
+    expect(aggregator?.runs).toHaveLength(2);
+    expect(aggregator?.measurement.errors).toBe(0);
+    for (const figure of [
+      aggregator?.measurement.requestsPerSecond,
+      aggregator?.measurement.cpuMsPerRequest,
+      aggregator?.gatewayCpuRatio,
+      aggregator?.gatewayRequestsPerSecondRatio,
+    ]) {
+      expect(Number.isFinite(figure)).toBe(true);
+      expect(figure).toBeGreaterThan(0);
+    }
+
+    const markdown = formatReport(report);
+    expect(markdown).toMatch(/\| aggregator \(by hand, no GraphQL\) \| \d+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+\.\d\d \| [\d.]+ \|/);
+    expect(markdown).toMatch(/Gateway ÷ aggregator: CPU ms\/req \d+\.\d\d \(target ≤ 1\.3: (met|not met)\); req\/s \d+\.\d\d\./);
+    expect(markdown).toMatch(
+      /\| gateway CPU ms\/req ÷ hand-written aggregator CPU ms\/req ≤ 1\.3 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/,
+    );
+    expect(markdown).toContain(
+      `${rich?.waves} wave${rich?.waves === 1 ? '' : 's'} of upstream calls (one request from a known key, in the sandbox's log)`,
+    );
+  }, 60_000);
+
+  it('counts waves as chains of calls, each starting after the one before it ended', () => {
+    expect(countWaves([])).toBe(0);
+    // Three together, overlapping: one wave.
+    expect(
+      countWaves([
+        { startedAt: 0, endedAt: 20 },
+        { startedAt: 1, endedAt: 21 },
+        { startedAt: 2, endedAt: null },
+      ]),
+    ).toBe(1);
+    // A call after the first ended, and one after that: three, in whatever order the log holds them.
+    expect(
+      countWaves([
+        { startedAt: 45, endedAt: 60 },
+        { startedAt: 0, endedAt: 20 },
+        { startedAt: 21, endedAt: 40 },
+        { startedAt: 22, endedAt: 41 },
+      ]),
+    ).toBe(3);
+  });
 });

@@ -1,4 +1,4 @@
-// A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=0.25, two changes, 0.2-second dashboard runs), so
+// A short run of the live pass (20 subscribers, LIVE_INTERVAL_S=0.1, two changes, 0.2-second dashboard runs), so
 // that it never rots. It spawns dist/sandbox/main.js and dist/main.js: `npm test` builds them first.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIVE, formatReport, livePass, runBench } from '../../bench/index.js';
@@ -19,7 +19,7 @@ describe('benchmark harness: the live pass', () => {
       quietMs: 50,
       repeat: 1,
       passes: [],
-      ...livePass(['live'], { latencyMs: 5, connections: 2, subscribers: 20, intervalSeconds: 0.25, countIntervals: 3, changes: 2 }),
+      ...livePass(['live'], { latencyMs: 5, connections: 2, subscribers: 20, intervalSeconds: 0.1, countIntervals: 3, changes: 2 }),
     });
 
     const live = report.live;
@@ -32,7 +32,7 @@ describe('benchmark harness: the live pass', () => {
     expect(live?.polls.sameCalls).toBe(true);
     expect(live?.polls.gapsMs).toHaveLength((live?.polls.calls.length ?? 0) - 1);
     for (const gap of live?.polls.gapsMs ?? []) expect(gap).toBeGreaterThan(0);
-    expect(live?.gatewayEnv.LIVE_INTERVAL_S).toBe('0.25');
+    expect(live?.gatewayEnv.LIVE_INTERVAL_S).toBe('0.1');
     expect(Number.isFinite(live?.idleCpuMsPerSecond.none)).toBe(true);
     expect(Number.isFinite(live?.idleCpuMsPerSecond.open)).toBe(true);
 
@@ -80,7 +80,7 @@ describe('benchmark harness: the live pass', () => {
     expect(live?.callsAfterClose).toBe(0);
 
     const markdown = formatReport(report);
-    expect(markdown).toContain('## Pass "live": 20 subscribers of one live dashboard, LIVE_INTERVAL_S=0.25, 5 ms sandbox latency');
+    expect(markdown).toContain('## Pass "live": 20 subscribers of one live dashboard, LIVE_INTERVAL_S=0.1, 5 ms sandbox latency');
     expect(markdown).toMatch(/\| upstream calls per poll, every stream open, nothing changing \| 5(, 5)+ in the \d+ polls .* \| ✓ \|/);
     expect(markdown).toMatch(
       /\| 1 \| 20 \| 0 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| -?[\d.]+ \| [\d.]+ \/ [\d.]+ \/ [\d.]+ \| -?\d+ \| \d+ \|\n/,

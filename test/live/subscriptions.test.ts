@@ -162,12 +162,15 @@ describe('the request log', () => {
     try {
       const stream = await openSubscription<LiveWebsite>(stack.endpoint, { query: LIVE_DASHBOARD, variables: { id: '1' } }, KEY_1);
       await stream.next();
-      await wait(1_500);
+      const requestLines = () => lines.filter((line) => line.msg === 'graphql request');
+      const withCalls = () => requestLines().filter((line) => (line.upstreamCalls ?? 0) > 0);
+      // The stream, its first poll, and at least one more.
+      await until('a line for the stream and for two polls', () => requestLines().length >= 3 && withCalls().length >= 2);
       stream.close();
-      const requests = lines.filter((line) => line.msg === 'graphql request');
-      expect(requests.length).toBeGreaterThanOrEqual(3); // the stream, its first poll, and at least one more
+      const requests = requestLines();
+      expect(requests.length).toBeGreaterThanOrEqual(3);
       expect(requests.every((line) => line.operation === 'Live')).toBe(true);
-      expect(requests.filter((line) => (line.upstreamCalls ?? 0) > 0).length).toBeGreaterThanOrEqual(2);
+      expect(withCalls().length).toBeGreaterThanOrEqual(2);
     } finally {
       await stack.close();
     }
@@ -189,8 +192,8 @@ describe('with the read cache (CACHE=on)', () => {
       KEY_1,
     );
     const before = (await stream.next())?.data?.website.today.nodes[0]?.count ?? 0;
-    await wait(2_500);
-    // About three polls: today read each time, the settled range once.
+    // Three polls: today read each time, the settled range once.
+    await until('three polls of today', () => todayCalls('5') >= 3);
     expect(todayCalls('5')).toBeGreaterThanOrEqual(3);
     expect(restCalls(stack.sandbox).filter((call) => call.includes('name=country')).length).toBe(1);
     const added = await fetch(`${stack.sandbox.url}/__sandbox/traffic`, {
