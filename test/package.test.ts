@@ -6,8 +6,7 @@
 // builds dist/ first; the pack skips prepack's build for that reason (the build it would run is checked).
 // `npm publish --dry-run` packs it again as a publish would, and says what it would correct.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -106,7 +105,7 @@ beforeAll(async () => {
 }, 240_000);
 // The installed tree is thousands of files: on a machine busy with disk work, removing it takes longer than
 // the default hook's 20 s.
-afterAll(() => rm(work, { recursive: true, force: true }), 120_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }), 120_000);
 
 describe('the npm package', () => {
   it('is publishable, with a command, its files listed, and a build before it is packed', () => {
