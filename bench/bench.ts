@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { loadConfig } from '../src/config.js';
+import { LOG_FLUSH_MS } from '../src/log.js';
 import { dayIn } from '../src/analytics/calendar.js';
 import { tenantKey } from '../src/sandbox/demo-data.js';
 import {
@@ -1330,7 +1331,11 @@ async function measureGateway(
   const cpuMs = difference(cpu0, cpuTimeMs(gateway.pid));
   const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
   const { count } = await control.count();
-  // After a round trip to the sandbox: the last lines of the run have been read from the pipe by then.
+  // The log gathers lines for up to LOG_FLUSH_MS before writing them: past that (and a round trip to the
+  // sandbox), the run's last lines have left the gateway and been read from the pipe. A short run's
+  // lines could otherwise all still be in the gateway.
+  await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS * 2));
+  await control.count();
   const outputBytes = difference(output0, gateway.outputBytes?.() ?? null);
   await control.resetLog();
   return { load, upstreamCalls: count, cpuMs, outputBytes, peakRssMb, sandboxCpuMs };
