@@ -218,9 +218,11 @@ function quiet(redis: Redis): Redis {
   return redis;
 }
 
+const refusalOf = (redis: Redis): string | undefined => (redis.status === 'ready' ? undefined : refusals.get(redis));
+
 /** ioredis's state of the connection, and why it cannot connect when its credentials are refused. */
 export function connectionState(redis: Redis): string {
-  const refused = redis.status === 'ready' ? undefined : refusals.get(redis);
+  const refused = refusalOf(redis);
   return refused === undefined ? redis.status : `${redis.status}: ${refused}`;
 }
 
@@ -254,15 +256,25 @@ function whyNot(redis: Redis): string {
 function whenReady(redis: Redis, waitMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onReady = (): void => {
+    let refusals = 0;
+    const end = (error?: Error): void => {
       clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
       redis.off('ready', onReady);
-      reject(new Error(`Redis was not ready within ${waitMs} ms (${connectionState(redis)})`));
-    }, waitMs);
-    redis.once('ready', onReady);
+      redis.off('error', onError);
+      redis.off('node error', onError);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = (): void => end();
+    // Refused credentials that a retry did not change (a sentinel's NOAUTH gets the URL's password at the
+    // first) will not change before the operator does: said now, not at the end of the wait.
+    const onError = (): void => {
+      if (refusalOf(redis) !== undefined && ++refusals >= 2) end(new Error(`Redis was not ready (${connectionState(redis)})`));
+    };
+    const timer = setTimeout(() => end(new Error(`Redis was not ready within ${waitMs} ms (${connectionState(redis)})`)), waitMs);
+    redis.on('ready', onReady);
+    redis.on('error', onError);
+    redis.on('node error', onError);
   });
 }
 
