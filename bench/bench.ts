@@ -233,7 +233,7 @@ export function floorPass(
  */
 export function storedPass(
   names: readonly PassName[],
-  options: { repeat?: number; connections?: number; redisServer?: string | null } = {},
+  options: { repeat?: number; connections?: number; redisServer?: string | null; previousScript?: string } = {},
 ): Pick<BenchOptions, 'stored'> {
   if (!names.includes('stored')) return { stored: null };
   return {
@@ -242,6 +242,7 @@ export function storedPass(
       connections: options.connections ?? 20,
       rounds: Math.max(3, options.repeat ?? 1),
       redisServer: options.redisServer === undefined ? 'redis-server' : options.redisServer,
+      ...(options.previousScript !== undefined ? { previousScript: options.previousScript } : {}),
     },
   };
 }
@@ -730,18 +731,25 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     };
     const stored = options.stored
       ? {
-          stored: await runStoredPass(options.stored, {
-            control,
-            context,
-            key: DEMO_KEY,
-            // LOG_LEVEL's default is info: a request line each, unless --gateway-env raised or silenced it.
-            requestLog: ['trace', 'debug', 'info'].includes(gatewayEnv.LOG_LEVEL ?? 'info'),
-            startGateway,
-            startStatic,
-            durationSeconds: options.durationSeconds,
-            warmupSeconds: options.warmupSeconds,
-            log,
-          }),
+          // The floor pass's previous build, when it has one, measured in the stored pass too (its own node).
+          stored: await runStoredPass(
+            floorOptions?.previousScript !== undefined && options.stored.previousScript === undefined
+              ? { ...options.stored, previousScript: floorOptions.previousScript }
+              : options.stored,
+            {
+              control,
+              context,
+              key: DEMO_KEY,
+              // LOG_LEVEL's default is info: a request line each, unless --gateway-env raised or silenced it.
+              requestLog: ['trace', 'debug', 'info'].includes(gatewayEnv.LOG_LEVEL ?? 'info'),
+              startGateway: (extraEnv, script) =>
+                script === undefined ? startGateway(extraEnv) : startGatewayFrom(script, extraEnv, [], options.previousNode),
+              startStatic,
+              durationSeconds: options.durationSeconds,
+              warmupSeconds: options.warmupSeconds,
+              log,
+            },
+          ),
         }
       : {};
     // N gateways on one Redis, then on a cluster, with many keys: last, it sets the sandbox's latency to its own.

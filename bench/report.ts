@@ -580,6 +580,7 @@ export function storedSection(stored: StoredPassResult): string[] {
   ];
   const rows: [string, StoredRow | null][] = [
     ['gateway, stored answer (CACHE=on)', stored.stored],
+    ['the previous build, stored answer', stored.previous],
     ['gateway B, stored answer in Redis', stored.shared],
     ['static server', stored.static],
   ];
@@ -597,6 +598,13 @@ export function storedSection(stored: StoredPassResult): string[] {
     `Stored answer ÷ static server: CPU ms/req ${fixed(stored.cpuRatio, 2)} (target ≤ ${STORED_TARGETS.cpuRatio}: ${verdict(cpu?.met)}); ` +
       `req/s ${fixed(stored.requestsPerSecondRatio, 2)} (information, no target).`,
   );
+  if (stored.previous) {
+    out.push(
+      '',
+      `This build ÷ the previous build, stored answer: CPU ms/req ${fixed(stored.previousCpuRatio ?? Number.NaN, 2)}; ` +
+        `the previous build ÷ static server: CPU ms/req ${fixed(stored.previous.cpuMsPerRequest / stored.static.cpuMsPerRequest, 2)}.`,
+    );
+  }
   if (stored.shared) {
     out.push(
       '',

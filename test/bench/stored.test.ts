@@ -53,29 +53,37 @@ describe('benchmark harness: the stored pass', () => {
     expect(markdown).toMatch(/\| static server \| \d+ \| [\d.]+ \| [\d.]+ \| 0 \|/);
     if (redisServer) expect(markdown).toMatch(/\| gateway B, stored answer in Redis \| \d+ \| [\d.]+ \| [\d.]+ \| \d+ \|/);
     expect(markdown).toMatch(
-      /Stored answer ÷ static server: CPU ms\/req \d+\.\d\d \(target ≤ 2: (met|not met)\); req\/s \d+\.\d\d \(information, no target\)\./,
+      /Stored answer ÷ static server: CPU ms\/req \d+\.\d\d \(target ≤ 1\.25: (met|not met)\); req\/s \d+\.\d\d \(information, no target\)\./,
     );
-    expect(markdown).toMatch(/\| stored answer CPU ms\/req ÷ static server CPU ms\/req ≤ 2 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/);
+    expect(markdown).toMatch(
+      /\| stored answer CPU ms\/req ÷ static server CPU ms\/req ≤ 1\.25 .* \| \d+\.\d\d \([\d.]+ ÷ [\d.]+\) \| [✓✗] \|/,
+    );
     // The req/s ratio is information, not a target.
     expect(markdown.slice(markdown.indexOf('## Targets'))).not.toContain('static server req/s');
   }, 60_000);
 
-  it("with the request log silenced, tells the answer was stored from the gateway's metrics instead", async () => {
+  it("with the request log silenced, tells the answer was stored from the gateway's metrics instead; a previous build beside it", async () => {
+    // The "previous build" is this build itself (dist/main.js), stored and sent as the gateway is.
     const report = await runBench({
       ...RUN,
       repeat: 1,
       baselines: false,
       passes: [],
       gatewayEnv: { LOG_LEVEL: 'silent' },
-      stored: twoRounds(storedPass(['stored'], { connections: 4, redisServer: null }).stored),
+      stored: { ...twoRounds(storedPass(['stored'], { connections: 4, redisServer: null }).stored), previousScript: 'dist/main.js' },
     });
     const stored = report.stored;
-    // No note: the metrics said the answer was stored, and the second dashboard was sent from it.
+    // No note: the metrics said the answers were stored, and the second dashboards were sent from them.
     expect(stored?.notes).toEqual([]);
     expect(stored?.stored.runs).toHaveLength(2);
-    for (const figure of [stored?.stored.requestsPerSecond, stored?.stored.cpuMsPerRequest, stored?.cpuRatio]) {
+    expect(stored?.previous?.runs).toHaveLength(2);
+    expect(stored?.previous?.upstreamCalls).toBe(0);
+    for (const figure of [stored?.stored.requestsPerSecond, stored?.stored.cpuMsPerRequest, stored?.cpuRatio, stored?.previousCpuRatio]) {
       expect(Number.isFinite(figure)).toBe(true);
       expect(figure).toBeGreaterThan(0);
     }
+    const markdown = formatReport(report);
+    expect(markdown).toMatch(/\| the previous build, stored answer \| \d+ \| [\d.]+ \| [\d.]+ \| 0 \|/);
+    expect(markdown).toMatch(/This build ÷ the previous build, stored answer: CPU ms\/req \d+\.\d\d; the previous build ÷ static server/);
   }, 60_000);
 });
