@@ -213,7 +213,7 @@ export function createReadCache(options: CacheOptions): ReadCache {
         keyAccepted = true;
         return value;
       };
-      const scoped = owed() ? null : await scopeOf();
+      const scoped = authorization === null || owed() ? null : await scopeOf();
       if (scoped === null) return pastTheStore();
       const entry = entryOf();
       const lifetimeMs = entry.lifetime === 'settled' ? options.settledMs : options.recentMs;
