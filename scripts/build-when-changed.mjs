@@ -24,11 +24,19 @@ const built = (() => {
 })();
 const sources = Math.max(newest(join(root, 'src')), newest(join(root, 'tsconfig.json')), newest(join(root, 'tsconfig.build.json')));
 if (built < sources) {
+  // The stamp says when the build began, not when it ended: a file's time comes from a coarser clock than
+  // Date's, so a source saved just after the build could look older than the build's end.
+  const began = new Date();
   const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
     cwd: root,
     stdio: 'inherit',
   });
+  // A failed build still writes the stamp (tsc's build info): set back, so that the next start builds again.
+  const stampTime = tsc.status === 0 ? began : new Date(0);
+  try {
+    utimesSync(stamp, stampTime, stampTime);
+  } catch {
+    // No build info written: the next start builds anyway.
+  }
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-  const now = new Date();
-  utimesSync(stamp, now, now);
 }

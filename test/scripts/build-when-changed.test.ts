@@ -56,5 +56,8 @@ describe('npm start builds when a source changed, and only then', () => {
     writeFileSync(source, "export const answer: number = 'two';\n");
     const failed = await buildWhenChanged().catch((error: { code: number; stdout: string }) => error);
     expect(failed).toMatchObject({ code: 2, stdout: expect.stringContaining("Type 'string' is not assignable to type 'number'") });
+    // A failed build is not a build: the next start tries again, and stops again.
+    const again = await buildWhenChanged().catch((error: { code: number; stdout: string }) => error);
+    expect(again).toMatchObject({ code: 2, stdout: expect.stringContaining("Type 'string' is not assignable to type 'number'") });
   });
 });
