@@ -67,19 +67,19 @@ describe("a live topic's memory", () => {
       },
     });
     stack = await startStack({
-      env: { CACHE: 'on', LIVE_INTERVAL_S: '0.5', LIVE_CALLS_PER_MIN: '100000', LIVE_MAX_STREAMS_PER_KEY: '100', MAX_COST: '5000' },
+      env: { CACHE: 'on', LIVE_INTERVAL_S: '1', LIVE_CALLS_PER_MIN: '100000', LIVE_MAX_STREAMS_PER_KEY: '100', MAX_COST: '5000' },
       gateway: { logger: pino({ level: 'info', base: null }, sink) },
     });
     const streams: SseStream<unknown>[] = [];
     for (let n = 0; n < TOPICS; n++) streams.push(await openSubscription(stack.endpoint, { query: bigSubscription(n) }, KEY_1));
     for (const stream of streams) expect(JSON.stringify((await stream.next(20_000))?.data).length).toBeGreaterThan(100_000);
-    // Twenty topics polled every half second: the first tens of polls, then two hundred more.
+    // Twenty topics polled every second: the first tens of polls, then two hundred more.
     while (polls < 40) await new Promise((resolve) => setTimeout(resolve, 100));
     stack.sandbox.log.reset(); // the log's entries are the test's memory, not the gateway's
     const early = await liveHeapMb();
     const afterEarly = polls;
     while (polls < afterEarly + 200) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 500));
       stack.sandbox.log.reset();
     }
     // The least of three looks, a moment apart: a poll in flight holds its result (20 of ~125 KB) while it
