@@ -2,9 +2,8 @@
 // with JSON (no session, no stream: GET and DELETE get 405). A browser's Origin must be one the GraphQL
 // endpoint allows (DNS rebinding); the key is the caller's, `Authorization: Bearer`, checked by the
 // upstream on each tool call. A web Request in, a web Response out: src/http reads and writes them.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { readAuthorization } from '../api-key.js';
-import { createMcpServer, type McpService } from './server.js';
+import type { McpService } from './server.js';
 
 export const MCP_ENDPOINT = '/mcp';
 
@@ -27,6 +26,12 @@ function traceContextOf(headers: Headers): Record<string, string> | undefined {
   return tracestate === null ? { traceparent } : { traceparent, tracestate };
 }
 
+// The SDK and its JSON Schema validator are loaded by the first MCP request, not at start: most gateways
+// never get one, and every start (a test's, a scaled-out replica's) would pay for them.
+let sdk:
+  | Promise<[typeof import('./server.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]>
+  | undefined;
+
 export function createMcpHttpHandler(service: McpService, options: McpHttpOptions): (request: Request) => Promise<Response> {
   return async (request) => {
     if (request.method !== 'POST') {
@@ -38,6 +43,8 @@ export function createMcpHttpHandler(service: McpService, options: McpHttpOption
     }
     const credentials = readAuthorization(request.headers.get('authorization'));
     if (!('authorization' in credentials)) return refusal(401, -32001, credentials.problem, { 'www-authenticate': 'Bearer' });
+    sdk ??= Promise.all([import('./server.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]);
+    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await sdk;
     const server = createMcpServer(service, credentials.authorization, traceContextOf(request.headers));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
