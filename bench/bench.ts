@@ -23,7 +23,7 @@ import { runScalePass, type ScalePassOptions, type ScalePassResult } from './sca
 import { STATIC_SCRIPT, runStoredPass, type StoredPassOptions, type StoredPassResult } from './stored.js';
 import { dashboardRows, hiveDashboardBody, startHiveGateway } from './hive-gateway.js';
 import { runGatewayLoad, runRestLoad, sizedAmount, type LoadResult } from './load.js';
-import { cpuTimeMs, memoryMb, sampleRss, spawnServer, type ChildServer } from './processes.js';
+import { cpuTimeMs, memoryMb, sampleRss, spawnServer, until, type ChildServer } from './processes.js';
 import { RestClient, SandboxControl, type LogEntry } from './rest.js';
 import {
   LIST_SIZE,
@@ -577,12 +577,15 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
       extraNodeArgs: readonly string[] = [],
       node?: string,
     ): Promise<ChildServer> => {
+      const env = { ...gatewayEnv, ...extraEnv };
       const child = await spawnServer({
         script,
-        env: { ...gatewayEnv, ...extraEnv },
+        env,
         ready: /Gateway on (http:\/\/[^\s,]+\/graphql)/,
         nodeArgs: [...options.gatewayNodeArgs, ...extraNodeArgs],
         ...(node ? { node } : {}),
+        // The request log is at info: a line per request unless LOG_LEVEL is above it.
+        linePerRequest: ['info', 'debug', 'trace'].includes(loadConfig({ ...process.env, ...env }).logLevel),
       });
       children.push(child);
       return child;
@@ -594,14 +597,12 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     const { previousScript } = options;
     const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
     const gatewayProcess = scenarioPasses || options.cachePass || options.floor ? await startGateway({}) : null;
-    const gateway = { url: gatewayProcess?.url ?? '', pid: gatewayProcess?.pid ?? 0, outputBytes: gatewayProcess?.outputBytes };
+    const gateway: Harness['gateway'] = gatewayProcess ?? { url: '', pid: 0 };
     // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
     if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
     const previousProcess =
       previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined;
-    const previousGateway = previousProcess
-      ? { url: previousProcess.url, pid: previousProcess.pid, outputBytes: previousProcess.outputBytes }
-      : undefined;
+    const previousGateway: Harness['gateway'] | undefined = previousProcess;
 
     control = new SandboxControl(sandbox.url, options.quietMs);
     // The same number of sockets as the gateway's pool, read the way the gateway reads it.
@@ -763,6 +764,7 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
             keyOf: tenantKey,
             durationSeconds: options.durationSeconds,
             warmupSeconds: options.warmupSeconds,
+            quietMs: options.quietMs,
             log,
           }),
         }
@@ -807,8 +809,8 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
 interface Harness {
   control: SandboxControl;
   rest: RestClient;
-  /** outputBytes: what the process has written to its stdout so far (ChildServer.outputBytes), where known. */
-  gateway: { url: string; pid: number; outputBytes?: (() => number) | undefined };
+  /** What the process has written to its stdout so far, where known (ChildServer.outputBytes, requestLines). */
+  gateway: Pick<ChildServer, 'url' | 'pid'> & Partial<Pick<ChildServer, 'outputBytes' | 'requestLines'>>;
   sandboxPid: number;
   context: ScenarioContext;
 }
@@ -887,7 +889,7 @@ async function runCachePass(
 
     const warmProcess = await startGateway({ CACHE: 'on' });
     try {
-      const warm: Harness = { ...cold, gateway: { url: warmProcess.url, pid: warmProcess.pid, outputBytes: warmProcess.outputBytes } };
+      const warm: Harness = { ...cold, gateway: warmProcess };
       // Its first request fills the cache; the next one should read nothing upstream.
       await control.settle();
       const filledAt = performance.now();
@@ -978,7 +980,7 @@ async function runFloorPass(
   try {
     const harnessOf = (child: ChildServer): Harness => ({
       ...harness,
-      gateway: { url: child.url, pid: child.pid, outputBytes: child.outputBytes },
+      gateway: child,
     });
     const floorHarness = harnessOf(floorProcess);
     const aggregatorHarness = harnessOf(aggregatorProcess);
@@ -1324,6 +1326,7 @@ async function measureGateway(
   { control, gateway, sandboxPid }: Harness,
 ): Promise<RunFigures> {
   const base = { url: gateway.url, authorization: `Bearer ${DEMO_KEY}`, connections: pass.connections, steps, ok: scenario.ok };
+  const lines0 = gateway.requestLines?.();
   const warmup = await runGatewayLoad({ ...base, seconds: options.warmupSeconds });
   // Sized from the warm-up's rate so the run lasts about durationSeconds and ends with nothing in
   // flight: every request counted by the sandbox then belongs to a completed GraphQL request. At least
@@ -1339,11 +1342,12 @@ async function measureGateway(
   const cpuMs = difference(cpu0, cpuTimeMs(gateway.pid));
   const sandboxCpuMs = difference(sandbox0, cpuTimeMs(sandboxPid));
   const { count } = await control.count();
-  // The log gathers lines for up to LOG_FLUSH_MS before writing them: past that (and a round trip to the
-  // sandbox), the run's last lines have left the gateway and been read from the pipe. A short run's
-  // lines could otherwise all still be in the gateway.
-  await new Promise((resolve) => setTimeout(resolve, LOG_FLUSH_MS * 2));
-  await control.count();
+  // The log gathers lines for up to LOG_FLUSH_MS before writing them: a short run's lines could all still
+  // be in the gateway. Wait for the line of every request since the warm-up began (a request that got no
+  // answer may have none: then LOG_FLUSH_MS × 4 at most).
+  const { requestLines } = gateway;
+  if (requestLines && lines0 !== undefined)
+    await until(() => requestLines() >= lines0 + warmup.completed + load.completed, LOG_FLUSH_MS * 4);
   const outputBytes = difference(output0, gateway.outputBytes?.() ?? null);
   await control.resetLog();
   return { load, upstreamCalls: count, cpuMs, outputBytes, peakRssMb, sandboxCpuMs };

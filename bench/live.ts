@@ -15,7 +15,7 @@
 import { Client, type Dispatcher } from 'undici';
 import { runGatewayLoad, sizedAmount, type LoadResult } from './load.js';
 import { median, percentiles } from './percentiles.js';
-import { cpuTimeMs, freePort, inspect, memoryMb, type ChildServer } from './processes.js';
+import { cpuTimeMs, freePort, inspect, memoryMb, until, type ChildServer } from './processes.js';
 import { type LogEntry, type RestClient, type SandboxControl, callSignature } from './rest.js';
 import { SCENARIOS, type ScenarioContext } from './scenarios.js';
 
@@ -191,16 +191,6 @@ export interface LivePassResult extends LivePassOptions {
 const MIN_DASHBOARDS = 20;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-/** Waits until check() holds, looking every stepMs; false after timeoutMs. */
-async function until(check: () => boolean, timeoutMs: number, stepMs = 10): Promise<boolean> {
-  const end = performance.now() + timeoutMs;
-  while (!check()) {
-    if (performance.now() > end) return false;
-    await sleep(stepMs);
-  }
-  return true;
-}
 
 interface Arrival {
   /** performance.now() when the event's last byte was read. */

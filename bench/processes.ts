@@ -35,6 +35,11 @@ export interface ChildServer {
    */
   outputBytes(): number;
   /**
+   * Lines it has written to its stdout since it printed its address, for a process that writes one per
+   * request (a gateway with its request log on: SpawnServerOptions.linePerRequest); undefined otherwise.
+   */
+  requestLines?: () => number;
+  /**
    * Counts `marker` in what it writes to its stdout from now on, until `stop` (read as bytes: nothing is
    * decoded, and nothing is looked at once stopped).
    */
@@ -57,6 +62,8 @@ export interface SpawnServerOptions {
   timeoutMs?: number;
   /** Working directory (where --cpu-prof writes when no --cpu-prof-dir is given). */
   cwd?: string;
+  /** It writes a line to its stdout per request (a gateway's request log): ChildServer.requestLines counts them. */
+  linePerRequest?: boolean;
 }
 
 export async function spawnServer(options: SpawnServerOptions): Promise<ChildServer> {
@@ -73,6 +80,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let outputBytes = 0;
+  let outputLines = 0;
 
   const url = await new Promise<string>((resolve, reject) => {
     // Decoded only until the address shows; after it, the output is counted, never decoded.
@@ -94,6 +102,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
       // Keep draining its output (the request log, one line per request) so a full pipe never blocks it.
       child.stdout?.on('data', (chunk: Buffer) => {
         outputBytes += chunk.length;
+        if (options.linePerRequest) for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) outputLines++;
       });
     };
     const fail = (message: string): void => {
@@ -110,6 +119,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ChildSer
     pid: child.pid as number,
     url,
     outputBytes: () => outputBytes,
+    ...(options.linePerRequest ? { requestLines: () => outputLines } : {}),
     watchOutput: (marker) => watchStream(child.stdout, marker),
     stop: () => stopChild(child, exited),
   };
@@ -168,7 +178,7 @@ export interface RedisClusterServers {
 export async function spawnRedisCluster(program = 'redis-server', cli = 'redis-cli', timeoutMs = 30_000): Promise<RedisClusterServers> {
   const nodes: RedisServer[] = [];
   const stop = async (): Promise<void> => {
-    for (const node of nodes.splice(0)) await node.stop();
+    await Promise.all(nodes.splice(0).map((node) => node.stop()));
   };
   try {
     // The bus on a free port of its own: by default it is the node's port + 10,000, which a port above
@@ -294,6 +304,18 @@ export async function spawnRedis(program = 'redis-server', timeoutMs = 10_000, e
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** Waits until check() holds, looking every stepMs; false after timeoutMs. */
+export async function until(check: () => boolean, timeoutMs: number, stepMs = 10): Promise<boolean> {
+  const end = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > end) return false;
+    await sleep(stepMs);
+  }
+  return true;
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {

@@ -76,6 +76,8 @@ export interface ScaleHarness {
   keyOf(n: number): string;
   durationSeconds: number;
   warmupSeconds: number;
+  /** The quiet spell before a run (BenchOptions.quietMs): here also after one, for its writes to land. */
+  quietMs: number;
   log(line: string): void;
 }
 
@@ -140,43 +142,61 @@ export async function runScalePass(options: ScalePassOptions, harness: ScaleHarn
   const ok = SCENARIOS.dashboard.ok;
   const result: ScalePassResult = { ...options, from: context.from, to: context.to, redisVersion: null, rows: [], notes: [] };
   await control.setLatency(options.latencyMs);
-  for (const kind of ['redis', 'cluster'] as const) {
-    let store: Store;
-    try {
-      store = await storeOf(kind, options);
-    } catch (error) {
-      result.notes.push(
-        `${kind === 'redis' ? 'one Redis' : 'a Redis Cluster'}: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`,
-      );
-      continue;
-    }
-    result.redisVersion ??= store.version;
-    try {
-      for (const count of options.gateways) {
-        log(`pass "scale": ${count} gateways on ${kind === 'redis' ? 'one Redis' : 'a Redis Cluster'}, ${options.keys} keys`);
-        const masters = (await store.masters()).sort((a, b) => a - b);
-        await Promise.all(masters.map((port) => onNode(port, (redis) => redis.flushall())));
-        const env = { CACHE: 'on', REDIS_URL: store.url };
-        const gateways = await Promise.all(Array.from({ length: count }, () => harness.startGateway(env)));
-        try {
-          const first = await measure(masters, gateways, () => firstDashboards(gateways, options, harness, body, ok));
-          // The repeat's warm-up: not measured.
-          await repeatLoad(gateways, options, harness, body, ok, harness.warmupSeconds);
-          const repeat = await measure(masters, gateways, () => repeatLoad(gateways, options, harness, body, ok, harness.durationSeconds));
-          result.rows.push({ store: kind, gateways: count, first, repeat });
-          for (const [name, phase] of [
-            ['first', first],
-            ['repeat', repeat],
-          ] as const) {
-            if (phase.errors > 0) result.notes.push(`${kind}, ${count} gateways, ${name}: ${phase.errors} dashboards failed`);
-          }
-        } finally {
-          await Promise.all(gateways.map((gateway) => gateway.stop()));
-        }
+  // The cluster forms (redis-cli waits for its nodes to agree: a second or two of little CPU) while the one
+  // Redis and its gateways start; it has formed before anything is measured.
+  const cluster = storeOf('cluster', options);
+  const formed = cluster.then(
+    () => undefined,
+    () => undefined,
+  );
+  try {
+    for (const kind of ['redis', 'cluster'] as const) {
+      let store: Store;
+      try {
+        store = await (kind === 'redis' ? storeOf('redis', options) : cluster);
+      } catch (error) {
+        result.notes.push(
+          `${kind === 'redis' ? 'one Redis' : 'a Redis Cluster'}: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`,
+        );
+        continue;
       }
-    } finally {
-      await store.stop();
+      result.redisVersion ??= store.version;
+      try {
+        for (const count of options.gateways) {
+          log(`pass "scale": ${count} gateways on ${kind === 'redis' ? 'one Redis' : 'a Redis Cluster'}, ${options.keys} keys`);
+          const masters = (await store.masters()).sort((a, b) => a - b);
+          await Promise.all(masters.map((port) => onNode(port, (redis) => redis.flushall())));
+          const env = { CACHE: 'on', REDIS_URL: store.url };
+          const gateways = await Promise.all(Array.from({ length: count }, () => harness.startGateway(env)));
+          await formed;
+          try {
+            const first = await measure(masters, gateways, () => firstDashboards(gateways, options, harness, body, ok));
+            // The repeat's warm-up: not measured.
+            await repeatLoad(gateways, options, harness, body, ok, harness.warmupSeconds);
+            const repeat = await measure(masters, gateways, () =>
+              repeatLoad(gateways, options, harness, body, ok, harness.durationSeconds),
+            );
+            result.rows.push({ store: kind, gateways: count, first, repeat });
+            for (const [name, phase] of [
+              ['first', first],
+              ['repeat', repeat],
+            ] as const) {
+              if (phase.errors > 0) result.notes.push(`${kind}, ${count} gateways, ${name}: ${phase.errors} dashboards failed`);
+            }
+          } finally {
+            await Promise.all(gateways.map((gateway) => gateway.stop()));
+          }
+        }
+      } finally {
+        await store.stop();
+      }
     }
+  } finally {
+    // Stopped with its row, or here when the pass ended before it (stopping twice does nothing).
+    await cluster.then(
+      (store) => store.stop(),
+      () => undefined,
+    );
   }
   await control.settle();
   return result;
@@ -191,9 +211,9 @@ export async function runScalePass(options: ScalePassOptions, harness: ScaleHarn
     await resetCounts(masters);
     const cpu0 = gateways.map((gateway) => cpuTimeMs(gateway.pid));
     const load = await run();
-    // Entries and stored answers are written in the background, after the answer: let them land (the
-    // upstream calls are all made before the answers).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Entries and stored answers are written in the background, after the answer: a quiet spell lets
+    // them land (the upstream calls are all made before the answers).
+    await new Promise((resolve) => setTimeout(resolve, harness.quietMs));
     const cpu1 = gateways.map((gateway) => cpuTimeMs(gateway.pid));
     const { count: upstreamCalls } = await control.count();
     const counts = await readCounts(masters);

@@ -160,41 +160,47 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
   const folder = mkdtempSync(join(tmpdir(), 'bench-stored-'));
   let redis: Awaited<ReturnType<typeof spawnRedis>> | undefined;
   try {
-    const gateway = await startGateway({ CACHE: 'on' });
-    children.push(gateway);
+    // Every process at once (each kept in `children` as soon as it listens, so that all are stopped); the
+    // static server needs the gateway's answer, and starts after it.
+    const started = <T extends ChildServer>(child: T): T => {
+      children.push(child);
+      return child;
+    };
+    const startShared = async (redisServer: string): Promise<[Gateway, Gateway] | undefined> => {
+      try {
+        redis = await spawnRedis(redisServer);
+        const env = { CACHE: 'on', REDIS_URL: redis.url };
+        return await Promise.all([startGateway(env).then(started), startGateway(env).then(started)]);
+      } catch (error) {
+        notes.push(`two gateways on one Redis: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`);
+        return undefined;
+      }
+    };
+    const [gateway, previous, pair] = await Promise.all([
+      startGateway({ CACHE: 'on' }).then(started),
+      options.previousScript === undefined ? undefined : startGateway({ CACHE: 'on' }, options.previousScript).then(started),
+      options.redisServer === null ? undefined : startShared(options.redisServer),
+    ]);
     const fill = await ask(gateway, true);
     const second = await ask(gateway, false);
     if (second.calls !== 0) notes.push(`the second dashboard made ${second.calls} upstream calls, expected 0`);
     const file = join(folder, 'dashboard.json');
     writeFileSync(file, second.text);
-    const staticServer = await harness.startStatic({ STATIC_BODY_FILE: file, STATIC_CONTENT_TYPE: second.contentType });
-    children.push(staticServer);
+    const staticServer = started(await harness.startStatic({ STATIC_BODY_FILE: file, STATIC_CONTENT_TYPE: second.contentType }));
 
     // The previous build, stored as this one: its answer the same bytes, sent stored (0 calls).
-    let previous: Gateway | undefined;
-    if (options.previousScript !== undefined) {
-      previous = await startGateway({ CACHE: 'on' }, options.previousScript);
-      children.push(previous);
+    if (previous) {
       await ask(previous, true);
       const sent = await ask(previous, false);
       if (sent.calls !== 0) notes.push(`the previous build's second dashboard made ${sent.calls} upstream calls, expected 0`);
     }
 
-    let shared: Gateway | undefined;
-    if (options.redisServer !== null) {
-      try {
-        redis = await spawnRedis(options.redisServer);
-        const env = { CACHE: 'on', REDIS_URL: redis.url };
-        const [a, b] = await Promise.all([startGateway(env), startGateway(env)]);
-        shared = b;
-        children.push(a, shared);
-        await ask(a, true);
-        const first = await ask(shared, false);
-        if (first.calls !== 0) notes.push(`gateway B's first dashboard made ${first.calls} upstream calls, expected 0`);
-      } catch (error) {
-        notes.push(`two gateways on one Redis: not measured: ${(error as Error).message.split('\n')[0] ?? ''}`);
-        shared = undefined;
-      }
+    // Gateway B answers from what gateway A stored in Redis.
+    const [a, shared] = pair ?? [];
+    if (a && shared) {
+      await ask(a, true);
+      const first = await ask(shared, false);
+      if (first.calls !== 0) notes.push(`gateway B's first dashboard made ${first.calls} upstream calls, expected 0`);
     }
 
     type Kind = 'stored' | 'previous' | 'static' | 'shared';
@@ -272,7 +278,7 @@ export async function runStoredPass(options: StoredPassOptions, harness: StoredH
       notes,
     };
   } finally {
-    for (const child of children.reverse()) await child.stop();
+    await Promise.all(children.map((child) => child.stop()));
     await redis?.stop();
     rmSync(folder, { recursive: true, force: true });
   }
