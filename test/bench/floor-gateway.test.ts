@@ -35,7 +35,7 @@ const runFloorPass = (): Promise<FloorRun> => {
         ...RUN,
         repeat: 1,
         baselines: false,
-        passes: [{ name: 'tiny', latencyMs: 20, connections: 2, scenarios: ['dashboard-rich'] }],
+        passes: [{ name: 'tiny', latencyMs: 5, connections: 2, scenarios: ['dashboard-rich'] }],
         // Two rounds: the runs alternate and their medians are taken all the same.
         floor: twoRounds(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor),
         previousNode: wrapper,
