@@ -596,12 +596,18 @@ export async function runBench(partial: Partial<BenchOptions> = {}): Promise<Ben
     // gateway, the floor pass); the others start gateways of their own.
     const { previousScript } = options;
     const scenarioPasses = options.passes.some((pass) => pass.scenarios.length > 0);
-    const gatewayProcess = scenarioPasses || options.cachePass || options.floor ? await startGateway({}) : null;
-    const gateway: Harness['gateway'] = gatewayProcess ?? { url: '', pid: 0 };
     // The previous build, once, next to it: measured after the gateway in each scenario of the scenario passes.
+    // Both start at once; each is stopped at the end, whichever failed.
     if (previousScript && scenarioPasses) log(`starting the previous build's gateway (${previousScript})…`);
-    const previousProcess =
-      previousScript && scenarioPasses ? await startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined;
+    const [gatewayStart, previousStart] = await Promise.allSettled([
+      scenarioPasses || options.cachePass || options.floor ? startGateway({}) : null,
+      previousScript && scenarioPasses ? startGatewayFrom(previousScript, {}, [], options.previousNode) : undefined,
+    ]);
+    if (gatewayStart.status === 'rejected') throw gatewayStart.reason;
+    if (previousStart.status === 'rejected') throw previousStart.reason;
+    const gatewayProcess = gatewayStart.value;
+    const gateway: Harness['gateway'] = gatewayProcess ?? { url: '', pid: 0 };
+    const previousProcess = previousStart.value;
     const previousGateway: Harness['gateway'] | undefined = previousProcess;
 
     control = new SandboxControl(sandbox.url, options.quietMs);

@@ -216,10 +216,14 @@ export async function runSessionPass(options: SessionOptions, harness: CachingHa
   );
 
   const runs: SessionRun[] = [];
+  // Both gateways at once, before either session: the one waiting its turn is idle.
+  const gateways = await Promise.allSettled([harness.startGateway({ CACHE: 'off' }), harness.startGateway({ CACHE: 'on' })]);
   try {
-    for (const cache of ['off', 'on'] as const) {
+    for (const [i, cache] of (['off', 'on'] as const).entries()) {
       log(`  session, CACHE=${cache}`);
-      const gateway = await harness.startGateway({ CACHE: cache });
+      const start = gateways[i] as PromiseSettledResult<ChildServer>;
+      if (start.status === 'rejected') throw start.reason;
+      const gateway = start.value;
       try {
         await control.setLatency(options.latencyMs);
         await control.settle();
@@ -251,6 +255,7 @@ export async function runSessionPass(options: SessionOptions, harness: CachingHa
       }
     }
   } finally {
+    await Promise.all(gateways.map((start) => (start.status === 'fulfilled' ? start.value.stop() : undefined)));
     await control.setLatency(options.latencyMs); // the limit off again
   }
   return { options, ranges, runs, notes };
