@@ -170,8 +170,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
   const lines: Record<Lane, FairLine> = { known: new FairLine(), stranger: new FairLine(), keyless: new FairLine() };
   // Counts stay in the map at 0: a key emptied and filled again at every request made V8 shrink and grow it.
   const keys = new Map<string, KeyCounts>();
-  // Per line, the keys with work in it.
-  const keysWithWork: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 };
+  const keysWithWork: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 }; // per line, the keys with work in it
   const countsOf = (key: string): KeyCounts => {
     let counts = keys.get(key);
     if (counts !== undefined) return counts;
