@@ -1,7 +1,6 @@
-// Stored answers: a repeated query (a dashboard reloaded, polled, open in many tabs) is answered in
-// front of yoga, before anything of GraphQL runs (no request adaptation, parsing, validation, plan or
-// execution), with the bytes the first answer had. Only while that answer is as true as
-// the read cache's entries behind it (cache/read-cache.ts), under the same rules:
+// Stored answers: a repeated query (a dashboard reloaded, polled, open in many tabs) is answered in front of yoga,
+// before anything of GraphQL runs (no request adaptation, parsing, validation, plan or execution), with the bytes
+// the first answer had. Only while that answer is as true as the read cache's entries behind it (cache/read-cache.ts):
 // - Per key: its name holds the keyed hash of the key (keys.ts), never the key, and a hash of all else
 //   that shapes the answer: method, URL, body, Accept, Content-Type, Origin, and "today" in the
 //   install's time zone (periods such as "the last 30 days" resolve against it).
@@ -17,10 +16,9 @@
 // - In the read cache's store: counted within CACHE_MAX_BYTES in memory, shared through Redis.
 // - Only a query's answer, 200, without errors, from fresh reads (no stale one: those come from an
 //   upstream failure), as JSON: what the ending (http/answer.ts) marks `private, max-age=N` with N > 0.
-// Its `extensions` are those the same query answers when all its reads hit the cache (no upstream
-// call, every read a hit), so a stored answer says what a repeat through GraphQL would say.
-// This module decides; it writes nothing to the client: the HTTP layer's ending (http/answer.ts) sends
-// a stored answer as it sends every other, with the headers of this request.
+// Its `extensions` are those the same query answers when all its reads hit the cache (no upstream call, every
+// read a hit), so a stored answer says what a repeat through GraphQL would say. This module decides; it writes
+// nothing to the client: the HTTP layer's ending (http/answer.ts) sends it as every other, with this request's headers.
 import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { dayIn, type Clock } from '../analytics/calendar.js';

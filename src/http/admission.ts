@@ -156,24 +156,40 @@ class FairLine {
   }
 }
 
+/** One key's requests at work and with work (at work or waiting): in all lines, and in each. */
+class KeyCounts {
+  atWork = 0;
+  withWork = 0;
+  readonly atWorkIn: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 };
+  readonly withWorkIn: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 };
+}
+
 export function createAdmission(options: AdmissionOptions): Admission {
   let active = 0;
   let queued = 0;
   const lines: Record<Lane, FairLine> = { known: new FairLine(), stranger: new FairLine(), keyless: new FairLine() };
-  const atWork = new Map<string, number>();
-  // Per line: slots held by each key, and each key's requests at work or waiting.
-  const atWorkIn: Record<Lane, Map<string, number>> = { known: new Map(), stranger: new Map(), keyless: new Map() };
-  const withWork: Record<Lane, Map<string, number>> = { known: new Map(), stranger: new Map(), keyless: new Map() };
-  const count = (counts: Map<string, number>, key: string, by: 1 | -1): void => {
-    const left = (counts.get(key) ?? 0) + by;
-    if (left > 0) counts.set(key, left);
-    else counts.delete(key);
+  // Counts stay in the map at 0: a key emptied and filled again at every request made V8 shrink and grow it.
+  const keys = new Map<string, KeyCounts>();
+  const keysWithWork: Record<Lane, number> = { known: 0, stranger: 0, keyless: 0 }; // per line, the keys with work in it
+  const countsOf = (key: string): KeyCounts => {
+    let counts = keys.get(key);
+    if (counts !== undefined) return counts;
+    // Idle keys go past 64 and twice the most that can have work (the requests at work or waiting).
+    if (keys.size >= 64 + 2 * (active + queued)) for (const [idle, of] of keys) if (of.withWork === 0) keys.delete(idle);
+    keys.set(key, (counts = new KeyCounts()));
+    return counts;
+  };
+  const withWork = (counts: KeyCounts, lane: Lane, by: 1 | -1): void => {
+    counts.withWork += by;
+    counts.withWorkIn[lane] += by;
+    if (counts.withWorkIn[lane] === (by === 1 ? 1 : 0)) keysWithWork[lane] += by;
   };
   /** Within its key's share of the line: fewer slots than ceil(maxActive / keys with work), itself counted. */
   const mayStart = (lane: Lane, key: string): boolean => {
     if (lane === 'keyless') return true;
-    const keys = withWork[lane].size + (withWork[lane].has(key) ? 0 : 1);
-    return (atWorkIn[lane].get(key) ?? 0) < Math.ceil(options.maxActive / keys);
+    const counts = keys.get(key);
+    const keysIn = keysWithWork[lane] + (counts !== undefined && counts.withWorkIn[lane] > 0 ? 0 : 1);
+    return (counts?.atWorkIn[lane] ?? 0) < Math.ceil(options.maxActive / keysIn);
   };
   const mayStartIn: Record<Lane, (key: string) => boolean> = {
     known: (key) => mayStart('known', key),
@@ -206,16 +222,18 @@ export function createAdmission(options: AdmissionOptions): Admission {
     wake.unref();
   };
 
-  /** A slot for res: released once, by the returned function or, once watched, when res closes. */
-  const take = (res: ServerResponse, lane: Lane, key: string): (() => void) & { watch(): void } => {
-    const hold = (by: 1 | -1): void => {
-      active += by;
-      count(atWork, key, by);
-      count(atWorkIn[lane], key, by);
-      count(withWork[lane], key, by);
-      if (lane === 'keyless') activeKeyless += by;
-    };
-    hold(1);
+  const hold = (counts: KeyCounts, lane: Lane, by: 1 | -1): void => {
+    active += by;
+    counts.atWork += by;
+    counts.atWorkIn[lane] += by;
+    withWork(counts, lane, by);
+    if (lane === 'keyless') activeKeyless += by;
+  };
+
+  /** A slot for res, released once: by the function handed to `handle` or, if it was not by then, when res closes. */
+  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane, key: string): void => {
+    const counts = countsOf(key);
+    hold(counts, lane, 1);
     if (lane === 'keyless') keylessTokens--;
     let held = true;
     let watched = false;
@@ -223,32 +241,24 @@ export function createAdmission(options: AdmissionOptions): Admission {
       if (!held) return;
       held = false;
       if (watched) res.off('close', release);
-      hold(-1);
+      hold(counts, lane, -1);
       next();
     };
-    return Object.assign(release, {
-      watch: (): void => {
-        if (!held || watched) return;
-        watched = true;
-        res.once('close', release);
-      },
-    });
-  };
-
-  // The close is watched only once the handler is done: an answer sent at once never adds a listener.
-  // node tells a close in a later turn, so none is missed.
-  const start = (req: IncomingMessage, res: ServerResponse, handle: AdmittedHandler, lane: Lane, key: string): void => {
-    const release = take(res, lane, key);
+    // The close is watched only once the handler is done: an answer sent at once never adds a listener.
+    // node tells a close in a later turn, so none is missed.
     try {
       handle(req, res, release);
     } finally {
-      release.watch();
+      if (held) {
+        watched = true;
+        res.once('close', release);
+      }
     }
   };
 
   const outOfLine = (waiting: Waiting): void => {
     queued--;
-    count(withWork[waiting.lane], waiting.key, -1);
+    withWork(countsOf(waiting.key), waiting.lane, -1);
     clearTimeout(waiting.expiry);
     waiting.res.off('close', waiting.onGone);
   };
@@ -321,15 +331,16 @@ export function createAdmission(options: AdmissionOptions): Admission {
         }, options.maxWaitMs),
       };
       res.once('close', waiting.onGone);
-      lines[lane].push(waiting, atWork.has(key));
-      count(withWork[lane], key, 1);
+      const counts = countsOf(key);
+      lines[lane].push(waiting, counts.atWork > 0);
+      withWork(counts, lane, 1);
       queued++;
       if (lane === 'keyless') wakeForKeyless();
     },
     enter(res) {
       if (active >= options.maxActive || queued > 0) return null;
-      const release = take(res, 'known', '');
-      release.watch();
+      let release: (() => void) | null = null;
+      start(res.req, res, (_req, _res, free) => (release = free), 'known', '');
       return release;
     },
     get active() {

@@ -27,9 +27,9 @@ export interface RequestLogFields {
   cost: number | null;
   cache: { hits: number; misses: number; stale: number };
   outcome: 'ok' | 'error';
-  errorCodes?: string[];
+  errorCodes?: string[] | undefined;
   /** Sent from its stored answer (cache/stored-answers.ts), before GraphQL ran. */
-  storedAnswer?: true;
+  storedAnswer?: true | undefined;
   /** The request's OpenTelemetry trace id, when tracing is on. */
   trace_id?: string | undefined;
   /** The MCP tool whose call ran it (mcp/server.ts). */
@@ -128,8 +128,8 @@ export function createEnding(options: EndingOptions): Ending {
       cost: usage?.cost ?? null,
       cache: { hits: usage?.cache.hits ?? 0, misses: usage?.cache.misses ?? 0, stale: usage?.cache.stale ?? 0 },
       outcome: codes.length === 0 ? 'ok' : 'error',
-      ...(codes.length > 0 ? { errorCodes: [...new Set(codes)] } : {}),
-      ...(stored ? { storedAnswer: true as const } : {}),
+      errorCodes: codes.length > 0 ? [...new Set(codes)] : undefined, // undefined: left out of the line, as pino does
+      storedAnswer: stored ? true : undefined,
       trace_id: traceId ?? facts.traceId,
       tool: state.tool,
     });

@@ -32,7 +32,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limit: numbe
   };
   const onEnd = (): void => {
     if (res.headersSent) return; // refused meanwhile (408)
-    if (size > 0) Object.assign(req, { body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) });
+    if (size > 0) (req as { body?: Buffer }).body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
     then.read();
   };
   req.on('data', onData).once('end', onEnd);

@@ -73,20 +73,23 @@ export async function serveHttp(
 ) {
   let phase: ServingPhase = 'starting';
   /** A fault of the gateway's own is a 500 that names no detail. */
+  const failed = (res: ServerResponse, state: RequestState, error: unknown): void => {
+    logger.error({ err: error }, 'answering a request failed');
+    state.slot?.free(false);
+    if (!res.headersSent) res.writeHead(500, { 'content-length': '0', ...SECURITY_HEADERS });
+    res.end();
+  };
+  // An answer made at once (a stored one) is sent with no closure made for it.
   const handle = (req: IncomingMessage, res: ServerResponse, state: RequestState): void => {
-    const sent = (made: Answer): void => ending.finish(req, res, state, made);
-    const failed = (error: unknown): void => {
-      logger.error({ err: error }, 'answering a request failed');
-      state.slot?.free(false);
-      if (!res.headersSent) res.writeHead(500, { 'content-length': '0', ...SECURITY_HEADERS });
-      res.end();
-    };
     try {
       const made = answer(req, res, state);
-      if (made instanceof Promise) made.then(sent, failed);
-      else sent(made);
+      if (!(made instanceof Promise)) return ending.finish(req, res, state, made);
+      made.then(
+        (answered) => ending.finish(req, res, state, answered),
+        (error) => failed(res, state, error),
+      );
     } catch (error) {
-      failed(error);
+      failed(res, state, error);
     }
   };
   const inFlight = new InFlight();
@@ -183,10 +186,10 @@ export async function serveHttp(
     const state = newRequestState(req.headers.authorization, {
       operationType: type,
       // A body seen lately is parsed only if something runs its operation.
-      ...(parsedBody !== undefined ? { body: () => parsedBody } : parseLater ? { body: () => parsedLater(req) } : {}),
+      body: parsedBody !== undefined ? () => parsedBody : parseLater ? () => parsedLater(req) : undefined,
       traced: config.traces === true && type !== 'subscription' && asksForTrace(req.headers[TRACE_HEADER]),
       // An MCP tool call names its tool, for the log line.
-      ...(typeof tool === 'string' && TOOL_NAME.test(tool) ? { tool } : {}),
+      tool: typeof tool === 'string' && TOOL_NAME.test(tool) ? tool : undefined,
     });
     // A preflight has no key and is no GraphQL work: not held to the keyless bounds.
     if (state.key !== null && knownKeys.knows(state.key)) state.lane = 'known';

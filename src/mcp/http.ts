@@ -26,11 +26,8 @@ function traceContextOf(headers: Headers): Record<string, string> | undefined {
   return tracestate === null ? { traceparent } : { traceparent, tracestate };
 }
 
-// The SDK and its JSON Schema validator are loaded by the first MCP request, not at start: most gateways
-// never get one, and every start (a test's, a scaled-out replica's) would pay for them.
-let sdk:
-  | Promise<[typeof import('./server.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]>
-  | undefined;
+// The SDK (and the validator it builds) loads with the first MCP request, not at start: most gateways get none.
+let sdk: Promise<typeof import('./server.js')> | undefined;
 
 export function createMcpHttpHandler(service: McpService, options: McpHttpOptions): (request: Request) => Promise<Response> {
   return async (request) => {
@@ -43,8 +40,7 @@ export function createMcpHttpHandler(service: McpService, options: McpHttpOption
     }
     const credentials = readAuthorization(request.headers.get('authorization'));
     if (!('authorization' in credentials)) return refusal(401, -32001, credentials.problem, { 'www-authenticate': 'Bearer' });
-    sdk ??= Promise.all([import('./server.js'), import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]);
-    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await sdk;
+    const { createMcpServer, WebStandardStreamableHTTPServerTransport } = await (sdk ??= import('./server.js'));
     const server = createMcpServer(service, credentials.authorization, traceContextOf(request.headers));
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

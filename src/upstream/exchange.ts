@@ -39,6 +39,15 @@ export function exchange(
   });
 }
 
+// The exchanges in flight under each signal, told by one listener of its own: adding and removing an
+// EventTarget listener for every call cost more than the call's own JavaScript around undici.
+const underSignal = new WeakMap<AbortSignal, Set<ExchangeHandler>>();
+const listenedTo = (signal: AbortSignal, all = new Set<ExchangeHandler>()): Set<ExchangeHandler> => {
+  signal.addEventListener('abort', () => all.forEach((each) => each.onAbort()), { once: true });
+  underSignal.set(signal, all);
+  return all;
+};
+
 class ExchangeHandler implements Dispatcher.DispatchHandler {
   private controller: Controller | null = null;
   private abortReason: Error | undefined = undefined;
@@ -58,7 +67,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   start(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
     if (this.signal) {
       if (this.signal.aborted) return this.finish(this.signal.reason);
-      this.signal.addEventListener('abort', this.onAbort, { once: true });
+      (underSignal.get(this.signal) ?? listenedTo(this.signal)).add(this);
     }
     try {
       dispatcher.dispatch(options, this);
@@ -68,13 +77,12 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  /** A function, not the handler as an EventListener object: node kept that alive until a full collection. */
-  private readonly onAbort = (): void => {
+  onAbort(): void {
     const reason: unknown = this.signal?.reason;
     this.abortReason = reason instanceof Error ? reason : new Error('The call was aborted.', { cause: reason });
     // On a socket: stopped now. Still waiting in the pool: stopped when undici hands it one (onRequestStart).
     this.controller?.abort(this.abortReason);
-  };
+  }
 
   onRequestStart(controller: Controller): void {
     this.controller = controller;
@@ -131,7 +139,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private finish(error: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal?.removeEventListener('abort', this.onAbort);
+    if (this.signal) underSignal.get(this.signal)?.delete(this);
     this.chunks = [];
     if (this.response !== null) {
       this.response.bytes = this.size;

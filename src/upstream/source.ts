@@ -1,7 +1,6 @@
 // One upstream data source per GraphQL request, the resolvers' only way upstream. Its calls carry the caller's
 // key, go out at most `maxConcurrency` at a time, stop when the caller goes away and end by the deadline. Reads
-// are made once per request (DataLoader), then go through the read cache; nothing here outlives the request.
-import DataLoader from 'dataloader';
+// are made once per request (perKey), then go through the read cache; nothing here outlives the request.
 import { dayIn, type Clock } from '../analytics/calendar.js';
 import type { Deletion, Page, RateLimit, Stat, StatsQuery, Website, WebsiteListQuery, WebsiteWrite } from '../domain.js';
 import { GatewayError, isKeyRevoked } from '../errors.js';
@@ -113,21 +112,20 @@ export interface UpstreamSource {
   checkKey(): Promise<void>;
 }
 
-// No batch endpoint: each load goes at once. A failure is returned, not thrown: DataLoader forgets a rejected batch.
-function perKey<K, V, C = K>(load: (key: K) => Promise<V>, cacheKeyFn?: (key: K) => C): DataLoader<K, V, C> {
-  return new DataLoader<K, V, C>(
-    async ([key]) => {
-      try {
-        return [await load(key as K)];
-      } catch (error) {
-        return [error instanceof Error ? error : new Error(String(error))];
-      }
+// A read made once per request and key: its promise, a failure's too, answers the key's later loads. Not
+// DataLoader: with no batch endpoint, its batching only put a promise job, a tick and a batch before each call.
+function perKey<K, V>(read: (key: K) => Promise<V>, keyOf: (key: K) => unknown = (key) => key) {
+  const made = new Map<unknown, Promise<V>>();
+  return {
+    load(key: K): Promise<V> {
+      const name = keyOf(key);
+      let loaded = made.get(name);
+      if (loaded === undefined) made.set(name, (loaded = read(key)));
+      return loaded;
     },
-    {
-      batch: false,
-      ...(cacheKeyFn ? { cacheKeyFn } : {}),
-    },
-  );
+    set: (key: K, value: V): void => void made.set(keyOf(key), Promise.resolve(value)),
+    clear: (key: K): void => void made.delete(keyOf(key)),
+  };
 }
 
 export function createSource(upstream: Upstream, request: SourceRequest): UpstreamSource {
@@ -211,7 +209,7 @@ export function createSource(upstream: Upstream, request: SourceRequest): Upstre
   );
   /** Makes a website read elsewhere (a list, a write) answer later loads of its id. */
   const prime = (site: Website): Website => {
-    website.clear(site.id).prime(site.id, site);
+    website.set(site.id, site);
     return site;
   };
   const websitePage = perKey(async (query: WebsiteListQuery) => {
