@@ -89,6 +89,9 @@ export function integer(
   };
 }
 
+/** The bounds of what a cache may take of V8's heap: the same for every cache. */
+export const HEAP_BYTES = { min: 0, max: 16 * 1024 ** 3, unit: 'bytes' } as const;
+
 /** null when unset: the feature is off. */
 export function optionalInteger(variable: string, options: Described & Bounded): Setting<number | null> {
   return { doc: docOf(variable, null, options), schema: integerSchema(variable, options), fallback: null };

@@ -1,6 +1,6 @@
 // The store that cached answers live in: this process's memory (memory-store.ts) or Redis, shared by
 // gateways (redis-store.ts). The read cache (read-cache.ts) decides what goes in and what a record means.
-import { integer, seconds } from '../settings.js';
+import { HEAP_BYTES, integer, seconds } from '../settings.js';
 
 /** A decoded upstream answer and its lifetimes (epoch milliseconds). */
 export interface CacheRecord {
@@ -52,10 +52,8 @@ export interface StoreLook {
 /** The stores: the memory store's bound, the wait for Redis, and how long Redis keeps a persisted query. */
 export const CACHE_STORE_SETTINGS = {
   maxBytes: integer('CACHE_MAX_BYTES', {
+    ...HEAP_BYTES,
     fallback: 64 * 1024 * 1024,
-    min: 0,
-    max: 16 * 1024 ** 3,
-    unit: 'bytes',
     doc: "what the in-memory cache's records may take in V8's heap",
   }),
   storeTimeoutMs: integer('CACHE_STORE_TIMEOUT_MS', {

@@ -3,7 +3,7 @@
 // every token (comments included) as an object, and its source twice; the estimate errs on the high side.
 import { TokenKind, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { integer } from '../settings.js';
+import { HEAP_BYTES, integer } from '../settings.js';
 
 const BYTES_PER_TOKEN = 600;
 const BYTES_PER_COMMENT = 120;
@@ -27,10 +27,8 @@ const LIFETIME_MS = 3_600_000;
 
 export const DOCUMENT_CACHE_SETTINGS = {
   documentCacheMaxBytes: integer('DOCUMENT_CACHE_MAX_BYTES', {
+    ...HEAP_BYTES,
     fallback: 16 * 1024 * 1024,
-    min: 0,
-    max: 16 * 1024 ** 3,
-    unit: 'bytes',
     doc: 'parsed documents kept for reuse (with their validation), bounded by their estimated heap',
   }),
 };

@@ -9,7 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import type { GatewayContext } from '../../schema/context.js';
 import type { OperationPlan } from '../../schema/plan.js';
-import { integer } from '../../settings.js';
+import { HEAP_BYTES, integer } from '../../settings.js';
 import { documentBytes } from '../document-cache.js';
 import type { PlanStep } from './use-plan.js';
 
@@ -28,10 +28,8 @@ export const COMPILED_EXECUTION_SETTINGS = {
     doc: 'the run of an operation at which it is compiled with graphql-jit; 1: at once, 0: never',
   }),
   compiledCacheMaxBytes: integer('COMPILED_CACHE_MAX_BYTES', {
+    ...HEAP_BYTES,
     fallback: 16 * 1024 * 1024,
-    min: 0,
-    max: 16 * 1024 ** 3,
-    unit: 'bytes',
     doc: 'operations compiled by graphql-jit kept, bounded by their estimated heap',
   }),
 };
