@@ -95,16 +95,8 @@ const HTML_POLICY = htmlPolicy([]);
 
 export function createEnding(options: EndingOptions): Ending {
   const { log, counter, keep } = options;
-  const origins = new LRUCache<string, readonly string[]>({ max: MAX_ORIGINS });
-  const corsOf = (origin: string | undefined): readonly string[] => {
-    if (origin === undefined) return [];
-    let headers = origins.get(origin);
-    if (headers === undefined) {
-      headers = options.cors(origin);
-      origins.set(origin, headers);
-    }
-    return headers;
-  };
+  const origins = new LRUCache<string, readonly string[]>({ max: MAX_ORIGINS, memoMethod: (origin) => options.cors(origin) });
+  const corsOf = (origin: string | undefined): readonly string[] => (origin === undefined ? [] : origins.memo(origin));
 
   function settle(req: IncomingMessage | null, state: RequestState, answer: JsonAnswer, status = answer.status): void {
     const { facts } = answer;
@@ -191,16 +183,13 @@ export function createEnding(options: EndingOptions): Ending {
         if (ifNoneMatchHas(headerOf(req, 'if-none-match'), etag)) status = 304;
       }
     }
-    if (status === 304) {
-      res.writeHead(304, headers);
-      settle(req, state, answer, status);
-      res.end();
-      return;
-    }
-    headers.push('content-type', `${answer.contentType}; charset=utf-8`, 'content-length', String(byteLength(answer.body)));
+    // A 304 has no body, nor the headers of one.
+    const notModified = status === 304;
+    if (!notModified)
+      headers.push('content-type', `${answer.contentType}; charset=utf-8`, 'content-length', String(byteLength(answer.body)));
     res.writeHead(status, headers);
     settle(req, state, answer, status);
-    res.end(answer.body);
+    res.end(notModified ? undefined : answer.body);
   }
 
   function finishPassed(req: IncomingMessage, res: ServerResponse, state: RequestState, answer: PassedAnswer): void {

@@ -1,4 +1,5 @@
 // Listening and closing, as both listeners do (the GraphQL server, the metrics listener).
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { integer, text } from '../settings.js';
@@ -11,13 +12,8 @@ export const LISTEN_SETTINGS = {
 
 /** Listens (port 0: one the system picks); resolves with its URL, or rejects with the listen error (a port in use). */
 export async function listenOn(server: Server, host: string, port: number): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   const address = server.address() as AddressInfo;
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
