@@ -11,7 +11,7 @@ import { serveClusterMetrics } from './http/metrics-listener.js';
 import { startTracing } from './tracing.js';
 import { probeUpstream } from './http/startup-probe.js';
 import { DRAIN_MESSAGE, runPrimary, workerCount } from './http/workers.js';
-import { startSandbox, type Sandbox } from './sandbox/index.js';
+import { startSandbox } from './sandbox/index.js';
 import { VERSION } from './version.js';
 
 export async function main(): Promise<void> {
@@ -20,15 +20,12 @@ export async function main(): Promise<void> {
   // Before anything makes a span.
   const tracing = config.tracing ? await startTracing() : null;
 
-  let sandbox: Sandbox | null = null;
   const workers = workerCount(config.workers);
   if (workers > 1 && cluster.isPrimary) {
     // The primary serves nothing: it forks the workers and drains them on a signal.
-    if (config.upstream.url === null) {
-      sandbox = await startSandbox({ port: 0 });
-      console.log(`Upstream: the bundled sandbox at ${sandbox.url}, shared by ${workers} workers; demo keys: ${sandbox.keys.join(', ')}`);
-    }
-    const shared = sandbox;
+    const shared = config.upstream.url === null ? await startSandbox({ port: 0 }) : null;
+    if (shared)
+      console.log(`Upstream: the bundled sandbox at ${shared.url}, shared by ${workers} workers; demo keys: ${shared.keys.join(', ')}`);
     const metrics = config.metrics ? await serveClusterMetrics(config.metrics) : null;
     runPrimary({
       workers,
@@ -41,17 +38,14 @@ export async function main(): Promise<void> {
     });
     return;
   }
-  if (config.upstream.url === null) {
-    sandbox = await startSandbox({ port: 0 });
-    config = { ...config, upstream: { ...config.upstream, url: sandbox.url } };
-  }
+  const sandbox = config.upstream.url === null ? await startSandbox({ port: 0 }) : null;
+  if (sandbox) config = { ...config, upstream: { ...config.upstream, url: sandbox.url } };
   const demoKey = sandbox?.keys[0];
   const gateway = await createGateway(config, { demoKey, metricsToPrimary: cluster.isWorker });
   // Before the banner: a signal sent as soon as the address is printed drains rather than kills.
-  const embedded = sandbox;
   exitOnSignals(async () => {
     await gateway.drain();
-    await embedded?.close();
+    await sandbox?.close();
     await tracing?.shutdown();
   });
   const endpoint = `${gateway.url}/graphql`;
