@@ -49,8 +49,6 @@ export function createLoopback(url: () => string): Loopback {
         ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
       };
     },
-    close: async () => {
-      await pool?.close();
-    },
+    close: async () => pool?.close(),
   };
 }

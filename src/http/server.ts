@@ -211,9 +211,7 @@ export async function serveHttp(
     { sendTimeoutMs: config.sendTimeoutMs, bufferMaxBytes: config.sendBufferMaxBytes },
     (ended) => logger.warn(ended, 'connections ended: answers not read'),
   );
-  server.once('close', () => {
-    deliveries.stop();
-  });
+  server.once('close', () => deliveries.stop());
   // The body cap is checked before anything is buffered; /health skips the line, however busy.
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     responses.set(req.socket, res);

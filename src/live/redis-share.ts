@@ -141,10 +141,7 @@ export class RedisLiveShare implements LiveShare {
 
   private name(topic: Topic): string {
     let name = this.names.get(topic);
-    if (name === undefined) {
-      name = createHash('sha256').update(topic.id).digest('base64url').slice(0, 32);
-      this.names.set(topic, name);
-    }
+    if (name === undefined) this.names.set(topic, (name = createHash('sha256').update(topic.id).digest('base64url').slice(0, 32)));
     return name;
   }
 

@@ -293,15 +293,14 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const { observer } = request;
     if (!callTrace && !observer) return sendAttempts(request);
     const trace: AttemptTrace = { headers: callTrace?.headers ?? NO_HEADERS, attempts: 0, status: null, bytes: null };
+    let threw = true;
     try {
       const response = await sendAttempts(request, trace);
-      callTrace?.end(trace.attempts, trace.status, false);
-      observer?.end(trace.attempts, trace.status, trace.bytes);
+      threw = false;
       return response;
-    } catch (error) {
-      callTrace?.end(trace.attempts, trace.status, true);
+    } finally {
+      callTrace?.end(trace.attempts, trace.status, threw);
       observer?.end(trace.attempts, trace.status, trace.bytes);
-      throw error;
     }
   }
 

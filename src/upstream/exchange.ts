@@ -34,9 +34,7 @@ export function exchange(
   plan: (status: number, headers: Headers) => BodyPlan,
   signal?: AbortSignal,
 ): Promise<Exchange> {
-  return new Promise<Exchange>((resolve, reject) => {
-    new ExchangeHandler(plan, resolve, reject, signal).start(dispatcher, options);
-  });
+  return new Promise<Exchange>((resolve, reject) => new ExchangeHandler(plan, resolve, reject, signal).start(dispatcher, options));
 }
 
 // The exchanges in flight under each signal, told by one listener of its own: adding and removing an

@@ -97,9 +97,7 @@ export function usePersistedQueries({
   const local = boundedDocumentStore(maxEntries, maxBytes);
   const registered: DocumentRegistry = registry ?? {
     get: async (hash) => local?.get(hash),
-    set: async (hash, document) => {
-      local?.set(hash, document);
-    },
+    set: async (hash, document) => void local?.set(hash, document),
   };
   // Not yoga's APQ plugin: its peer range of @graphql-tools/utils stops below graphql-yoga's own. Errors
   // answer 200, which Apollo's link and urql's exchange look for before retrying.

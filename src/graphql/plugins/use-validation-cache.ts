@@ -39,10 +39,7 @@ export function createValidationCache() {
       }
       return ({ result: validated }) => {
         let bySchema = results.get(schema);
-        if (bySchema === undefined) {
-          bySchema = new WeakMap();
-          results.set(schema, bySchema);
-        }
+        if (bySchema === undefined) results.set(schema, (bySchema = new WeakMap()));
         bySchema.set(documentAST, validated as Result);
       };
     },
