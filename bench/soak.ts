@@ -186,7 +186,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       owned.set(key, new Map(nodes.map((node) => [node.id, node.domain])));
     }
     const allIds = [...owned.values()].flatMap((sites) => [...sites.keys()]);
-    // GraphiQL's page is rendered and compressed on its first view (seconds of CPU, once): viewed now,
+    // GraphiQL's page is rendered on its first view (a second of CPU, once): viewed now,
     // as on a gateway that has been up a while, so the stalled readers measure its sending.
     if (attackOptions.kinds.includes('stalled')) {
       const page = await client.request({ path: '/graphql', method: 'GET', headers: { accept: 'text/html' } });

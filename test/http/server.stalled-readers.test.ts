@@ -69,7 +69,7 @@ describe('readers that stop reading', () => {
       },
     });
     const { gateway } = stack;
-    // The page is rendered and compressed at its first view: not the attackers' doing.
+    // The page is rendered at its first view (and compressed as asked): not the attackers' doing.
     expect((await fetch(stack.endpoint, { headers: { accept: 'text/html' } })).status).toBe(200);
     // Two connections with two answers of 2 MB each pipelined, and eight that fetch the page: none read.
     for (let i = 0; i < 2; i++) stalledReader(gateway.url, [bigAnswer(), bigAnswer()]);

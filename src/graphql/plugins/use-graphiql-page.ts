@@ -1,5 +1,6 @@
 // The GraphiQL page, from our own dependencies (no CDN), compressed, with an ETag. The bundle is
-// megabytes: it is loaded, rendered and compressed on the first view, not at start-up, and kept.
+// megabytes: it is loaded and rendered on the first view, not at start-up, and each encoding is
+// compressed when first asked for; all are kept.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
@@ -32,12 +33,6 @@ query Dashboard {
   }
 }
 `;
-
-interface RenderedPage {
-  etag: string;
-  policy: string;
-  bodies: Record<'identity' | 'br' | 'gzip', Uint8Array<ArrayBuffer>>;
-}
 
 /** Nothing in it can close the script element. */
 const inScript = (value: unknown): string => JSON.stringify(value).replaceAll('<', '\\u003c');
@@ -90,18 +85,44 @@ YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), settings);
   return { html, policy: htmlPolicy([`sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}`]) };
 }
 
-async function render(options: GraphiQLPageOptions): Promise<RenderedPage> {
+type Encoding = ReturnType<typeof chooseEncoding>;
+/** The rendered page, and each encoding of it asked for so far (a failed compression is not kept). */
+export interface GraphiQLPage {
+  etag: string;
+  policy: string;
+  bodies: Map<Encoding, Promise<Uint8Array<ArrayBuffer>>>;
+}
+const view = (buffer: Buffer): Uint8Array<ArrayBuffer> =>
+  new Uint8Array(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.byteLength);
+
+export async function renderGraphiQLPage(options: GraphiQLPageOptions): Promise<GraphiQLPage> {
   const { html, policy } = await pageHtml(options);
   const identity = Buffer.from(html, 'utf8');
-  const [br, gzipped] = await Promise.all([
-    // Near the best ratio at a fraction of its time.
-    brotli(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }),
-    gzipAsync(identity, { level: 9 }),
-  ]);
   const etag = `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`;
-  const view = (buffer: Buffer): Uint8Array<ArrayBuffer> =>
-    new Uint8Array(buffer.buffer as ArrayBuffer, buffer.byteOffset, buffer.byteLength);
-  return { etag, policy, bodies: { identity: view(identity), br: view(br), gzip: view(gzipped) } };
+  return { etag, policy, bodies: new Map([['identity', Promise.resolve(view(identity))]]) };
+}
+
+/**
+ * The page in an encoding, compressed when a client first asks for it, then kept: brotli takes about a
+ * second of CPU on this 9 MB page and gzip a third, and a browser offers br over HTTPS, gzip over HTTP.
+ */
+export function pageBody(page: GraphiQLPage, encoding: Encoding): Promise<Uint8Array<ArrayBuffer>> {
+  let body = page.bodies.get(encoding);
+  if (!body) {
+    body = (page.bodies.get('identity') as Promise<Uint8Array<ArrayBuffer>>)
+      .then((identity) =>
+        encoding === 'br'
+          ? // Near brotli's best ratio at a fraction of its time.
+            brotli(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } })
+          : gzipAsync(identity, { level: 9 }),
+      )
+      .then(view, (error: unknown) => {
+        page.bodies.delete(encoding);
+        throw error;
+      });
+    page.bodies.set(encoding, body);
+  }
+  return body;
 }
 
 /** Brotli, then gzip, when the browser accepts it (a q of 0 refuses it). */
@@ -118,15 +139,16 @@ export function chooseEncoding(acceptEncoding: string | null): 'br' | 'gzip' | '
 
 export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
   const endpoint = options.endpoint ?? '/graphql';
-  let page: Promise<RenderedPage> | undefined;
+  let page: Promise<GraphiQLPage> | undefined;
   return {
     async onRequest({ request, url, endResponse, fetchAPI }) {
       if (!wantsGraphiQLPage(request.method, request.headers.get('accept'), url.pathname, endpoint)) return;
-      page ??= render(options).catch((error: unknown) => {
+      page ??= renderGraphiQLPage(options).catch((error: unknown) => {
         page = undefined;
         throw error;
       });
-      const { etag, policy, bodies } = await page;
+      const rendered = await page;
+      const { etag, policy } = rendered;
       // The page may carry the demo key: private, revalidated on each visit.
       const headers: Record<string, string> = {
         etag,
@@ -140,10 +162,11 @@ export function useGraphiQLPage(options: GraphiQLPageOptions = {}): Plugin {
       }
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       if (encoding !== 'identity') headers['content-encoding'] = encoding;
+      const body = await pageBody(rendered, encoding);
       endResponse(
-        new fetchAPI.Response(bodies[encoding], {
+        new fetchAPI.Response(body, {
           status: 200,
-          headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-length': String(bodies[encoding].length) },
+          headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'content-length': String(body.length) },
         }),
       );
     },

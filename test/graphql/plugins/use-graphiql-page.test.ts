@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseEncoding } from '../../../src/graphql/plugins/use-graphiql-page.js';
+import { chooseEncoding, pageBody, renderGraphiQLPage } from '../../../src/graphql/plugins/use-graphiql-page.js';
 import { createGateway, type Gateway } from '../../../src/gateway.js';
 import { KEY_1, testConfig } from '../../fixture.js';
 
@@ -84,6 +84,22 @@ describe('GraphiQL', () => {
       .digest('base64');
     expect(String(identity.headers['content-security-policy'])).toContain(`; script-src 'sha256-${hash}'; `);
     expect(String(identity.headers['content-security-policy'])).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
+  });
+
+  it('compresses an encoding when a client first asks for it, once: a client that accepts none costs no compression', async () => {
+    const rendered = await renderGraphiQLPage({});
+    expect([...rendered.bodies.keys()]).toEqual(['identity']);
+    const identity = Buffer.from(await pageBody(rendered, 'identity'));
+    expect([...rendered.bodies.keys()]).toEqual(['identity']);
+
+    const gzip = pageBody(rendered, 'gzip');
+    // Asked again while it is being compressed, and after: the same compression.
+    expect(pageBody(rendered, 'gzip')).toBe(gzip);
+    expect(gunzipSync(await gzip).equals(identity)).toBe(true);
+    expect(pageBody(rendered, 'gzip')).toBe(gzip);
+    expect([...rendered.bodies.keys()]).toEqual(['identity', 'gzip']);
+    expect(brotliDecompressSync(await pageBody(rendered, 'br')).equals(identity)).toBe(true);
+    expect([...rendered.bodies.keys()]).toEqual(['identity', 'gzip', 'br']);
   });
 
   it('has an ETag: a second visit that sends it back gets a 304 with no body', async () => {
