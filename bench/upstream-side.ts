@@ -1,7 +1,7 @@
 // The upstream side of an uncached dashboard, layer by layer, against the floor's own REST reads:
 //
 //   npm run build && npm run build:bench && node dist-bench/bench/upstream-side.js [--rounds 5] [--dashboards 400]
-//     [--warmup 100] [--in-flight 1] [--no-sockets] [--no-memory] [--no-settings] [--layers floor,client,decoded,source,built]
+//     [--warmup 100] [--in-flight 1] [--no-sockets] [--no-memory] [--no-settings] [--no-collect] [--layers floor,client,decoded,source,built]
 //
 // One sandbox as a child process (dist/sandbox/main.js, 0 ms latency), so that this process's CPU time
 // (process.cpuUsage(): every thread of it, the garbage collector's included) is the reading side's alone.
@@ -57,6 +57,11 @@ export interface UpstreamSideOptions {
   settings: boolean;
   /** Only these layers (by name; for a profile of one), the first taken as the base of the ratios; null: all. */
   only: string[] | null;
+  /**
+   * A full garbage collection before each measurement, so that none pays for the one before (off: for a
+   * smoke run in a process with a large heap, where the collections would be most of its CPU).
+   */
+  collect: boolean;
   log(line: string): void;
 }
 
@@ -69,6 +74,7 @@ export const UPSTREAM_SIDE_DEFAULTS: UpstreamSideOptions = {
   memory: true,
   settings: true,
   only: null,
+  collect: true,
   log: (line) => console.error(line),
 };
 
@@ -367,7 +373,10 @@ const collectGarbage = runInNewContext('gc') as () => void;
  * µs of CPU and dashboards a second, over `count` dashboards (after `warmup` more), `inFlight` of them
  * at a time (each worker reading one after another).
  */
-async function measure(layer: Layer, warmup: number, count: number, inFlight: number): Promise<{ cpuUs: number; perSecond: number }> {
+async function measure(
+  layer: Layer,
+  { warmup, count, inFlight, collect }: { warmup: number; count: number; inFlight: number; collect: boolean },
+): Promise<{ cpuUs: number; perSecond: number }> {
   const run = async (dashboards: number): Promise<number> => {
     let left = dashboards;
     let paused = 0;
@@ -387,7 +396,7 @@ async function measure(layer: Layer, warmup: number, count: number, inFlight: nu
   };
   await run(warmup);
   // What the layer measured before left for the collector is collected before this one is measured.
-  collectGarbage();
+  if (collect) collectGarbage();
   const wallStart = performance.now();
   const start = process.cpuUsage();
   const paused = await run(count);
@@ -406,13 +415,19 @@ async function alternate(layers: readonly Layer[], options: UpstreamSideOptions,
   const runs = layers.map(() => ({ cpu: [] as number[], perSecond: [] as number[] }));
   // Each layer's code compiled by V8's optimising tiers before any is measured: the first one measured
   // would otherwise pay for it.
-  for (const layer of layers) await measure(layer, 0, options.warmup * 3, options.inFlight);
+  const { inFlight, collect } = options;
+  for (const layer of layers) await measure(layer, { warmup: 0, count: options.warmup * 3, inFlight, collect });
   for (let round = 1; round <= options.rounds; round++) {
     options.log(`${what}: round ${round} of ${options.rounds}`);
     // Each round starts with another layer, so that none is always measured after the same one.
     for (let turn = 0; turn < layers.length; turn++) {
       const i = (turn + round - 1) % layers.length;
-      const { cpuUs, perSecond } = await measure(layers[i] as Layer, options.warmup, options.dashboards, options.inFlight);
+      const { cpuUs, perSecond } = await measure(layers[i] as Layer, {
+        warmup: options.warmup,
+        count: options.dashboards,
+        inFlight,
+        collect,
+      });
       runs[i]?.cpu.push(cpuUs);
       runs[i]?.perSecond.push(perSecond);
     }
@@ -544,6 +559,7 @@ export async function runUpstreamSide(partial: Partial<UpstreamSideOptions> = {}
         memory: options.memory,
         settings: options.settings,
         only: options.only,
+        collect: options.collect,
       },
       layers: layerFigures,
       memory: memoryFigures,
@@ -595,6 +611,7 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
       'no-settings': { type: 'boolean', default: false },
       'no-memory': { type: 'boolean', default: false },
       'no-sockets': { type: 'boolean', default: false },
+      'no-collect': { type: 'boolean', default: false },
       layers: { type: 'string' },
     },
   });
@@ -611,6 +628,7 @@ if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).
     settings: !values['no-settings'],
     memory: !values['no-memory'],
     sockets: !values['no-sockets'],
+    collect: !values['no-collect'],
     only: values.layers === undefined ? null : values.layers.split(','),
   });
   console.log(formatUpstreamSide(report));
