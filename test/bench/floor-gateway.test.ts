@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BenchReport, floorPass, formatReport, runBench } from '../../bench/index.js';
 import { countWaves } from '../../bench/waves.js';
-import { RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js';
+import { BUSY_RUN, expectCalls, expectEveryProcessEnded, twoRounds } from './short.js';
 
 /** What the previous build's node (a wrapper of this one) was run with, read once the run is over. */
 interface FloorRun {
@@ -32,7 +32,7 @@ const runFloorPass = (): Promise<FloorRun> => {
     writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> "${wrapperDir}/calls"\nexec "${process.execPath}" "$@"\n`, { mode: 0o755 });
     try {
       const report = await runBench({
-        ...RUN,
+        ...BUSY_RUN,
         repeat: 1,
         baselines: false,
         passes: [{ name: 'tiny', latencyMs: 5, connections: 2, scenarios: ['dashboard-rich'] }],

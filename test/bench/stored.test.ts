@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, runBench, storedPass } from '../../bench/index.js';
 import { pathIfPresent } from '../needs.js';
-import { RUN, expectEveryProcessEnded, twoRounds } from './short.js';
+import { BUSY_RUN, expectEveryProcessEnded, twoRounds } from './short.js';
 
 describe('benchmark harness: the stored pass', () => {
   expectEveryProcessEnded();
@@ -18,7 +18,7 @@ describe('benchmark harness: the stored pass', () => {
     // build itself (dist/main.js), stored and sent as the gateway is.
     const redisServer = pathIfPresent('redis-server') === null ? null : 'redis-server';
     const report = await runBench({
-      ...RUN,
+      ...BUSY_RUN,
       repeat: 1,
       baselines: false,
       passes: [],
@@ -71,7 +71,7 @@ describe('benchmark harness: the stored pass', () => {
   it("with the request log silenced, tells the answer was stored from the gateway's metrics instead", async () => {
     // One round: the alternation is the test above's.
     const report = await runBench({
-      ...RUN,
+      ...BUSY_RUN,
       repeat: 1,
       baselines: false,
       passes: [],
