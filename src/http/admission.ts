@@ -209,9 +209,12 @@ export function createAdmission(options: AdmissionOptions): Admission {
     refilledAt = now;
     return activeKeyless < KEYLESS_MAX_ACTIVE && keylessTokens >= 1;
   };
-  /** Looks at the line again when the bucket lets the next keyless request start. */
+  /**
+   * Looks at the line again when the bucket lets the next keyless request start. One that waits for a slot
+   * while the bucket holds a token starts when a slot frees (next()): no timer, which would come out negative.
+   */
   const wakeForKeyless = (): void => {
-    if (wake !== undefined || lines.keyless.size === 0 || activeKeyless >= KEYLESS_MAX_ACTIVE) return;
+    if (wake !== undefined || lines.keyless.size === 0 || activeKeyless >= KEYLESS_MAX_ACTIVE || keylessTokens >= 1) return;
     wake = setTimeout(
       () => {
         wake = undefined;

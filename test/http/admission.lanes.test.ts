@@ -2,7 +2,7 @@
 // lets them answer: which requests are being worked on is then exact, whatever the machine's speed.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEYLESS_MAX_ACTIVE, KEYLESS_PER_SECOND, STRANGER_TURN, createAdmission, type Lane } from '../../src/http/admission.js';
 
 let server: Server | undefined;
@@ -140,6 +140,27 @@ describe('admission lines', () => {
     }
     expect(await Promise.all([first, waiting.s, s2, k])).toEqual([200, 200, 200, 200]);
     expect(held.started).toEqual(['first', 'k', 's', 's2']);
+  });
+
+  it('sets no timer for a request without a key that waits for a slot, not for the bucket: it starts when one frees', async () => {
+    // A timer for a bucket that is full came out negative: node ran it after 1 ms, with a warning.
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const held = await serve(1);
+      const first = held.send('first', 'known');
+      await pause(50);
+      const keyless = held.send('n', 'keyless');
+      await pause(50);
+      expect(held.running).toEqual(['first']);
+      held.finish('first');
+      await pause(50);
+      expect(held.running).toEqual(['n']);
+      held.finish('n');
+      expect(await Promise.all([first, keyless])).toEqual([200, 200]);
+      expect(timers.mock.calls.map(([, ms]) => ms).filter((ms) => typeof ms === 'number' && ms < 0)).toEqual([]);
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it('starts at most keylessPerSecond requests without a key a second, after a burst of as many', async () => {
