@@ -15,9 +15,10 @@ import { childProcesses } from './children.js';
 export const RUN = { durationSeconds: 0.2, warmupSeconds: 0.1, quietMs: 50 } as const;
 
 /**
- * Half as long, for the passes at 0 ms latency whose runs keep a core busy (floor, stored): most of the
- * smoke tests' CPU is these runs. A run's CPU is read from /proc in 10 ms ticks; theirs read 170 to 540
- * ms in 0.2 s, so 0.1 s leaves them far from 0 (a run at 5 ms latency reads 50 ms in 0.2 s: RUN's length).
+ * Half as long, for the passes at 0 ms latency whose runs keep a core busy (floor, stored). A run's CPU is
+ * read from /proc in 10 ms ticks; theirs read 170 to 540 ms in 0.2 s, so 0.1 s leaves them far from 0. A
+ * run at 5 ms latency reads 50 ms in 0.2 s: the files that check its CPU keep RUN (the floor file's
+ * scenario pass counts the rich dashboard's waves only).
  */
 export const BUSY_RUN = { durationSeconds: 0.1, warmupSeconds: 0.05, quietMs: 50 } as const;
 
