@@ -18,6 +18,8 @@ interface Held {
   started: string[];
   /** performance.now() at each start, in the same order. */
   startedAt: number[];
+  /** Requests waiting in the admission's lines. */
+  queued: number;
   /** Answers a running request (its slot frees up). */
   finish(name: string): void;
   /** `answerAtOnce`: the handler answers as soon as it starts. */
@@ -59,6 +61,9 @@ async function serve(maxActive: number, maxQueued = 100, keylessPerSecond = KEYL
     },
     started,
     startedAt,
+    get queued() {
+      return admission.queued;
+    },
     finish(name) {
       running.get(name)?.writeHead(200).end();
       running.delete(name);
@@ -75,6 +80,11 @@ async function serve(maxActive: number, maxQueued = 100, keylessPerSecond = KEYL
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Until `done` holds, looked at every 5 ms: the event a test means, however busy the machine. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await pause(5);
+}
 
 describe('admission lines', () => {
   it('works on KEYLESS_MAX_ACTIVE requests without a key at once; requests with one take the other slots', async () => {
@@ -148,12 +158,12 @@ describe('admission lines', () => {
     try {
       const held = await serve(1);
       const first = held.send('first', 'known');
-      await pause(50);
+      await until(() => held.running.length === 1);
       const keyless = held.send('n', 'keyless');
-      await pause(50);
+      await until(() => held.queued === 1);
       expect(held.running).toEqual(['first']);
       held.finish('first');
-      await pause(50);
+      await until(() => held.running.includes('n'));
       expect(held.running).toEqual(['n']);
       held.finish('n');
       expect(await Promise.all([first, keyless])).toEqual([200, 200]);
