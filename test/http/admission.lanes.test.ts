@@ -4,6 +4,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KEYLESS_MAX_ACTIVE, KEYLESS_PER_SECOND, STRANGER_TURN, createAdmission, type Lane } from '../../src/http/admission.js';
+import { until } from '../fixture.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -81,11 +82,6 @@ async function serve(maxActive: number, maxQueued = 100, keylessPerSecond = KEYL
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Until `done` holds, looked at every 5 ms: the event a test means, however busy the machine. */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await pause(5);
-}
-
 describe('admission lines', () => {
   it('works on KEYLESS_MAX_ACTIVE requests without a key at once; requests with one take the other slots', async () => {
     expect(KEYLESS_MAX_ACTIVE).toBe(1);
@@ -158,12 +154,12 @@ describe('admission lines', () => {
     try {
       const held = await serve(1);
       const first = held.send('first', 'known');
-      await until(() => held.running.length === 1);
+      await until('the first request running', () => held.running.length === 1);
       const keyless = held.send('n', 'keyless');
-      await until(() => held.queued === 1);
+      await until('the keyless request in line', () => held.queued === 1);
       expect(held.running).toEqual(['first']);
       held.finish('first');
-      await until(() => held.running.includes('n'));
+      await until('the keyless request running', () => held.running.includes('n'));
       expect(held.running).toEqual(['n']);
       held.finish('n');
       expect(await Promise.all([first, keyless])).toEqual([200, 200]);
