@@ -39,6 +39,7 @@
 //            bench time, another yardstick), max(3, --repeat) runs each: medians of req/s and CPU ms/req
 //            (targets, issue 47: gateway ÷ floor req/s >= 1.3 and CPU <= 0.7; Hive Gateway ÷ gateway CPU >= 4;
 //            gateway ÷ Hive Gateway req/s >= 4; issue 60: gateway ÷ aggregator CPU <= 1.3).
+//            --floor-connections n: the pass at n connections instead of 20 (issue 60 measured at 8).
 // Every scenario pass above 0 ms counts the waves of upstream calls of its check request (bench/waves.ts).
 //   npm run bench -- --passes floor --repeat 5 --duration 6 --warmup 3 --floor-previous /path/to/previous/dist/main.js
 //            --floor-previous: another build's main.js (relative to the project root or absolute; keep the copy
@@ -158,6 +159,7 @@ const { values } = parseArgs({
     'session-rate-limit': { type: 'string' },
     'redis-server': { type: 'string' },
     'floor-previous': { type: 'string' },
+    'floor-connections': { type: 'string' },
     'previous-node': { type: 'string' },
     previous: { type: 'string' },
     'live-subscribers': { type: 'string' },
@@ -182,7 +184,7 @@ if (values.help) {
       `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
       ' [--redis-server path]\n' +
-      '  [--floor-previous /path/to/previous/dist/main.js]\n' +
+      '  [--floor-previous /path/to/previous/dist/main.js] [--floor-connections n (20)]\n' +
       `  [--live-subscribers n (${DEFAULT_LIVE.subscribers})] [--live-interval s (${DEFAULT_LIVE.intervalSeconds})]` +
       ` [--live-intervals n (${DEFAULT_LIVE.countIntervals})] [--live-changes n (${DEFAULT_LIVE.changes})]\n` +
       `  [--scale-gateways ${DEFAULT_SCALE.gateways.join(',')}] [--scale-keys n (${DEFAULT_SCALE.keys})]` +
@@ -208,10 +210,10 @@ if (values.help) {
       '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
       "            first gateway's first dashboard, then of the second's (target 0)\n" +
       'The floor pass, in every run without --passes (when the dashboard is among --scenarios), or named:\n' +
-      '  floor     the dashboard at 0 ms sandbox, 20 connections, alternately through the gateway (CACHE=off, its request\n' +
-      '            log on), dist-bench/bench/floor-gateway.js (a minimal gateway on the same stack: a yardstick, not the\n' +
-      '            product), dist-bench/bench/aggregator.js (the dashboard by hand: node:http, one undici Pool, no\n' +
-      '            GraphQL) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed at bench time),\n' +
+      '  floor     the dashboard at 0 ms sandbox, 20 connections (--floor-connections), alternately through the gateway\n' +
+      '            (CACHE=off, its request log on), dist-bench/bench/floor-gateway.js (a minimal gateway on the same\n' +
+      '            stack: a yardstick, not the product), dist-bench/bench/aggregator.js (the dashboard by hand:\n' +
+      '            node:http, one undici Pool, no GraphQL) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed at bench time),\n' +
       `            max(3, --repeat) runs each: medians of req/s and CPU ms/req (targets: gateway ÷ floor req/s >=\n` +
       `            ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU <= ${FLOOR_TARGETS.cpuRatio}; Hive Gateway ÷ gateway CPU >= ${FLOOR_TARGETS.hiveCpuRatio}; ` +
       `gateway ÷ Hive Gateway req/s >= ${FLOOR_TARGETS.hiveRequestsPerSecondRatio}; gateway ÷ aggregator CPU <= ` +
@@ -310,7 +312,13 @@ if (previousNode !== undefined) {
   mustExist('previous-node', previousNode);
 }
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
-const floor = floorPass(floorRuns ? ['floor'] : [], { repeat, ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}) });
+// Issue 60 measured its aggregator ratio at 8 connections; the floor pass's targets are at 20.
+const floorConnections = Math.round(number('floor-connections', pick(values['floor-connections'], 'BENCH_FLOOR_CONNECTIONS'), 20, 1));
+const floor = floorPass(floorRuns ? ['floor'] : [], {
+  repeat,
+  connections: floorConnections,
+  ...(floorPrevious !== undefined ? { previousScript: floorPrevious } : {}),
+});
 // The stored pass runs with the floor pass when no --passes are given, so that both sit side by side.
 const stored = storedPass(storedRuns ? ['stored'] : [], {
   repeat,

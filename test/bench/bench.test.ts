@@ -3,7 +3,7 @@
 // dist/sandbox/main.js and dist/main.js: `npm test` builds them first. Each test starts several processes
 // and runs a few seconds of load: 60 s leaves room for a busy CI machine (these are smoke tests of the
 // harness, not timed ones).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { type BenchReport, cachingPasses, defaultPasses, formatReport, runBench } from '../../bench/index.js';
 import { RUN, expectCalls, expectEveryProcessEnded } from './short.js';
@@ -202,5 +202,14 @@ describe('benchmark harness', () => {
   it('runs as `npm run bench` runs it, from its build (dist-bench/): --help names every pass', () => {
     const help = execFileSync(process.execPath, ['dist-bench/bench/run.js', '--help'], { encoding: 'utf8' });
     for (const pass of ['main', 'floor', 'stored', 'live', 'scale']) expect(help).toMatch(new RegExp(`^  ${pass} +`, 'm'));
+    expect(help).toContain('[--floor-connections n (20)]');
+  });
+
+  it('refuses a bad option by its name before starting anything', () => {
+    const run = spawnSync(process.execPath, ['dist-bench/bench/run.js', '--passes', 'floor', '--floor-connections', '0'], {
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe('bench: floor-connections must be a number >= 1, got "0"\n');
   });
 });

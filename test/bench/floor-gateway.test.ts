@@ -60,6 +60,7 @@ describe('benchmark harness: the floor pass', () => {
     expect(floorPass(['floor'], { repeat: 1 })).toStrictEqual({ floor: { latencyMs: 0, connections: 20, rounds: 3, hiveGateway: true } });
     expect(floorPass(['floor'], { hiveGateway: false }).floor?.hiveGateway).toBe(false);
     expect(floorPass(['floor'], { repeat: 5 }).floor?.rounds).toBe(5);
+    expect(floorPass(['floor'], { connections: 8 }).floor?.connections).toBe(8);
     expect(floorPass(['floor'], { previousScript: 'dist/main.js' }).floor?.previousScript).toBe('dist/main.js');
 
     const { report: run, previousNodeCalls: calls } = await runFloorPass();
