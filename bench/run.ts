@@ -213,7 +213,8 @@ if (values.help) {
       '  floor     the dashboard at 0 ms sandbox, 20 connections (--floor-connections), alternately through the gateway\n' +
       '            (CACHE=off, its request log on), dist-bench/bench/floor-gateway.js (a minimal gateway on the same\n' +
       '            stack: a yardstick, not the product), dist-bench/bench/aggregator.js (the dashboard by hand:\n' +
-      '            node:http, one undici Pool, no GraphQL) and Hive Gateway over an OpenAPI source (bench/hive-gateway.ts, composed at bench time),\n' +
+      '            node:http, one undici Pool, no GraphQL) and Hive Gateway over an OpenAPI source\n' +
+      '            (bench/hive-gateway.ts, composed at bench time),\n' +
       `            max(3, --repeat) runs each: medians of req/s and CPU ms/req (targets: gateway ÷ floor req/s >=\n` +
       `            ${FLOOR_TARGETS.requestsPerSecondRatio}, CPU <= ${FLOOR_TARGETS.cpuRatio}; Hive Gateway ÷ gateway CPU >= ${FLOOR_TARGETS.hiveCpuRatio}; ` +
       `gateway ÷ Hive Gateway req/s >= ${FLOOR_TARGETS.hiveRequestsPerSecondRatio}; gateway ÷ aggregator CPU <= ` +
