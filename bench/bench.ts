@@ -210,7 +210,10 @@ export const FLOOR_TARGETS = {
   aggregatorCpuRatio: 1.3,
 } as const;
 
-/** The floor pass's options when `floor` is among `names`: 0 ms, 20 connections, max(3, repeat) runs each, Hive Gateway too. */
+/** The floor pass's clients, the stored pass's too: issue 47's targets are stated at 20. */
+export const FLOOR_CONNECTIONS = 20;
+
+/** The floor pass's options when `floor` is among `names`: 0 ms, FLOOR_CONNECTIONS, max(3, repeat) runs each, Hive Gateway too. */
 export function floorPass(
   names: readonly PassName[],
   options: { repeat?: number; connections?: number; latencyMs?: number; previousScript?: string; hiveGateway?: boolean } = {},
@@ -219,7 +222,7 @@ export function floorPass(
   return {
     floor: {
       latencyMs: options.latencyMs ?? 0,
-      connections: options.connections ?? 20,
+      connections: options.connections ?? FLOOR_CONNECTIONS,
       rounds: Math.max(3, options.repeat ?? 1),
       hiveGateway: options.hiveGateway ?? true,
       ...(options.previousScript ? { previousScript: options.previousScript } : {}),
@@ -228,7 +231,7 @@ export function floorPass(
 }
 
 /**
- * The `stored` pass's options when `stored` is among `names`: 0 ms sandbox, 20 connections (the floor
+ * The `stored` pass's options when `stored` is among `names`: 0 ms sandbox, FLOOR_CONNECTIONS (the floor
  * pass's), max(3, repeat) runs each, and two gateways on one Redis when `redisServer` is not null.
  */
 export function storedPass(
@@ -239,7 +242,7 @@ export function storedPass(
   return {
     stored: {
       latencyMs: 0,
-      connections: options.connections ?? 20,
+      connections: options.connections ?? FLOOR_CONNECTIONS,
       rounds: Math.max(3, options.repeat ?? 1),
       redisServer: options.redisServer === undefined ? 'redis-server' : options.redisServer,
       ...(options.previousScript !== undefined ? { previousScript: options.previousScript } : {}),

@@ -88,13 +88,15 @@
 // BENCH_GATEWAY_ENV (JSON object, e.g. '{"UPSTREAM_CONNECTIONS":"128"}'), BENCH_GATEWAY_SCRIPT (another
 // build's main.js, to compare before/after), BENCH_OUT, BENCH_JSON, BENCH_SESSION_DURATION,
 // BENCH_SESSION_INTERVAL, BENCH_SESSION_USERS, BENCH_SESSION_RATE_LIMIT, BENCH_REDIS_SERVER,
-// BENCH_FLOOR_PREVIOUS, BENCH_PREVIOUS, BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_INTERVAL, BENCH_LIVE_INTERVALS,
-// BENCH_LIVE_CHANGES, BENCH_SCALE_GATEWAYS, BENCH_SCALE_KEYS, BENCH_SCALE_CONNECTIONS, BENCH_REDIS_CLI.
+// BENCH_FLOOR_PREVIOUS, BENCH_FLOOR_CONNECTIONS, BENCH_PREVIOUS, BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_INTERVAL,
+// BENCH_LIVE_INTERVALS, BENCH_LIVE_CHANGES, BENCH_SCALE_GATEWAYS, BENCH_SCALE_KEYS, BENCH_SCALE_CONNECTIONS,
+// BENCH_REDIS_CLI.
 import { existsSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   DEFAULT_PASS_NAMES,
+  FLOOR_CONNECTIONS,
   FLOOR_TARGETS,
   PASS_NAMES,
   cachingPasses,
@@ -184,7 +186,7 @@ if (values.help) {
       `  [--session-duration s (${DEFAULT_SESSION.durationSeconds})] [--session-interval s (${DEFAULT_SESSION.intervalSeconds})]` +
       ` [--session-users n (${DEFAULT_SESSION.users})] [--session-rate-limit per minute (${DEFAULT_SESSION.rateLimit})]` +
       ' [--redis-server path]\n' +
-      '  [--floor-previous /path/to/previous/dist/main.js] [--floor-connections n (20)]\n' +
+      `  [--floor-previous /path/to/previous/dist/main.js] [--floor-connections n (${FLOOR_CONNECTIONS})]\n` +
       `  [--live-subscribers n (${DEFAULT_LIVE.subscribers})] [--live-interval s (${DEFAULT_LIVE.intervalSeconds})]` +
       ` [--live-intervals n (${DEFAULT_LIVE.countIntervals})] [--live-changes n (${DEFAULT_LIVE.changes})]\n` +
       `  [--scale-gateways ${DEFAULT_SCALE.gateways.join(',')}] [--scale-keys n (${DEFAULT_SCALE.keys})]` +
@@ -210,7 +212,7 @@ if (values.help) {
       '  shared    a redis-server on a free port, two gateways with REDIS_URL on it: upstream calls of the\n' +
       "            first gateway's first dashboard, then of the second's (target 0)\n" +
       'The floor pass, in every run without --passes (when the dashboard is among --scenarios), or named:\n' +
-      '  floor     the dashboard at 0 ms sandbox, 20 connections (--floor-connections), alternately through the gateway\n' +
+      `  floor     the dashboard at 0 ms sandbox, ${FLOOR_CONNECTIONS} connections (--floor-connections), alternately through the gateway\n` +
       '            (CACHE=off, its request log on), dist-bench/bench/floor-gateway.js (a minimal gateway on the same\n' +
       '            stack: a yardstick, not the product), dist-bench/bench/aggregator.js (the dashboard by hand:\n' +
       '            node:http, one undici Pool, no GraphQL) and Hive Gateway over an OpenAPI source\n' +
@@ -314,7 +316,9 @@ if (previousNode !== undefined) {
 }
 // Without --floor-previous, the floor pass measures --previous (runBench falls back on it).
 // Issue 60 measured its aggregator ratio at 8 connections; the floor pass's targets are at 20.
-const floorConnections = Math.round(number('floor-connections', pick(values['floor-connections'], 'BENCH_FLOOR_CONNECTIONS'), 20, 1));
+const floorConnections = Math.round(
+  number('floor-connections', pick(values['floor-connections'], 'BENCH_FLOOR_CONNECTIONS'), FLOOR_CONNECTIONS, 1),
+);
 const floor = floorPass(floorRuns ? ['floor'] : [], {
   repeat,
   connections: floorConnections,
